@@ -1,0 +1,1 @@
+"""Offline pipeline that renders VocalGrad clips: sources -> speech span -> schedule -> transform -> files."""

@@ -1,0 +1,1 @@
+"""lm-eval plugin for VocalGrad: task YAMLs, parser, metrics and model adapters."""
