@@ -320,9 +320,9 @@ def folder_candidates(root: Path) -> list[SourceItem]:
         items = []
         for p in files:
             rel = p.relative_to(root).with_suffix("")
-            items.append(SourceItem(safe_id("-".join(rel.parts)), str(p),
-                                    speaker_id=rel.parts[0] if len(rel.parts) > 1 else "",
-                                    sentence_id=rel.name))
+            sid = safe_id("-".join(rel.parts))
+            items.append(SourceItem(sid, str(p), speaker_id=safe_id(rel.parts[0]) if len(rel.parts) > 1 else "",
+                                    sentence_id=sid))
         return items
 
     with open(meta, newline="", encoding="utf-8-sig") as fh:
@@ -512,7 +512,7 @@ def parse_hf_spec(arg: str) -> tuple[str, str | None, str | None]:
     for cut in range(len(parts), 0, -1):  # the longest prefix that is a local path wins
         head = ":".join(parts[:cut])
         if os.path.exists(os.path.expanduser(head)):
-            rest = parts[cut:]
+            head, rest = os.path.abspath(os.path.expanduser(head)), parts[cut:]
             break
     else:
         head, rest = parts[0], parts[1:]
@@ -578,11 +578,13 @@ class HFAudio:
     index: int
 
     def _encoded(self) -> dict:
-        import datasets
+        key = (self.dataset, self.config, self.split, "encoded", self.column)
+        if key not in _HF_OPEN:
+            import datasets
 
-        ds, _ = _open_hf(self.dataset, self.config, self.split)
-        ds = ds.cast_column(self.column, datasets.Audio(decode=False))
-        return ds[self.index][self.column]
+            ds, _ = _open_hf(self.dataset, self.config, self.split)
+            _HF_OPEN[key] = ds.select_columns([self.column]).cast_column(self.column, datasets.Audio(decode=False))
+        return _HF_OPEN[key][self.index][self.column]
 
     def read(self) -> tuple[np.ndarray, int]:
         enc = self._encoded()
