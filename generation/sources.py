@@ -451,7 +451,10 @@ def _vctk(arg: str, options: SourceOptions) -> list[SourceItem]:
     if not arg:
         raise SourceSpecError("vctk source: give the corpus folder, e.g. --source vctk:/data/VCTK-Corpus")
     path = Path(arg).expanduser()
-    return _selected(vctk_candidates(path, mic=options.vctk_mic), options, f"vctk:{path}")
+    items = _selected(vctk_candidates(path, mic=options.vctk_mic), options, f"vctk:{path}")
+    # SPEC §4a: the reference seeds the noise of a test clip with the VCTK utterance id (p226_106)
+    return [replace(it, extra={**it.extra, "reference_clip_id": it.extra.get("corpus_id", it.source_id)})
+            for it in items]
 
 
 # --------------------------------------------------------------------------------------------

@@ -309,7 +309,9 @@ def engine_versions() -> dict[str, str]:
     def first_line(cmd):
         try:
             r = subprocess.run(cmd, capture_output=True, text=True)
-            return (r.stdout or r.stderr).strip().splitlines()[0]
+            lines = [ln.strip() for ln in (r.stdout or r.stderr).splitlines() if ln.strip()]
+            line = next((ln for ln in lines if "version" in ln.lower()), lines[0])
+            return line.split("  Data at")[0]  # espeak-ng appends a local path
         except (OSError, IndexError):
             return "unavailable"
 

@@ -66,6 +66,7 @@ def test_vctk_test_selection_follows_spec_naming(vctk092):
         assert it.source_id == f"{it.speaker_id}_{it.source_id[-2:]}" and it.source_id[-2:] in ("01", "02")
         assert it.sentence_id.startswith(it.speaker_id + "_") and len(it.sentence_id) == len("p226_106")
         assert it.extra["vctk_layout"] == "0.92" and it.extra["vctk_mic"] == 1
+        assert it.extra["reference_clip_id"] == it.sentence_id  # noise seed of SPEC §4a
         assert sf.info(it.audio).duration >= 3.0  # utterance 4 (1.5 s) is never chosen
     assert Counter(GENDER[it.speaker_id] for it in items) == {"F": 4, "M": 4}
     again = read_sources(f"vctk:{vctk092}", SourceOptions(**SMALL))
