@@ -553,6 +553,8 @@ def _open_hf(dataset: str, config: str | None, split: str | None):
         if split not in ds:
             raise SourceSpecError(f"hf source: {dataset!r} has no split {split!r} (it has {names})")
         ds = ds[split]
+    if getattr(ds, "_indices", None) is not None:  # a selected/shuffled view: make rows match the table
+        ds = ds.flatten_indices()
     _HF_OPEN[key] = (ds, split or "")
     return _HF_OPEN[key]
 
@@ -644,7 +646,13 @@ def hf_candidates(arg: str, options: SourceOptions) -> list[SourceItem]:
         raise SourceSpecError(f"{where}: the dataset is empty")
 
     def column(name):
-        return ds.data.column(name).to_pylist() if name else [""] * n
+        if not name:
+            return [""] * n
+        values = ds.data.column(name).to_pylist()
+        feature = ds.features[name]
+        if hasattr(feature, "int2str"):  # ClassLabel: store the label names
+            values = [feature.int2str(v) if isinstance(v, int) and v >= 0 else "" for v in values]
+        return values
 
     texts, spks, genders, accents = (column(c) for c in (text_col, spk_col, gender_col, accent_col))
     audio = ds.data.column(audio_col)

@@ -108,6 +108,22 @@ def test_without_speaker_column_is_utterance_mode(saved):
     assert len(items) == 6 and all(i.speaker_id == "" for i in items)
 
 
+def test_class_label_gender_and_shuffled_view(tmp_path):
+    rows = _rows()
+    ds = datasets.Dataset.from_dict(rows).cast_column("audio", datasets.Audio())
+    ds = ds.cast_column("gender", datasets.ClassLabel(names=["female", "male"]))
+    path = tmp_path / "shuffled"
+    ds.shuffle(seed=3).save_to_disk(str(path))
+    items = read_sources(f"hf:{path}", _opts())
+    assert Counter(i.gender for i in items) == {"F": 4, "M": 4}
+    for it in items:  # metadata and audio come from the same row
+        y, _ = load_source_audio(it)
+        assert it.extra["corpus_id"].startswith(it.speaker_id)
+        i = [s for s, _, _ in SPEAKERS].index(it.speaker_id)
+        spectrum = np.abs(np.fft.rfft(y))
+        assert abs(np.argmax(spectrum) * SR / len(y) - (300 + i)) < 2
+
+
 def test_no_audio_column(tmp_path):
     path = tmp_path / "plain"
     datasets.Dataset.from_dict({"text": ["a", "b"]}).save_to_disk(str(path))
