@@ -291,7 +291,8 @@ def build_hub(
     configs: list[_Config] = []
     files: list[str] = []
     try:
-        for split, check in sorted(by_split.items(), key=lambda kv: vocalgrad.SPLITS.index(kv[0])):
+        order = list(vocalgrad.builder_config_specs())  # categories, all, beep, train
+        for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
             for r in check.rows:
                 r["_nbytes"] = (check.path / r["path"]).stat().st_size
             if split == "test":

@@ -100,3 +100,28 @@ def write_manifest(root, rows: list[dict]) -> None:
 def read_manifest(root) -> list[dict]:
     """Rows of ``root/manifest.parquet`` sorted by clip id."""
     return sorted(pq.read_table(Path(root) / "manifest.parquet").to_pylist(), key=lambda r: r["clip_id"])
+
+
+def run_cli(argv: list[str]) -> int:
+    """Run ``vocalgrad ARGV`` in-process through ``generation.cli`` and return the exit code.
+
+    Until every module in ``COMMAND_MODULES`` exists (the render engine lands separately), the
+    parser is built from the importable modules only, so the hub/publish commands stay testable.
+    """
+    import argparse
+    import importlib
+
+    from generation import cli
+
+    parser = argparse.ArgumentParser(prog="vocalgrad")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in cli.COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register_cli(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
