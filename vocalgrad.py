@@ -380,19 +380,26 @@ def _make_builder_classes() -> dict:
                     f"{self.config.name!r} is built from a {self.config.render_split!r} render; "
                     f"pass the matching render folder as data_dir"
                 )
-            return [datasets.SplitGenerator(name=self.config.hub_split, gen_kwargs={"data_dir": str(data_dir)})]
-
-        def _generate_examples(self, data_dir):
-            for row in _manifest_rows(data_dir, self.config.categories):
+            rows = _manifest_rows(data_dir, self.config.categories)
+            missing, changed = [], []
+            for row in rows:  # check everything first: one error listing every bad clip
                 path = Path(data_dir, row["path"])
                 if not path.is_file():
-                    raise RenderDirError(f"{path}: clip listed in manifest.parquet is missing; re-run the render")
-                data = path.read_bytes()
-                if hashlib.sha256(data).hexdigest() != row["sha256"]:
-                    raise RenderDirError(
-                        f"{path}: sha256 differs from manifest.parquet; the clip changed after rendering, re-render it"
-                    )
-                yield row["clip_id"], hub_record(row, data)
+                    missing.append(str(path))
+                elif hashlib.sha256(path.read_bytes()).hexdigest() != row["sha256"]:
+                    changed.append(str(path))
+            if missing or changed:
+                raise RenderDirError(
+                    f"{data_dir}: {len(missing)} clip(s) missing, {len(changed)} clip(s) whose sha256 differs from "
+                    "manifest.parquet; re-run the render (it resumes) to fix them:\n  "
+                    + "\n  ".join([f"missing: {p}" for p in missing] + [f"sha256 differs: {p}" for p in changed])
+                )
+            return [datasets.SplitGenerator(name=self.config.hub_split,
+                                            gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
+
+        def _generate_examples(self, data_dir, rows):
+            for row in rows:
+                yield row["clip_id"], hub_record(row, Path(data_dir, row["path"]).read_bytes())
 
     for cls in (VocalGradConfig, VocalGrad):  # picklable as vocalgrad.<name>
         cls.__qualname__ = cls.__name__

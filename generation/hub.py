@@ -62,15 +62,16 @@ class RenderCheck:
         Manifest rows sorted by clip id.
     problems : list of str
         Everything wrong (empty when the render is usable).
-    partial : list of str
-        Missing conditions/categories; problems unless ``allow_partial``.
+    missing : list of str
+        Clip ids a complete render of the same sources would have and this one lacks (a problem
+        unless ``allow_partial``).
     """
 
     path: Path
     meta: dict
     rows: list
     problems: list = field(default_factory=list)
-    partial: list = field(default_factory=list)
+    missing: list = field(default_factory=list)
 
 
 def _listed(kind: str, items: list[str]) -> list[str]:
@@ -94,7 +95,7 @@ def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
     -------
     RenderCheck
         ``problems`` lists missing files/columns, duplicate ids, split mismatches, missing clips,
-        sha256 mismatches and clips on disk that the manifest does not list; ``partial`` lists
+        sha256 mismatches and clips on disk that the manifest does not list; ``missing`` lists
         the conditions a complete render of the same sources would have and this one lacks.
     """
     root = Path(render_dir)
@@ -153,7 +154,7 @@ def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
     ]
     if not rows:
         check.problems.append(f"{root / 'manifest.parquet'}: no clips")
-    check.partial += _listed("condition not rendered", lacking)
+    check.missing = lacking
     return check
 
 
@@ -261,8 +262,8 @@ def build_hub(
     by_split: dict[str, RenderCheck] = {}
     for c in checks:
         problems += c.problems
-        if not allow_partial and c.partial:
-            problems += c.partial + [f"{c.path}: render is partial; finish it (re-run the same render command) "
+        if not allow_partial and c.missing:
+            problems += _listed("condition not rendered", c.missing) + [f"{c.path}: render is partial; finish it (re-run the same render command) "
                                      "or pass --allow-partial"]
         split = c.meta.get("split")
         if split in by_split:
@@ -408,7 +409,7 @@ def render_card(template, by_split: dict, configs: list) -> str:
                          "speaker" if c.origin == "speaker" else "environment", n_by_cat[c.name]])
     config_rows = [[f"`{c.name}`", c.split, c.rows, ", ".join(c.categories) if c.name in ("all", "beep", "train")
                     else vocalgrad.category(c.name).attribute] for c in configs]
-    partial = [f"{c.path.name}: {len(c.partial)} condition(s) missing" for c in by_split.values() if c.partial]
+    partial = [f"{c.path.name}: {len(c.missing)} condition(s) missing" for c in by_split.values() if c.missing]
     values = {
         "total_clips": f"{len(rows):,}",
         "n_sources": str(len(sources)),

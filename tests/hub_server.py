@@ -179,16 +179,17 @@ class _Handler(BaseHTTPRequestHandler):
         name = payload["name"] if not payload.get("organization") else f"{payload['organization']}/{payload['name']}"
         rtype = payload.get("type") or "model"
         key = (rtype, name)
-        if key in self.fake.repos:
-            return self._error(409, "You already created this dataset repo")
+        prefix = "" if rtype == "model" else f"{rtype}s/"
+        url = f"{self.fake.endpoint}/{prefix}{name}"
+        if key in self.fake.repos:  # the Hub answers 409 with the url; exist_ok=True reads it
+            return self._json({"error": "You already created this repo", "url": url}, 409)
         private = payload.get("visibility") == "private" or bool(payload.get("private"))
         repo = _Repo(name, private)
         sha = hashlib.sha1(f"init:{name}".encode()).hexdigest()
         repo.commits[sha] = {".gitattributes": _File(b"*.parquet filter=lfs diff=lfs merge=lfs -text\n", False)}
         repo.branches["main"] = sha
         self.fake.repos[key] = repo
-        prefix = "" if rtype == "model" else f"{rtype}s/"
-        self._json({"url": f"{self.fake.endpoint}/{prefix}{name}", "name": name, "id": name})
+        self._json({"url": url, "name": name, "id": name})
 
     def create_branch(self, m, q, head=False):
         payload = json.loads(self._body() or b"{}")

@@ -115,7 +115,7 @@ def test_load_pitch_offline_rows_and_audio(built, tmp_path):
     ds = datasets.load_dataset(str(out), "pitch", split="test", cache_dir=str(tmp_path / "cache"))
     manifest = [r for r in read_manifest(render) if r["category"] == "pitch"]
     assert ds.num_rows == len(manifest) == 24
-    assert ds["id"] == [r["clip_id"] for r in manifest]
+    assert list(ds["id"]) == [r["clip_id"] for r in manifest]
     assert ds.column_names == ["audio"] + list(vocalgrad.hub_column_types())
     for row, m in zip(ds.select_columns([c for c in ds.column_names if c != "audio"]), manifest):
         for name, value in m.items():
@@ -183,7 +183,7 @@ def test_sharding(built, tmp_path):
     assert len(shards) >= 3 and shards[0] == f"test-00000-of-{len(shards):05d}.parquet"
     assert shards[-1] == f"test-{len(shards) - 1:05d}-of-{len(shards):05d}.parquet"
     ds = datasets.load_dataset(str(out), "pitch", split="test", cache_dir=str(tmp_path / "cache"))
-    assert ds["id"] == sorted(ds["id"]) and ds.num_rows == 24 == summary["configs"]["pitch"]["rows"]
+    assert list(ds["id"]) == sorted(ds["id"]) and ds.num_rows == 24 == summary["configs"]["pitch"]["rows"]
 
 
 def test_beep_and_train_configs(tmp_path):
