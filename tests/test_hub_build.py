@@ -139,7 +139,8 @@ def test_every_config_loads_and_matches_builder(built, tmp_path):
     infos = {d["config_name"]: d for d in header["dataset_info"]}
     for cfg in [c["config_name"] for c in header["configs"]]:
         split = _config_split(header, cfg)
-        ds = datasets.load_dataset(str(out), cfg, split=split, cache_dir=str(tmp_path / "cache"))
+        ds = datasets.load_dataset(str(out), cfg, split=split, cache_dir=str(tmp_path / "cache"),
+                                   verification_mode="all_checks")  # checks the card's split sizes too
         assert ds.num_rows == infos[cfg]["splits"][0]["num_examples"], cfg
         assert ds.features == vocalgrad.features(48000), cfg
         builder = vocalgrad.VocalGrad(config_name=cfg, data_dir=str(render), cache_dir=str(tmp_path / "bcache"))
@@ -150,6 +151,16 @@ def test_every_config_loads_and_matches_builder(built, tmp_path):
         assert ds[0]["audio"].get_all_samples().data.shape[-1] == 12000
     default = datasets.load_dataset(str(out), split="test", cache_dir=str(tmp_path / "cache"))
     assert default.num_rows == 216 and set(default["category"]) == set(vocalgrad.CATEGORY_NAMES)
+
+
+def test_datasets_cli_test_all_configs(built, tmp_path):
+    _, out, _ = built
+    proc = subprocess.run(
+        [sys.executable, "-m", "datasets.commands.datasets_cli", "test", str(out), "--all_configs",
+         "--cache_dir", str(tmp_path / "cli")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Test successful." in proc.stdout + proc.stderr
+    assert "Testing builder 'all' (10/10)" in proc.stdout + proc.stderr
 
 
 def test_streaming(built):
