@@ -125,3 +125,23 @@ def run_cli(argv: list[str]) -> int:
         module.register_cli(sub)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
+
+
+_RENDERS: dict = {}
+
+
+def real_render(tmp_path_factory, *, split: str = "test", categories=None, n_sources: int = 1) -> Path:
+    """A real render of the ``tones`` sources by ``generation.render`` (cached for the session).
+
+    One source and all nine categories (216 clips of ~4 s) take ~15 s on one core; callers must
+    treat the folder as read-only (copy it before breaking it).
+    """
+    from generation.render import render
+
+    key = (split, tuple(categories) if categories else None, n_sources)
+    if key not in _RENDERS:
+        out = tmp_path_factory.mktemp(f"render_{split}") / "render"
+        render("tones", out, split=split, categories=list(categories) if categories else None,
+               n_sources=n_sources, jobs=1, progress=False)
+        _RENDERS[key] = out
+    return _RENDERS[key]

@@ -17,7 +17,7 @@ import yaml
 import vocalgrad
 from generation import cli, hub
 
-from _hub_helpers import make_render_dir, read_manifest, run_cli
+from _hub_helpers import read_manifest, real_render, run_cli
 
 datasets = pytest.importorskip("datasets")
 
@@ -35,9 +35,9 @@ def _config_split(header: dict, name: str) -> str:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """One complete 9-category test render (1 source, 216 clips) and its Hub folder."""
+    """A real complete test render (tones, 1 source, 9 categories: 216 clips) and its Hub folder."""
     root = tmp_path_factory.mktemp("hub")
-    render = make_render_dir(root / "render")
+    render = real_render(tmp_path_factory)
     out = root / "hub"
     assert run_cli(["hub", str(render), "--out", str(out)]) == 0
     return render, out, root
@@ -148,7 +148,8 @@ def test_every_config_loads_and_matches_builder(built, tmp_path):
         ref = builder.as_dataset(split=split)
         assert ref.features == ds.features
         assert sorted(ref["id"]) == sorted(ds["id"]), cfg
-        assert ds[0]["audio"].get_all_samples().data.shape[-1] == 12000
+        first = ds[0]
+        assert first["audio"].get_all_samples().data.shape[-1] == round(first["duration_sec"] * 48000)
     default = datasets.load_dataset(str(out), split="test", cache_dir=str(tmp_path / "cache"))
     assert default.num_rows == 216 and set(default["category"]) == set(vocalgrad.CATEGORY_NAMES)
 
@@ -168,7 +169,7 @@ def test_streaming(built):
     ds = datasets.load_dataset(str(out), "volume", split="test", streaming=True)
     rows = list(ds)
     assert [r["id"] for r in rows] == [r["clip_id"] for r in read_manifest(render) if r["category"] == "volume"]
-    assert rows[0]["audio"].get_all_samples().data.shape == (1, 12000)
+    assert rows[0]["audio"].get_all_samples().data.shape == (1, round(rows[0]["duration_sec"] * 48000))
     assert ds.features == vocalgrad.features(48000)
 
 
@@ -197,29 +198,29 @@ def test_sharding(built, tmp_path):
     assert list(ds["id"]) == sorted(ds["id"]) and ds.num_rows == 24 == summary["configs"]["pitch"]["rows"]
 
 
-def test_beep_and_train_configs(tmp_path):
-    test = make_render_dir(tmp_path / "test", categories=("pitch",), seconds=0.05)
-    beep = make_render_dir(tmp_path / "beep", split="beep", categories=vocalgrad.BEEP_CATEGORIES, seconds=0.05)
-    train = make_render_dir(tmp_path / "train", split="train", n_sources=1, seconds=0.05)
+def test_beep_and_train_configs(built, tmp_path, tmp_path_factory):
+    test, _, _ = built
+    beep = real_render(tmp_path_factory, split="beep")  # pitch, volume, noise, vibration on tones
+    train = real_render(tmp_path_factory, split="train", categories=("volume",))
     out = tmp_path / "hub"
-    # The test render holds only pitch: partial on purpose.
-    assert run_cli(["hub", str(test), str(beep), str(train), "--out", str(out), "--allow-partial"]) == 0
+    assert run_cli(["hub", str(train), str(test), str(beep), "--out", str(out)]) == 2  # train is partial
+    assert run_cli(["hub", str(train), str(test), str(beep), "--out", str(out), "--allow-partial"]) == 0
     header = _header(out)
     names = [c["config_name"] for c in header["configs"]]
-    assert names == ["pitch", "all", "beep", "train"]
+    assert names == list(vocalgrad.CATEGORY_NAMES) + ["all", "beep", "train"]
     assert _config_split(header, "beep") == "test" and _config_split(header, "train") == "train"
     assert (out / "beep/test-00000-of-00001.parquet").is_file()
     assert (out / "train/train-00000-of-00001.parquet").is_file()
     text = (out / "README.md").read_text()
-    assert "**Partial build:**" in text and "condition(s) missing" in text
+    assert "**Partial build:** render: 192 condition(s) missing." in text  # train: 8 of 9 categories absent
     cache = str(tmp_path / "cache")
     b = datasets.load_dataset(str(out), "beep", split="test", cache_dir=cache)
-    assert b.num_rows == 96 and set(b["split"]) == {"beep"}
+    assert b.num_rows == len(read_manifest(beep)) and set(b["split"]) == {"beep"}
     assert set(b["category"]) == set(vocalgrad.BEEP_CATEGORIES)
     t = datasets.load_dataset(str(out), "train", split="train", cache_dir=cache)
-    assert t.num_rows == 216 and set(t["split"]) == {"train"}
+    assert t.num_rows == 24 and set(t["split"]) == {"train"} and set(t["category"]) == {"volume"}
     a = datasets.load_dataset(str(out), "all", split="test", cache_dir=cache)
-    assert a.num_rows == 24  # beep/train shards are not part of `all`
+    assert a.num_rows == 216  # beep/train shards are not part of `all`
     bb = vocalgrad.VocalGrad(config_name="beep", data_dir=str(beep), cache_dir=str(tmp_path / "bc"))
     bb.download_and_prepare()
     assert sorted(bb.as_dataset(split="test")["id"]) == sorted(b["id"])
