@@ -437,3 +437,7 @@ def __getattr__(name: str):
             _LAZY.update(_make_builder_classes())
         return _LAZY[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"VocalGrad", "VocalGradConfig"})

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/load_speed.py                       # synthetic 4-s clips, 4 sources (96 clips)
+    python benchmarks/load_speed.py                       # synthetic 4-s clips, 10 sources (240 clips)
     python benchmarks/load_speed.py --render build/ [--hub hub/]   # a real render (and its Hub folder)
 
 Prints one table from one run. The Hub path is timed end to end from a cold ``datasets`` cache
@@ -76,8 +76,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--render", type=Path, help="render folder (default: a synthetic pitch render)")
     ap.add_argument("--hub", type=Path, help="its Hub folder (default: built into a temp folder)")
-    ap.add_argument("--sources", type=int, default=4, help="synthetic sources (24 pitch clips each)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed repeats; the best is reported")
+    ap.add_argument("--sources", type=int, default=10, help="synthetic sources (24 pitch clips each)")
+    ap.add_argument("--repeats", type=int, default=5, help="timed repeats; the best is reported")
     args = ap.parse_args(argv)
 
     import datasets

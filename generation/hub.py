@@ -422,6 +422,10 @@ def render_card(template, by_split: dict, configs: list) -> str:
         "categories_table": _md_table(
             ["config", "attribute (prompt phrase)", "`increase` means", "`decrease` means", "origin", "clips"], cat_rows),
         "configs_table": _md_table(["config", "split", "clips", "contents"], config_rows),
+        "conditions_table": _md_table(
+            ["tier"] + [f"`{t}`" for t in vocalgrad.TRAJECTORIES] + ["total"],
+            [[tier] + [sum(r["tier"] == tier and r["trajectory"] == t for r in rows) for t in vocalgrad.TRAJECTORIES]
+             + [sum(r["tier"] == tier for r in rows)] for tier in vocalgrad.TIERS]),
         "example_prompt": vocalgrad.build_prompt("pitch").replace("\n\n", "\n"),
         "repo_id": vocalgrad.HUB_REPO_ID,
         "partial_note": ("**Partial build:** " + "; ".join(partial) + ".") if partial else "",
@@ -430,7 +434,8 @@ def render_card(template, by_split: dict, configs: list) -> str:
     if unknown:
         raise HubBuildError(f"{template}: unknown placeholder(s) {', '.join(unknown)}; "
                             f"known: {', '.join(sorted(values))}")
-    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values[m.group(1)], text)
+    text = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values[m.group(1)], text)
+    return re.sub(r"\n{3,}", "\n\n", text)  # an empty placeholder leaves no gap
 
 
 def register_cli(subparsers) -> None:

@@ -17,7 +17,7 @@ import yaml
 import vocalgrad
 from generation import cli, hub
 
-from _hub_helpers import read_manifest, real_render, run_cli
+from _hub_helpers import make_render_dir, read_manifest, real_render, run_cli
 
 datasets = pytest.importorskip("datasets")
 
@@ -269,3 +269,17 @@ def test_hub_record_maps_every_manifest_column(built):
         if name != "path":
             assert vocalgrad.HUB_RENAMES.get(name, name) in hub_names
     assert sf.read(io.BytesIO((render / row["path"]).read_bytes()))[1] == 48000
+
+
+def test_sample_rate_follows_the_render(tmp_path):
+    render = make_render_dir(tmp_path / "render", categories=("volume",), seconds=0.05, sample_rate=16000)
+    out = tmp_path / "hub"
+    hub.build_hub(render, out, allow_partial=True)
+    infos = {d["config_name"]: d for d in _header(out)["dataset_info"]}
+    assert infos["volume"]["features"][0]["dtype"] == {"audio": {"sampling_rate": 16000}}
+    ds = datasets.load_dataset(str(out), "volume", split="test", cache_dir=str(tmp_path / "c"))
+    assert ds.features["audio"].sampling_rate == 16000
+    assert ds[0]["audio"].get_all_samples().sample_rate == 16000
+    b = vocalgrad.VocalGrad(config_name="volume", data_dir=str(render), cache_dir=str(tmp_path / "b"))
+    assert b.info.features["audio"].sampling_rate == 16000
+    assert "VocalGrad" in dir(vocalgrad)

@@ -73,6 +73,11 @@ def _child(server, tmp_path, hub, repo, *, token=TOKEN, private=False, revision=
     return json.loads(line[-1][6:]), proc.stdout + proc.stderr
 
 
+def _repo_requests(server) -> int:
+    """Requests about repos (the client's agent-registry lookup is not one)."""
+    return sum(not path.startswith("/api/agent-harnesses") for _, path in server.log)
+
+
 def _unexpected(server) -> list:
     # The client's best-effort agent-registry lookup is the only route the fake does not serve.
     return [u for u in server.unknown if not u[1].startswith("/api/agent-harnesses")]
@@ -80,11 +85,11 @@ def _unexpected(server) -> list:
 
 def test_no_token_fails_before_any_request(server, hub_dir, tmp_path):
     _, hub = hub_dir
-    before = len(server.log)
+    before = _repo_requests(server)
     result, output = _child(server, tmp_path, hub, "org/notoken", token=None)
     assert result["code"] == 2
     assert "no Hugging Face token found: set HF_TOKEN or run `hf auth login`" in output
-    assert len(server.log) == before
+    assert _repo_requests(server) == before
 
 
 def test_bad_folder_and_repo_id_fail_before_any_request(hub_dir, tmp_path):
