@@ -60,7 +60,6 @@ def publish(
     revision: str | None = None,
     token: str | None = None,
     commit_message: str | None = None,
-    large: bool = False,
 ) -> str:
     """Create ``repo_id`` if needed and upload ``hub_dir`` to it.
 
@@ -78,14 +77,18 @@ def publish(
         Hub token; default: the one ``huggingface_hub`` finds (``HF_TOKEN``, stored login).
     commit_message : str, optional
         Summary of the commit.
-    large : bool
-        Use ``upload_large_folder``: resumable, several commits, for sets of many GB. The default
-        is one ``upload_folder`` commit that also deletes stale shards of an earlier upload.
 
     Returns
     -------
     str
-        URL of the commit (or of the repo with ``large=True``).
+        URL of the (last) commit.
+
+    Notes
+    -----
+    One ``upload_folder`` call, which also deletes shards of an earlier upload that the folder no
+    longer has. With ``hf_xet`` installed (the default of ``huggingface_hub`` >= 1) it streams the
+    files, commits large folders in several batches and resumes when re-run after an interruption;
+    without ``hf_xet`` it makes one commit through the LFS protocol.
 
     Raises
     ------
@@ -111,10 +114,6 @@ def publish(
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision and revision != "main":
             api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
-        if large:
-            api.upload_large_folder(repo_id=repo_id, folder_path=str(hub_dir), repo_type="dataset",
-                                    revision=revision, allow_patterns=files)
-            return f"{api.endpoint}/datasets/{repo_id}"
         info = api.upload_folder(
             repo_id=repo_id, folder_path=str(hub_dir), repo_type="dataset", revision=revision,
             commit_message=message, allow_patterns=files, delete_patterns=["*.parquet"],
@@ -137,15 +136,13 @@ def register_cli(subparsers) -> None:
     p.add_argument("--private", action="store_true", help="create the repo as private")
     p.add_argument("--revision", metavar="BRANCH", help="branch to commit to (created if missing; default main)")
     p.add_argument("--message", help="commit summary")
-    p.add_argument("--large", action="store_true",
-                   help="resumable multi-commit upload (upload_large_folder) for very large folders")
     p.set_defaults(func=_run_cli)
 
 
 def _run_cli(args) -> int:
     try:
         url = publish(args.hub_dir, args.repo, private=args.private, revision=args.revision,
-                      commit_message=args.message, large=args.large)
+                      commit_message=args.message)
     except PublishError as exc:
         print(f"vocalgrad publish: {exc}", file=sys.stderr)
         return 2

@@ -31,7 +31,7 @@ import json, sys
 sys.path.insert(0, {root!r})
 from generation import publish
 code = publish._run_cli(type("A", (), dict(hub_dir={hub!r}, repo={repo!r}, private={private!r},
-                                          revision={revision!r}, message=None, large={large!r}))())
+                                          revision={revision!r}, message=None))())
 out = {{"code": code}}
 if code == 0 and {load!r}:
     import datasets
@@ -59,14 +59,14 @@ def hub_dir(tmp_path_factory):
     return render, out
 
 
-def _child(server, tmp_path, hub, repo, *, token=TOKEN, private=False, revision=None, load=False, large=False):
+def _child(server, tmp_path, hub, repo, *, token=TOKEN, private=False, revision=None, load=False):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
     env.update(HF_ENDPOINT=server.endpoint, HF_HOME=str(tmp_path / "hf_home"), HF_HUB_DISABLE_XET="1",
                HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", PYTHONPATH=str(ROOT))
     if token:
         env["HF_TOKEN"] = token
     code = _CHILD.format(root=str(ROOT), hub=str(hub), repo=repo, private=private, revision=revision,
-                         load=load, large=large, cache=str(tmp_path / "cache"))
+                         load=load, cache=str(tmp_path / "cache"))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")]
     assert line, proc.stdout + proc.stderr
