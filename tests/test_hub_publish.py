@@ -38,8 +38,12 @@ if code == 0 and {load!r}:
     ds = datasets.load_dataset({repo!r}, "pitch", split="test", revision={revision!r},
                                cache_dir={cache!r})
     out["ids"] = list(ds["id"])
-    out["shape"] = list(ds[0]["audio"].get_all_samples().data.shape)
     out["features_ok"] = ds.features == __import__("vocalgrad").features(48000)
+    # Byte-level check of the audio (decoding through torchcodec is tested in-process, where torch
+    # is imported once; importing it here would double this test's time).
+    import hashlib
+    raw = ds.cast_column("audio", datasets.Audio(decode=False))
+    out["audio_ok"] = all(hashlib.sha256(r["audio"]["bytes"]).hexdigest() == r["sha256"] for r in raw)
 print("RESULT" + json.dumps(out))
 """
 
@@ -126,8 +130,7 @@ def test_publish_then_load_by_repo_id(server, hub_dir, tmp_path):
     local = {p.relative_to(hub).as_posix(): p.read_bytes() for p in hub.rglob("*") if p.is_file()}
     assert {k: v for k, v in remote.items() if k != ".gitattributes"} == local
     assert result["ids"] == [r["clip_id"] for r in read_manifest(render) if r["category"] == "pitch"]
-    first = next(r for r in read_manifest(render) if r["category"] == "pitch")
-    assert result["shape"] == [1, round(first["duration_sec"] * 48000)] and result["features_ok"]
+    assert result["audio_ok"] and result["features_ok"]
     assert ("POST", "/api/validate-yaml") in server.log  # the card header passed the YAML check
     assert not _unexpected(server)
     assert not server.repos[("dataset", "ynk/vg-test")].private
