@@ -112,3 +112,77 @@ def make_hub_folder(root: Path, *, categories=vocalgrad.CATEGORY_NAMES, sources:
 
 def read_json(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+# ----------------------------------------------------------------------------- tiny models
+def _byte_tokenizer(specials: list[str], eos: str, pad: str):
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import Qwen2Tokenizer
+
+    vocab = {ch: i for i, ch in enumerate(sorted(ByteLevel.alphabet()))}
+    tok = Qwen2Tokenizer(vocab=vocab, merges=[], unk_token=None, bos_token=None, eos_token=eos, pad_token=pad)
+    tok.add_special_tokens({"additional_special_tokens": specials})
+    return tok
+
+
+def _text_config(vocab_size: int) -> dict:
+    return dict(model_type="qwen2", vocab_size=vocab_size, hidden_size=32, num_hidden_layers=1,
+                num_attention_heads=2, num_key_value_heads=1, intermediate_size=64,
+                initializer_range=0.2, max_position_embeddings=512)
+
+
+def build_tiny_qwen2_audio(folder: Path) -> Path:
+    """Random tiny Qwen2-Audio (~45k parameters) saved with its processor; fully offline."""
+    import torch
+    from transformers import (Qwen2AudioConfig, Qwen2AudioForConditionalGeneration,
+                              Qwen2AudioProcessor, WhisperFeatureExtractor)
+
+    tok = _byte_tokenizer(["<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>", "<|im_start|>", "<|im_end|>",
+                           "<|endoftext|>"], eos="<|im_end|>", pad="<|endoftext|>")
+    fe = WhisperFeatureExtractor(feature_size=16, chunk_length=2)
+    proc = Qwen2AudioProcessor(feature_extractor=fe, tokenizer=tok)   # brings its chat template
+    cfg = Qwen2AudioConfig(
+        audio_config=dict(num_mel_bins=16, d_model=32, encoder_layers=1, encoder_attention_heads=2,
+                          encoder_ffn_dim=64, max_source_positions=fe.nb_max_frames // 2, init_std=0.2),
+        text_config=_text_config(len(tok)),
+        audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"), initializer_range=0.2)
+    torch.manual_seed(0)
+    model = Qwen2AudioForConditionalGeneration(cfg).eval()
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.save_pretrained(folder)
+    proc.save_pretrained(folder)
+    return Path(folder)
+
+
+AF3_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'audio' %}<sound>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_tiny_audio_flamingo3(folder: Path) -> Path:
+    """Random tiny Audio Flamingo 3 saved with a processor that has a chat template."""
+    import torch
+    from transformers import (AudioFlamingo3Config, AudioFlamingo3ForConditionalGeneration,
+                              AudioFlamingo3Processor, WhisperFeatureExtractor)
+
+    tok = _byte_tokenizer(["<sound>", "<|im_start|>", "<|im_end|>", "<|endoftext|>"],
+                          eos="<|im_end|>", pad="<|endoftext|>")
+    fe = WhisperFeatureExtractor(feature_size=16, chunk_length=2)
+    proc = AudioFlamingo3Processor(feature_extractor=fe, tokenizer=tok, chat_template=AF3_TEMPLATE, max_audio_len=4)
+    cfg = AudioFlamingo3Config(
+        audio_config=dict(num_mel_bins=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                          intermediate_size=64, max_source_positions=fe.nb_max_frames // 2, initializer_range=0.2),
+        text_config=_text_config(len(tok)),
+        audio_token_id=tok.convert_tokens_to_ids("<sound>"))
+    torch.manual_seed(0)
+    model = AudioFlamingo3ForConditionalGeneration(cfg).eval()
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.save_pretrained(folder)
+    proc.save_pretrained(folder)
+    return Path(folder)
