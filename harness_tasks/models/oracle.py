@@ -92,16 +92,49 @@ def _volume(x, sr):
     return 10 * np.log10(np.mean(np.square(x, dtype=np.float64)) + _EPS)
 
 
+def _yin_f0(x: np.ndarray, sr: int, *, fmin: float = 60.0, fmax: float = 1000.0,
+            frame: int = 1024, hop: int = 256, threshold: float = 0.15) -> tuple[np.ndarray, np.ndarray]:
+    """Per-frame f0 (Hz) by YIN's cumulative-mean-normalised difference, and frame energy."""
+    w = frame // 2
+    tmin, tmax = max(2, int(sr / fmax)), min(w - 1, int(np.ceil(sr / fmin)))
+    f = _frames(x.astype(np.float64), frame, hop)
+    spec = np.fft.rfft(f, n=2 * frame)
+    head = np.fft.rfft(f[:, :w], n=2 * frame)
+    r = np.fft.irfft(spec * np.conj(head), n=2 * frame)[:, : tmax + 1]       # sum_j x_j x_{j+tau}
+    c = np.concatenate([np.zeros((f.shape[0], 1)), np.cumsum(f ** 2, axis=1)], axis=1)
+    taus = np.arange(tmax + 1)
+    e_tau = c[:, taus + w] - c[:, taus]
+    d = np.maximum(c[:, [w]] + e_tau - 2 * r, 0.0)
+    d[:, 0] = 0.0
+    cm = np.cumsum(d[:, 1:], axis=1) / np.arange(1, tmax + 1)
+    cmndf = np.ones_like(d)
+    cmndf[:, 1:] = d[:, 1:] / np.maximum(cm, 1e-12)
+    seg = cmndf[:, tmin:]
+    below = seg < threshold
+    first = np.where(below.any(axis=1), below.argmax(axis=1), seg.argmin(axis=1))
+    # walk to the local minimum after the first dip below the threshold
+    idx = first.copy()
+    for i in range(seg.shape[0]):
+        k = idx[i]
+        while k + 1 < seg.shape[1] and seg[i, k + 1] < seg[i, k]:
+            k += 1
+        idx[i] = k
+    rows = np.arange(seg.shape[0])
+    inner = (idx > 0) & (idx < seg.shape[1] - 1)
+    lo, mid, hi = (seg[rows, np.clip(idx + o, 0, seg.shape[1] - 1)] for o in (-1, 0, 1))
+    den = lo - 2 * mid + hi
+    shift = np.where(inner & (np.abs(den) > 1e-12), 0.5 * (lo - hi) / np.where(den == 0, 1, den), 0.0)
+    return sr / (idx + tmin + np.clip(shift, -1, 1)), c[:, w]
+
+
 def _pitch(x, sr):
-    import librosa
     import soxr
 
     z = soxr.resample(x.astype(np.float32), sr, 16000) if sr != 16000 else x.astype(np.float32)
     if z.size < 1024:
         return np.nan
-    f0 = librosa.yin(z, fmin=60.0, fmax=1000.0, sr=16000, frame_length=1024, hop_length=256)
-    db = _frame_db(np.pad(z, (512, 512)), 16000, 256 / 16000)[: f0.size]
-    voiced = f0[(db[: f0.size] > db.max() - 30)] if db.size else f0
+    f0, energy = _yin_f0(z, 16000)
+    voiced = f0[energy > energy.max() * 1e-3]
     return float(np.log2(np.median(voiced if voiced.size else f0)))
 
 
