@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,8 @@ import soundfile as sf
 
 #: Processing rate of the reference corpus (SPEC §4).
 PROCESSING_SR = 48000
+#: Host name as used in temp-file names (dots replaced so names split cleanly).
+HOST_TAG = socket.gethostname().replace(".", "-") or "host"
 
 __all__ = [
     "AudioReadError",
@@ -117,7 +120,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{HOST_TAG}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)

@@ -1,0 +1,437 @@
+"""Render a VocalGrad set: sources x conditions -> clips + manifest (``vocalgrad render``).
+
+The work is cut into units of one (source, category) pair, 24 clips each (3 tiers x 4
+trajectories x 2 directions). Units run in worker processes; every clip is a pure function of its
+source, its condition and the recipe, so the output bytes never depend on ``jobs``, ``shard`` or
+order. A unit writes its clips (temp name, then rename), then a small part file with its manifest
+rows; a unit whose part file exists is complete and is skipped on a rerun. ``manifest.parquet`` is
+rebuilt from all part files at the end of every run.
+
+Output layout::
+
+    DIR/render.json                    recipe, split, source, sample rate (guards against mixing)
+    DIR/selection.csv                  the selected sources
+    DIR/sources/<source_id>.flac       each source as processed (48 kHz mono, 16-bit)
+    DIR/clips/<category>/<clip_id>.flac
+    DIR/manifest.parquet               one row per clip (vocalgrad.MANIFEST_COLUMNS)
+    DIR/skipped.csv                    sources that could not be used, with the reason
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import vocalgrad as vg
+
+from . import audio as aio
+from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
+from .schedule import make_schedule
+from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
+from .span import detect_span
+from .transforms import get_transform
+from .transforms.envelope import noise_seed
+
+__all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "register_cli"]
+
+TOOLKIT_VERSION = "0.1.0"
+MIN_DURATION_SEC = 0.5
+PARTS_DIR = ".parts"
+
+
+class RenderError(RuntimeError):
+    """A render cannot proceed (incompatible output folder, bad source with ``strict``...)."""
+
+
+class SkipSource(Exception):
+    """A source cannot be rendered; the message is the one-line reason for skipped.csv."""
+
+
+@dataclass
+class RenderSummary:
+    """What a :func:`render` call did."""
+
+    out_dir: str
+    clips_total: int = 0
+    clips_rendered: int = 0
+    units_done_before: int = 0
+    skipped: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# One unit: all conditions of one category for one source
+# --------------------------------------------------------------------------------------------
+def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object]:
+    """Read, check, downmix and resample a source; detect its speech span.
+
+    Raises
+    ------
+    SkipSource
+        Unreadable audio, shorter than 0.5 s, or all-silent.
+    """
+    try:
+        y, sr = load_source_audio(item)
+    except Exception as exc:  # any decoding problem becomes a skip reason
+        raise SkipSource(str(exc)) from exc
+    if y.size == 0 or y.size / sr < MIN_DURATION_SEC:
+        raise SkipSource(f"too short ({y.size / sr if sr else 0:.3f} s < {MIN_DURATION_SEC} s)")
+    if not np.isfinite(y).all():
+        raise SkipSource("audio contains NaN or infinite samples")
+    if not np.any(y):
+        raise SkipSource("all-silent audio")
+    x = aio.resample(y, sr, recipe.sample_rate)
+    return x, detect_span(x, recipe.sample_rate, **recipe.span)
+
+
+def tier_params(recipe: Recipe, category: str, tier: str) -> dict:
+    """Category parameters with per-tier tables resolved to the tier's value, plus ``crossfade``."""
+    cat = recipe.category(category)
+    params = {}
+    for key, val in cat.params.items():
+        if isinstance(val, dict) and set(val) == set(vg.TIERS):
+            val = val[tier]
+        params[key] = val
+    params["crossfade"] = recipe.crossfade
+    return params
+
+
+def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tier: str, trajectory: str,
+                direction: str, cache: dict | None = None):
+    """Render one clip at the processing rate; returns the transform's :class:`Result`."""
+    cat = recipe.category(category)
+    schedule = make_schedule(recipe, cat, span, tier=tier, trajectory=trajectory, direction=direction)
+    params = tier_params(recipe, category, tier)
+    if cat.transform == "white_noise":
+        params["seed"] = noise_seed(params, item_id=item.source_id,
+                                    clip_ref=item.extra.get("reference_clip_id", item.source_id),
+                                    trajectory=trajectory, tier=tier, direction=direction)
+    result = get_transform(cat.transform)(x, recipe.sample_rate, schedule, params, cache=cache)
+    return result, schedule
+
+
+def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_dir: Path, *,
+                           split: str, sample_rate: int) -> list[dict]:
+    """Render the 24 clips of one (source, category) unit and return their manifest rows."""
+    x, span = prepare_source(item, recipe)
+    proc_sr = recipe.sample_rate
+    src_path = out_dir / "sources" / f"{item.source_id}.flac"
+    if not src_path.exists():
+        pcm, _ = aio.to_int16(x)
+        aio.atomic_write_bytes(src_path, aio.encode_flac(pcm, proc_sr))
+    cat = vg.category(category)
+    unit = recipe.category(category).unit
+    cache: dict = {}
+    rows = []
+    for tier in vg.TIERS:
+        for trajectory in vg.TRAJECTORIES:
+            for direction in vg.DIRECTIONS:
+                res, schedule = render_clip(x, item, recipe, span, category=category, tier=tier,
+                                            trajectory=trajectory, direction=direction, cache=cache)
+                y, onset, offset = res.y, res.onset, res.offset
+                if sample_rate != proc_sr:
+                    ratio = sample_rate / proc_sr
+                    y = aio.resample(np.asarray(y, np.float32), proc_sr, sample_rate)
+                    onset, offset = int(round(onset * ratio)), int(round(offset * ratio))
+                pcm, clipped = aio.to_int16(y)
+                data = aio.encode_flac(pcm, sample_rate)
+                cid = vg.clip_id(item.source_id, category, trajectory, tier, direction)
+                rel = f"clips/{category}/{cid}.flac"
+                aio.atomic_write_bytes(out_dir / rel, data)
+                rows.append({
+                    "clip_id": cid, "path": rel, "split": split, "category": category,
+                    "attribute": cat.attribute, "direction": direction, "tier": tier,
+                    "trajectory": trajectory, "source_id": item.source_id, "speaker_id": item.speaker_id,
+                    "sentence_id": item.sentence_id, "gender": item.gender, "accent": item.accent,
+                    "text": item.text, "sample_rate": sample_rate, "duration_sec": len(pcm) / sample_rate,
+                    "onset_sec": onset / sample_rate, "offset_sec": offset / sample_rate,
+                    "source_onset_sec": span.onset / proc_sr, "source_offset_sec": span.offset / proc_sr,
+                    "speech_found": span.found, "value_start": schedule.start, "value_end": schedule.end,
+                    "value_unit": unit, "clipped_ratio": clipped, "sha256": aio.sha256_bytes(data),
+                    "recipe": recipe.name,
+                })
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Output folder bookkeeping
+# --------------------------------------------------------------------------------------------
+def _part_path(out_dir: Path, source_id: str, category: str) -> Path:
+    return out_dir / PARTS_DIR / f"{source_id}__{category}.json"
+
+
+def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
+    path = out_dir / "render.json"
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise RenderError(f"{path} is not valid JSON ({exc}); remove it or use another --out") from exc
+        for key in ("recipe", "sample_rate", "split", "source"):
+            if old.get(key) != settings[key]:
+                raise RenderError(
+                    f"{out_dir} holds a render with {key}={old.get(key)!r}, this run asks for "
+                    f"{key}={settings[key]!r}; nothing was written. Use another --out folder."
+                )
+        return
+    if out_dir.exists() and (out_dir / "manifest.parquet").exists():
+        raise RenderError(f"{out_dir} holds a manifest but no render.json; refusing to mix renders. Use another --out.")
+    aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
+
+
+def _clean_stale_temps(out_dir: Path) -> None:
+    """Remove temp files left by killed processes of this host (others may still be writing)."""
+    host = aio.HOST_TAG
+    for tmp in out_dir.rglob(".*.tmp"):
+        parts = tmp.name.rsplit(".", 3)  # .name . host . pid . tmp
+        if len(parts) == 4 and parts[1] == host:
+            try:
+                os.kill(int(parts[2]), 0)
+            except (ProcessLookupError, ValueError):
+                tmp.unlink(missing_ok=True)
+            except PermissionError:
+                pass
+
+
+def _csv_bytes(header: list[str], rows: list[list]) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def write_selection(out_dir: Path, items: list[SourceItem]) -> None:
+    """Write ``selection.csv``: one row per selected source with its metadata and extras."""
+    extra_keys = sorted({k for it in items for k in it.extra})
+    header = ["source_id", "speaker_id", "sentence_id", "gender", "accent", "text", "audio"] + extra_keys
+    rows = [[it.source_id, it.speaker_id, it.sentence_id, it.gender, it.accent, it.text,
+             str(it.audio) if isinstance(it.audio, (str, os.PathLike)) else repr(it.audio)]
+            + [it.extra.get(k, "") for k in extra_keys] for it in items]
+    aio.atomic_write_bytes(out_dir / "selection.csv", _csv_bytes(header, rows))
+
+
+def write_manifest(out_dir: Path) -> int:
+    """Rebuild ``manifest.parquet`` from every complete unit's part file; returns the row count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = []
+    for part in sorted((out_dir / PARTS_DIR).glob("*.json")):
+        rows.extend(json.loads(part.read_text()))
+    rows.sort(key=lambda r: (r["category"], r["clip_id"]))
+    types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
+    schema = pa.schema([(name, types[t]) for name, t, _ in vg.MANIFEST_COLUMNS])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf, compression="zstd")
+    aio.atomic_write_bytes(out_dir / "manifest.parquet", buf.getvalue().to_pybytes())
+    return len(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# Driver
+# --------------------------------------------------------------------------------------------
+def _run_unit(args):
+    item, category, recipe, out_dir, split, sample_rate = args
+    try:
+        rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate)
+    except SkipSource as exc:
+        return item, category, None, str(exc)
+    part = _part_path(out_dir, item.source_id, category)
+    aio.atomic_write_bytes(part, json.dumps(rows).encode())
+    return item, category, len(rows), None
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """Parse ``I/N`` (0 <= I < N) into ``(I, N)``."""
+    try:
+        i, n = (int(v) for v in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard must look like I/N (e.g. 0/4), got {text!r}") from None
+    if n < 1 or not 0 <= i < n:
+        raise ValueError(f"--shard {text}: need 0 <= I < N")
+    return i, n
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def render(
+    source: str,
+    out_dir: str | os.PathLike,
+    *,
+    split: str = "test",
+    categories: list[str] | None = None,
+    n_sources: int | None = None,
+    jobs: int | None = None,
+    shard: tuple[int, int] = (0, 1),
+    sample_rate: int = 48000,
+    recipe: str = DEFAULT_RECIPE,
+    strict: bool = False,
+    source_options: SourceOptions | None = None,
+    progress: bool = True,
+) -> RenderSummary:
+    """Render (or resume rendering) a VocalGrad set into ``out_dir``.
+
+    Parameters
+    ----------
+    source : str
+        Source SPEC (``tones``, ``folder:PATH``, ``vctk:PATH``, ``demo``, ``hf:...``).
+    out_dir : path-like
+        Output folder; created if needed. A folder holding a render of another recipe, split,
+        source or sample rate is refused.
+    split : {"test", "train", "beep"}
+    categories : list of str, optional
+        Config names; default all nine (the four beep categories for ``split="beep"``).
+    n_sources : int, optional
+        Use only the first N selected sources.
+    jobs : int, optional
+        Worker processes (default: available cores). Output does not depend on it.
+    shard : (int, int)
+        ``(i, n)``: render only units with ``index % n == i``.
+    sample_rate : int
+        Output sample rate in Hz (processing always runs at the recipe's rate).
+    recipe : str
+        Recipe name or TOML path.
+    strict : bool
+        Raise on the first unusable source instead of skipping it.
+
+    Returns
+    -------
+    RenderSummary
+    """
+    t0 = time.perf_counter()
+    if split not in vg.SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose from {', '.join(vg.SPLITS)}")
+    rec = load_recipe(recipe)
+    if categories is None:
+        categories = list(vg.BEEP_CATEGORIES if split == "beep" else vg.CATEGORY_NAMES)
+    categories = [vg.category(c).name for c in categories]
+    if sample_rate < 8000:
+        raise ValueError(f"--sample-rate {sample_rate} is too low (>= 8000 Hz)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    opts = source_options or SourceOptions()
+    if opts.split != split:
+        from dataclasses import replace
+
+        opts = replace(opts, split=split)
+    items = read_sources(source, opts)
+    if n_sources is not None:
+        if n_sources < 1:
+            raise ValueError("--sources must be >= 1")
+        items = items[:n_sources]
+    _check_or_write_settings(out, {"recipe": rec.name, "sample_rate": sample_rate, "split": split,
+                                   "source": source, "toolkit_version": TOOLKIT_VERSION})
+    _clean_stale_temps(out)
+    write_selection(out, items)
+
+    shard_i, shard_n = shard
+    units = [(it, c) for it in items for c in categories]
+    units = [u for k, u in enumerate(units) if k % shard_n == shard_i]
+    per_unit = vg.CONDITIONS_PER_CATEGORY
+    todo = [u for u in units if not _part_path(out, u[0].source_id, u[1]).exists()]
+    summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo))
+    jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
+    tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
+               desc=f"render {split}", disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    skipped: dict[str, str] = {}
+    skipped_units = 0
+    try:
+        if jobs == 1:
+            results = map(_run_unit, tasks)
+            pool = None
+        else:
+            import multiprocessing as mp
+
+            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+            pool = ctx.Pool(jobs)
+            results = pool.imap_unordered(_run_unit, tasks, chunksize=1)
+        for item, _category, n_rows, reason in results:
+            if reason is not None:
+                if strict:
+                    raise RenderError(f"source {item.source_id} ({item.audio}): {reason} (--strict)")
+                skipped[item.source_id] = reason
+                skipped_units += 1
+                bar.total -= per_unit
+            else:
+                summary.clips_rendered += n_rows
+                bar.update(n_rows)
+        if pool is not None:
+            pool.close()
+            pool.join()
+    finally:
+        bar.close()
+        if jobs > 1 and "pool" in locals() and pool is not None:
+            pool.terminate()
+    summary.skipped = sorted(skipped.items())
+    by_id = {it.source_id: it for it in items}
+    aio.atomic_write_bytes(out / "skipped.csv", _csv_bytes(
+        ["source_id", "audio", "reason"],
+        [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
+    summary.clips_total -= skipped_units * per_unit
+    write_manifest(out)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------------
+def register_cli(sub) -> None:
+    p = sub.add_parser("render", help="render clips + manifest from a source corpus",
+                       description="Render VocalGrad clips (resumable: rerun the same command to continue).")
+    p.add_argument("--source", required=True,
+                   help="source SPEC: tones | folder:PATH | vctk:PATH | demo | hf:DATASET[:CONFIG][:SPLIT]")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--split", default="test", choices=vg.SPLITS)
+    p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
+    p.add_argument("--sources", type=int, dest="n_sources", help="use only the first N selected sources")
+    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("--shard", default="0/1", help="render only slice I of N (I/N, 0-based)")
+    p.add_argument("--sample-rate", type=int, default=48000, help="output sample rate in Hz (default 48000)")
+    p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe name or TOML path (default faithful-v1)")
+    p.add_argument("--strict", action="store_true", help="fail on the first unusable source instead of skipping")
+    p.add_argument("--seed", type=int, default=42, help="source selection seed (default 42)")
+    p.add_argument("--vctk-mic", type=int, default=1, choices=(1, 2), help="VCTK 0.92 microphone")
+    p.add_argument("--text-column", help="hf: transcript column")
+    p.add_argument("--speaker-column", help="hf: speaker column")
+    p.add_argument("--allow-small", action="store_true", help="accept a smaller balanced selection")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    try:
+        shard = parse_shard(args.shard)
+        cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
+        opts = SourceOptions(split=args.split, seed=args.seed, vctk_mic=args.vctk_mic,
+                             text_column=args.text_column, speaker_column=args.speaker_column,
+                             allow_small=args.allow_small)
+        s = render(args.source, args.out, split=args.split, categories=cats, n_sources=args.n_sources,
+                   jobs=args.jobs, shard=shard, sample_rate=args.sample_rate, recipe=args.recipe,
+                   strict=args.strict, source_options=opts, progress=not args.quiet)
+    except (ValueError, RenderError) as exc:
+        print(f"vocalgrad render: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{s.clips_rendered} clips rendered, {s.units_done_before * vg.CONDITIONS_PER_CATEGORY} already "
+          f"complete, {len(s.skipped)} sources skipped (see {Path(s.out_dir) / 'skipped.csv'}) "
+          f"in {s.seconds:.1f} s -> {Path(s.out_dir) / 'manifest.parquet'}")
+    return 0

@@ -1,0 +1,73 @@
+"""Echo: a Schroeder reverb whose wet mix follows the schedule (SPEC §4 echo)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from scipy.signal import fftconvolve, lfilter
+
+from .base import Result, match_rms, register
+from .envelope import per_sample
+
+__all__ = ["schroeder_ir", "reverb"]
+
+
+def schroeder_ir(sr: int, *, seconds: float, comb_ms, comb_feedback, allpass_ms, allpass_gain: float,
+                 room: float) -> np.ndarray:
+    """Impulse response of a Schroeder reverb (memoised: it depends on the settings only).
+
+    Four parallel feedback combs ``y[n] = x[n] + g*y[n-D]`` (feedback x ``room``) are averaged,
+    then two all-passes ``y[n] = -g*x[n] + x[n-D] + g*y[n-D]`` (``g = allpass_gain x room``) run in
+    series. Delays are ``round(ms * sr / 1000)`` samples.
+
+    Returns
+    -------
+    np.ndarray, shape (round(seconds * sr),), float64, read-only
+    """
+    ir = _schroeder_ir(sr, float(seconds), tuple(comb_ms), tuple(comb_feedback), tuple(allpass_ms),
+                       float(allpass_gain), float(room))
+    return ir
+
+
+@lru_cache(maxsize=16)
+def _schroeder_ir(sr, seconds, comb_ms, comb_feedback, allpass_ms, allpass_gain, room):
+    n = int(round(seconds * sr))
+    impulse = np.zeros(n)
+    impulse[0] = 1.0
+    acc = np.zeros(n)
+    for ms, fb in zip(comb_ms, comb_feedback):
+        d = int(round(ms * sr / 1000.0))
+        a = np.zeros(d + 1)
+        a[0], a[d] = 1.0, -fb * room
+        acc += lfilter([1.0], a, impulse)
+    ir = acc / len(comb_ms)
+    g = allpass_gain * room
+    for ms in allpass_ms:
+        d = int(round(ms * sr / 1000.0))
+        b, a = np.zeros(d + 1), np.zeros(d + 1)
+        b[0], b[d] = -g, 1.0
+        a[0], a[d] = 1.0, -g
+        ir = lfilter(b, a, ir)
+    ir.flags.writeable = False
+    return ir
+
+
+@register("reverb")
+def reverb(x, sr, schedule, params, *, cache=None) -> Result:
+    """Echo: ``(1 - w) * x + w * wet``, wet = x convolved with the tier's IR, RMS-matched to x.
+
+    The wet signal is the same for every condition of a source and tier, so it is memoised in
+    ``cache``. See also :func:`generation.transforms.envelope.tremolo`.
+    """
+    key = ("reverb_wet", params["room"])
+    wet = None if cache is None else cache.get(key)
+    if wet is None:
+        ir = schroeder_ir(sr, seconds=params["ir_sec"], comb_ms=params["comb_ms"],
+                          comb_feedback=params["comb_feedback"], allpass_ms=params["allpass_ms"],
+                          allpass_gain=params["allpass_gain"], room=params["room"])
+        wet = match_rms(fftconvolve(x, ir)[: len(x)].astype(np.float32), x)
+        if cache is not None:
+            cache[key] = wet
+    w = per_sample(schedule, len(x))
+    return Result((1.0 - w) * x + w * wet, schedule.span.onset, schedule.span.offset)
