@@ -10,9 +10,13 @@ Builds a synthetic local Hub folder (one category, N clips of ``--seconds`` at `
 
 Prints one line per figure and a JSON summary. Target: <= 2 ms/clip beyond decoding.
 
+With ``--render DIR`` (a folder made by ``vocalgrad render``) it instead scores the oracle on
+those clips and prints its accuracy per category (and per tier), using the official metrics.
+
 Usage::
 
     python benchmarks/harness_overhead.py [--clips 100,400] [--seconds 4] [--sr 48000]
+    python benchmarks/harness_overhead.py --render DIR
 """
 
 from __future__ import annotations
@@ -62,13 +66,48 @@ def build_hub(folder: Path, n: int, seconds: float, sr: int, category: str = "vo
     return folder
 
 
+def oracle_on_render(folder: Path) -> int:
+    """Oracle accuracy per category on a rendered set (manifest.parquet + clips/)."""
+    import pyarrow.parquet as pq
+
+    from harness_tasks import metrics
+    from harness_tasks.clip_audio import decode_audio
+    from harness_tasks.models.oracle import oracle_direction
+
+    rows = pq.read_table(folder / "manifest.parquet").to_pylist()
+    recs = []
+    t0 = time.perf_counter()
+    for r in rows:
+        y, sr = decode_audio(str(folder / r["path"]))
+        recs.append(metrics.score_answer(oracle_direction(r["category"], y, sr) or "unsure", r["direction"],
+                                         category=r["category"], tier=r["tier"], trajectory=r["trajectory"],
+                                         source_id=r["source_id"]))
+    dt = time.perf_counter() - t0
+    by_cat = metrics.breakdown(recs, "category")
+    by_tier = metrics.breakdown(recs, ("category", "tier"))
+    print(f"oracle on {folder}: {len(recs)} clips in {dt:.1f} s ({len(recs) / dt:.0f} clips/s incl. decoding)")
+    print(f"{'category':<11} {'n':>4} {'acc':>6} {'low':>6} {'medium':>6} {'high':>6} {'inc_ratio':>9}")
+    for cat, s in by_cat.items():
+        tiers = [by_tier.get((cat, t), {}).get("acc", float("nan")) for t in ("low", "medium", "high")]
+        print(f"{cat:<11} {s['n']:>4} {s['acc']:>6.3f} " + " ".join(f"{x:>6.3f}" for x in tiers)
+              + f" {s['increase_ratio']:>9.3f}")
+    overall = metrics.summarize(recs)
+    mean = float(np.mean([s["acc"] for s in by_cat.values()]))
+    print(f"{'mean':<11} {overall['n']:>4} {mean:>6.3f}")
+    print(json.dumps({"oracle_acc_by_category": {k: v["acc"] for k, v in by_cat.items()}, "mean_acc": mean}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--clips", default="100,400", help="two sizes, comma-separated")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--sr", type=int, default=48000)
     ap.add_argument("--oracle-clips", type=int, default=100)
+    ap.add_argument("--render", help="score the oracle on a `vocalgrad render` folder instead")
     args = ap.parse_args(argv)
+    if args.render:
+        return oracle_on_render(Path(args.render))
     n1, n2 = (int(x) for x in args.clips.split(","))
 
     import datasets
