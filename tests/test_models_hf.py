@@ -108,3 +108,28 @@ def test_clear_errors(model_dir, tmp_path):
         HFAudioLM(pretrained=str(model_dir), model_class="NoSuchModel", device="cpu")
     with pytest.raises(TypeError, match="unknown model argument"):
         HFAudioLM(pretrained=str(model_dir), device="cpu", temprature=0)
+
+
+def test_through_lm_eval_on_a_hub_folder(lm, tmp_path, monkeypatch):
+    import lm_eval
+    import lm_eval.evaluator
+    from lm_eval.tasks import TaskManager
+
+    import harness_tasks
+    from _harness_helpers import make_hub_folder
+
+    hub = make_hub_folder(tmp_path / "hub", categories=("pitch",))
+    monkeypatch.setenv("VOCALGRAD_DATASET", str(hub))
+    monkeypatch.setattr(lm_eval.evaluator, "add_env_info", lambda results: None)
+    lm.retry_unparsed = False
+    try:
+        res = lm_eval.simple_evaluate(
+            model=lm, tasks=["vocalgrad_pitch"], gen_kwargs="max_gen_toks=4", log_samples=True, bootstrap_iters=0,
+            task_manager=TaskManager(include_path=harness_tasks.TASK_DIR, include_defaults=False))
+    finally:
+        lm.retry_unparsed = True
+    r = res["results"]["vocalgrad_pitch"]
+    assert 0.0 <= r["acc,none"] <= 1.0 and r["unparsed_rate,none"] >= 0.0
+    samples = res["samples"]["vocalgrad_pitch"]
+    assert len(samples) == 2 and all(isinstance(s["resps"][0][0], str) for s in samples)
+    assert samples[0]["arguments"][0][1]["max_gen_toks"] == 4
