@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "generation.render",
     "generation.hub",
     "generation.publish",
+    "generation.demo",
 )
 
 
