@@ -340,7 +340,8 @@ def folder_candidates(root: Path) -> list[SourceItem]:
         if not rel or not path.is_file():
             raise SourceSpecError(f"{meta}, line {line}: audio file {rel!r} not found under {root}")
         sid = row.get("source_id") or "-".join(Path(rel).with_suffix("").parts)
-        items.append(SourceItem(safe_id(sid), str(path), speaker_id=safe_id(row["speaker_id"]) if row.get("speaker_id") else "",
+        speaker = safe_id(row["speaker_id"]) if row.get("speaker_id") else ""
+        items.append(SourceItem(safe_id(sid), str(path), speaker_id=speaker,
                                 sentence_id=row.get("sentence_id", ""), text=row.get("text", ""),
                                 gender=normalise_gender(row.get("gender")), accent=row.get("accent", ""),
                                 extra={"file_name": rel}))
@@ -510,7 +511,8 @@ _HF_OPEN: dict[tuple, Any] = {}
 def parse_hf_spec(arg: str) -> tuple[str, str | None, str | None]:
     """Split ``DATASET[:CONFIG][:SPLIT]`` (an existing local path may itself contain ``:``)."""
     if not arg:
-        raise SourceSpecError("hf source: give a dataset, e.g. --source hf:/data/my_dataset or hf:user/name:config:split")
+        raise SourceSpecError("hf source: give a dataset, e.g. --source hf:/data/my_dataset "
+                              "or hf:user/name:config:split")
     parts = arg.split(":")
     for cut in range(len(parts), 0, -1):  # the longest prefix that is a local path wins
         head = ":".join(parts[:cut])
@@ -605,7 +607,8 @@ class HFAudio:
         except AudioReadError:
             raise
         except Exception as exc:  # noqa: BLE001
-            raise AudioReadError(f"{where} ({path or 'bytes'}): cannot decode audio ({type(exc).__name__}: {exc})") from exc
+            raise AudioReadError(f"{where} ({path or 'bytes'}): cannot decode audio "
+                                 f"({type(exc).__name__}: {exc})") from exc
         from .audio import to_mono_float
 
         return to_mono_float(y), int(sr)

@@ -272,3 +272,22 @@ def test_counts_override_by_name(tmp_path):
     make_folder(tmp_path)
     items = read_sources(f"folder:{tmp_path}", SourceOptions(counts={"test_speakers": 3, "test_per_speaker": 1}))
     assert len(items) == 3 and len({i.speaker_id for i in items}) == 3
+
+
+def test_demo_metadata_matches_the_generation_script(monkeypatch):
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "make_demo_voices.py"
+    spec = importlib.util.spec_from_file_location("make_demo_voices", path)
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)
+    spec.loader.exec_module(script)  # imports no TTS engine at module level
+    rows = _demo_rows()
+    assert [r["text"] for r in rows if r["split"] == "test"] == list(script.TEST_SENTENCES)
+    assert [r["text"] for r in rows if r["split"] == "train"] == list(script.TRAIN_SENTENCES)
+    voices = {v.speaker_id: v for v in script.VOICES}
+    for r in rows:
+        v = voices[r["speaker_id"]]
+        assert (r["engine"], r["voice"], r["gender"], r["accent"], r["split"]) == (
+            v.engine, v.name, v.gender, v.accent, v.split)
