@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.signal import fftconvolve, lfilter
 
@@ -13,7 +15,7 @@ __all__ = ["schroeder_ir", "reverb"]
 
 def schroeder_ir(sr: int, *, seconds: float, comb_ms, comb_feedback, allpass_ms, allpass_gain: float,
                  room: float) -> np.ndarray:
-    """Impulse response of a Schroeder reverb.
+    """Impulse response of a Schroeder reverb (memoised: it depends on the settings only).
 
     Four parallel feedback combs ``y[n] = x[n] + g*y[n-D]`` (feedback x ``room``) are averaged,
     then two all-passes ``y[n] = -g*x[n] + x[n-D] + g*y[n-D]`` (``g = allpass_gain x room``) run in
@@ -21,8 +23,15 @@ def schroeder_ir(sr: int, *, seconds: float, comb_ms, comb_feedback, allpass_ms,
 
     Returns
     -------
-    np.ndarray, shape (round(seconds * sr),), float64
+    np.ndarray, shape (round(seconds * sr),), float64, read-only
     """
+    ir = _schroeder_ir(sr, float(seconds), tuple(comb_ms), tuple(comb_feedback), tuple(allpass_ms),
+                       float(allpass_gain), float(room))
+    return ir
+
+
+@lru_cache(maxsize=16)
+def _schroeder_ir(sr, seconds, comb_ms, comb_feedback, allpass_ms, allpass_gain, room):
     n = int(round(seconds * sr))
     impulse = np.zeros(n)
     impulse[0] = 1.0
@@ -40,6 +49,7 @@ def schroeder_ir(sr: int, *, seconds: float, comb_ms, comb_feedback, allpass_ms,
         b[0], b[d] = -g, 1.0
         a[0], a[d] = 1.0, -g
         ir = lfilter(b, a, ir)
+    ir.flags.writeable = False
     return ir
 
 

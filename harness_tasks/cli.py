@@ -1,0 +1,99 @@
+"""``vocalgrad-eval``: lm-eval 0.4.13's command line with the VocalGrad tasks and models.
+
+Every ``lm_eval`` flag works unchanged. Before handing over to lm-eval this command
+
+1. registers the ``vocalgrad-*`` model adapters (lm-eval 0.4.13 has no plugin discovery), and
+2. makes the VocalGrad task folder visible: ``--include_path`` defaults to it, and a folder
+   given by the user is searched in addition to ours.
+
+Examples
+--------
+::
+
+    vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --device cpu --output_path out/
+    VOCALGRAD_DATASET=hub/ vocalgrad-eval --model vocalgrad-hf \\
+        --model_args pretrained=Qwen/Qwen2-Audio-7B-Instruct,dtype=bfloat16 \\
+        --tasks vocalgrad --batch_size 8 --log_samples --output_path out/
+    vocalgrad-eval ls tasks        # lm-eval's sub-commands work too
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import TASK_DIR, register_models
+
+__all__ = ["main"]
+
+_SUBCOMMANDS = ("run", "ls", "list", "validate")
+
+
+def _requested_tasks(argv: list[str]) -> list[str]:
+    names: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg in ("--tasks", "-t"):
+            for value in argv[i + 1:]:
+                if value.startswith("-"):
+                    break
+                names += [n for n in value.split(",") if n]
+        elif arg.startswith("--tasks="):
+            names += [n for n in arg.split("=", 1)[1].split(",") if n]
+    return names
+
+
+def _include_task_dir(*, only_ours: bool = False) -> None:
+    """Make every TaskManager lm-eval builds search our task folder too.
+
+    With ``only_ours`` (every requested task is a VocalGrad task) lm-eval's ~14,000 built-in
+    task YAMLs are not indexed, which saves tens of seconds at start-up.
+    """
+    import lm_eval.tasks as tasks_mod
+
+    base = tasks_mod.TaskManager
+    if getattr(base, "_vocalgrad_wrapped", False):
+        base._vocalgrad_only_ours = only_ours
+        return
+
+    class TaskManager(base):  # type: ignore[misc, valid-type]
+        _vocalgrad_wrapped = True
+        _vocalgrad_only_ours = only_ours
+
+        def __init__(self, *args, include_path=None, **kwargs):
+            paths = [] if include_path is None else (
+                list(include_path) if isinstance(include_path, (list, tuple)) else [include_path])
+            if TASK_DIR not in [str(p) for p in paths]:
+                paths.append(TASK_DIR)
+            if self._vocalgrad_only_ours:
+                kwargs.setdefault("include_defaults", False)
+            super().__init__(*args, include_path=paths, **kwargs)
+
+    tasks_mod.TaskManager = TaskManager
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run lm-eval's CLI with VocalGrad registered; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    register_models()
+    tasks = _requested_tasks(argv)
+    _include_task_dir(only_ours=bool(tasks) and all(t.startswith("vocalgrad") for t in tasks))
+
+    from lm_eval.__main__ import cli_evaluate
+
+    # lm-eval inserts "run" itself for flag-only calls with > 1 argument; make it explicit so
+    # that a lone flag (e.g. --tasks list) also works.
+    if argv and argv[0] not in _SUBCOMMANDS and argv[0] not in ("-h", "--help"):
+        argv = ["run", *argv]
+    old = sys.argv
+    sys.argv = ["vocalgrad-eval", *argv]
+    try:
+        cli_evaluate()
+    except SystemExit as exc:  # argparse --help / errors
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv = old
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Lazy, decode-on-demand audio handed to model adapters (torch-free).
+
+lm-eval builds every request before it runs a model, so audio decoded eagerly in
+``doc_to_audio`` would hold the whole test set in memory (21,600 clips x ~4 s x 48 kHz float32
+~ 16 GB). :class:`ClipAudio` is a read-only mapping with the keys ``"array"`` (float32 mono)
+and ``"sampling_rate"`` (int) that decodes the clip's FLAC bytes with soundfile each time
+``"array"`` is read; it holds only a reference to the (memory-mapped) dataset row. It prints
+as a short tag, so lm-eval's sample logs and request cache stay small and JSON-safe.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+__all__ = ["AudioDecodeError", "ClipAudio", "decode_audio", "encode_wav"]
+
+
+class AudioDecodeError(ValueError):
+    """A clip's audio could not be decoded; the message names the clip."""
+
+
+def _to_mono(data: np.ndarray) -> np.ndarray:
+    data = np.asarray(data, dtype=np.float32)
+    if data.ndim == 2:
+        data = data.mean(axis=1, dtype=np.float32) if data.shape[1] > 1 else data[:, 0]
+    return np.ascontiguousarray(data, dtype=np.float32)
+
+
+def decode_audio(value: Any, *, name: str = "clip") -> tuple[np.ndarray, int]:
+    """Decode a Hub audio value into mono float32 and its sample rate.
+
+    Parameters
+    ----------
+    value : mapping or bytes or path
+        ``{"bytes": ..., "path": ...}`` (``datasets.Audio(decode=False)``), ``{"array": ...,
+        "sampling_rate": ...}`` (already decoded), raw encoded bytes, or a file path.
+    name : str
+        Used in error messages.
+    """
+    if isinstance(value, Mapping):
+        if value.get("array") is not None:
+            if value.get("sampling_rate") is None:
+                raise AudioDecodeError(f"{name}: decoded audio has no 'sampling_rate'")
+            return _to_mono(value["array"]), int(value["sampling_rate"])
+        data, path = value.get("bytes"), value.get("path")
+        if data is None and path is None:
+            raise AudioDecodeError(f"{name}: audio value has neither 'bytes' nor 'path'")
+        value = data if data is not None else path
+    try:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            y, sr = sf.read(io.BytesIO(bytes(value)), dtype="float32", always_2d=True)
+        elif isinstance(value, (str, os.PathLike)):
+            y, sr = sf.read(os.fspath(value), dtype="float32", always_2d=True)
+        else:
+            raise AudioDecodeError(f"{name}: unsupported audio value of type {type(value).__name__}")
+    except AudioDecodeError:
+        raise
+    except Exception as exc:  # soundfile raises several types
+        raise AudioDecodeError(f"{name}: cannot decode audio ({type(exc).__name__}: {exc})") from exc
+    return _to_mono(y), int(sr)
+
+
+def encode_wav(y: np.ndarray, sr: int) -> bytes:
+    """16-bit PCM WAV bytes of mono float audio (for APIs that take WAV)."""
+    buf = io.BytesIO()
+    sf.write(buf, np.clip(np.asarray(y, dtype=np.float32), -1.0, 1.0), int(sr), format="WAV",
+             subtype="PCM_16")
+    return buf.getvalue()
+
+
+class ClipAudio(Mapping):
+    """One clip's audio, decoded when ``clip["array"]`` is read.
+
+    Parameters
+    ----------
+    clip_id : str
+        Clip identifier (for messages and logs).
+    source : object
+        A row-addressable store (``store[row]["audio"]`` gives the Hub audio value, e.g. a
+        ``datasets.Dataset`` with ``Audio(decode=False)``) when ``row`` is given; otherwise
+        the audio value itself (see :func:`decode_audio`).
+    row : int, optional
+        Row of the clip in ``source``.
+    """
+
+    __slots__ = ("clip_id", "_source", "_row", "_sr")
+    _KEYS = ("array", "sampling_rate")
+
+    def __init__(self, clip_id: str, source: Any, row: int | None = None) -> None:
+        self.clip_id = clip_id
+        self._source = source
+        self._row = row
+        self._sr: int | None = None
+
+    def value(self) -> Any:
+        """The undecoded Hub audio value (``{"bytes", "path"}`` or similar)."""
+        if self._row is None:
+            return self._source
+        return self._source[self._row]["audio"]
+
+    def load(self) -> tuple[np.ndarray, int]:
+        """Decode and return ``(y, sr)``: mono float32 samples and the sample rate."""
+        y, sr = decode_audio(self.value(), name=self.clip_id)
+        self._sr = sr
+        return y, sr
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "array":
+            return self.load()[0]
+        if key == "sampling_rate":
+            if self._sr is None:
+                self.load()
+            return self._sr
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._KEYS)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __repr__(self) -> str:
+        return f"<audio {self.clip_id}>"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        # Pickles (lm-eval's request cache) carry the encoded bytes, not a dataset handle.
+        value = self.value()
+        if isinstance(value, Mapping) and value.get("bytes") is not None:
+            value = {"bytes": bytes(value["bytes"]), "path": value.get("path")}
+        return (ClipAudio, (self.clip_id, value))

@@ -1,0 +1,340 @@
+"""VocalGrad metrics (SPEC §8) as pure functions, shared by the lm-eval tasks and the report.
+
+A *record* is one scored answer: a mapping with at least ``direction`` (the gold label) and
+either ``raw`` (the model output, parsed here) or the pre-parsed fields ``pred``, ``status``
+and ``exact`` (as made by :func:`score_answer`). Extra keys (``category``, ``tier``,
+``trajectory``, ``source_id``, ...) are used by :func:`breakdown` and the clustered interval.
+
+Internally records are tabulated into a count table of shape ``(2, 7)``: gold direction
+(increase, decrease) x answer cell (:data:`ANSWER_CELLS`). Every metric is a function of that
+table, which makes the bootstrap intervals exact and cheap (a multinomial draw per resample).
+
+Conventions
+-----------
+- Unparsed answers (no match, ambiguous, adapter error) count as wrong in ``acc``,
+  ``balanced_acc`` and the per-direction accuracies; they are left out of ``acc_parsed``
+  and ``increase_ratio`` (parsed), and count as "not increase" in ``increase_ratio_all``.
+- A rate with an empty denominator is ``nan``.
+
+Examples
+--------
+>>> recs = [score_answer("increase", "increase"), score_answer("Decrease", "increase"),
+...         score_answer("no idea", "decrease")]
+>>> round(accuracy(recs), 3), accuracy_parsed(recs), increase_ratio(recs)
+(0.333, 0.5, 0.5)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import vocalgrad
+
+from .parsing import classify_answer, is_exact_match
+
+__all__ = [
+    "ANSWER_CELLS",
+    "METRICS",
+    "accuracy",
+    "accuracy_parsed",
+    "balanced_accuracy",
+    "bootstrap_ci",
+    "breakdown",
+    "counts",
+    "direction_accuracy",
+    "error_rate",
+    "exact_match_rate",
+    "increase_ratio",
+    "metric_from_table",
+    "score_answer",
+    "summarize",
+    "tabulate",
+    "unparsed_rate",
+]
+
+#: Columns of the count table: parsed answers split by exact match, then the unparsed kinds.
+ANSWER_CELLS: tuple[str, ...] = (
+    "increase_exact", "increase_other", "decrease_exact", "decrease_other",
+    "unparsed", "ambiguous", "error",
+)
+_GOLD = {d: i for i, d in enumerate(vocalgrad.DIRECTIONS)}  # increase 0, decrease 1
+_INC = (0, 1)  # answer cells that say increase
+_DEC = (2, 3)
+_PARSED = (0, 1, 2, 3)
+_EXACT = (0, 2)
+
+
+def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any]:
+    """Score one raw answer against its gold direction.
+
+    Parameters
+    ----------
+    raw : str or None
+        Model output (``None`` = no output; adapter errors are marked, see :mod:`.parsing`).
+    direction : {"increase", "decrease"}
+        Gold label.
+    **extra
+        Copied into the record (clip id, tier, trajectory, ...).
+
+    Returns
+    -------
+    dict
+        ``direction``, ``pred`` (parsed label or None), ``status`` (parsed / unparsed /
+        ambiguous / error), ``exact`` (bool), ``correct`` (bool) and the extra keys.
+    """
+    if direction not in _GOLD:
+        raise ValueError(f"gold direction must be one of {vocalgrad.DIRECTIONS}, got {direction!r}")
+    pred, status = classify_answer(raw)
+    return {
+        **extra,
+        "direction": direction,
+        "pred": pred,
+        "status": status,
+        "exact": is_exact_match(raw),
+        "correct": pred == direction,
+    }
+
+
+def _cell(rec: Mapping[str, Any]) -> tuple[int, int]:
+    try:
+        gold = _GOLD[rec["direction"]]
+    except KeyError:
+        raise ValueError(
+            f"record needs 'direction' in {vocalgrad.DIRECTIONS}, got {rec.get('direction')!r}"
+        ) from None
+    if "status" in rec:
+        pred, status, exact = rec.get("pred"), rec["status"], bool(rec.get("exact", False))
+    elif "raw" in rec:
+        pred, status = classify_answer(rec["raw"])
+        exact = is_exact_match(rec["raw"])
+    else:
+        raise ValueError("record needs either 'raw' or 'status' (and 'pred'); see score_answer")
+    if status == "parsed":
+        if pred not in _GOLD:
+            raise ValueError(f"parsed record has pred={pred!r}")
+        return gold, 2 * _GOLD[pred] + (0 if exact else 1)
+    try:
+        return gold, 4 + ("unparsed", "ambiguous", "error").index(status)
+    except ValueError:
+        raise ValueError(f"unknown answer status {status!r}") from None
+
+
+def tabulate(records: Iterable[Mapping[str, Any]]) -> np.ndarray:
+    """Count table of shape ``(2, 7)`` (gold direction x :data:`ANSWER_CELLS`)."""
+    table = np.zeros((2, len(ANSWER_CELLS)), dtype=np.int64)
+    for rec in records:
+        table[_cell(rec)] += 1
+    return table
+
+
+def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _sum(t: np.ndarray, gold: int | slice, cells: Sequence[int]) -> np.ndarray:
+    return t[..., gold, list(cells)].sum(axis=-1)
+
+
+def _n(t):
+    return t.sum(axis=(-2, -1))
+
+
+def _correct(t):
+    return _sum(t, 0, _INC) + _sum(t, 1, _DEC)
+
+
+def _parsed(t):
+    return _sum(t, 0, _PARSED) + _sum(t, 1, _PARSED)
+
+
+def _dir_acc(t, d):
+    g = _GOLD[d]
+    return _div(_sum(t, g, _INC if g == 0 else _DEC), t[..., g, :].sum(axis=-1))
+
+
+def _balanced(t):
+    a = np.stack([_dir_acc(t, d) for d in vocalgrad.DIRECTIONS], axis=-1)
+    with np.errstate(invalid="ignore"):
+        ok = ~np.isnan(a)
+        return _div(np.where(ok, a, 0.0).sum(axis=-1), ok.sum(axis=-1))
+
+
+def _inc_answers(t):
+    return _sum(t, 0, _INC) + _sum(t, 1, _INC)
+
+
+def _status(t, cell):
+    return t[..., :, cell].sum(axis=-1)
+
+
+#: Metric name -> function of a count table (any leading batch shape) -> float array.
+METRICS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "acc": lambda t: _div(_correct(t), _n(t)),
+    "acc_parsed": lambda t: _div(_correct(t), _parsed(t)),
+    "balanced_acc": _balanced,
+    "acc_increase": lambda t: _dir_acc(t, "increase"),
+    "acc_decrease": lambda t: _dir_acc(t, "decrease"),
+    "increase_ratio": lambda t: _div(_inc_answers(t), _parsed(t)),
+    "increase_ratio_all": lambda t: _div(_inc_answers(t), _n(t)),
+    "unparsed_rate": lambda t: _div(_n(t) - _parsed(t), _n(t)),
+    "ambiguous_rate": lambda t: _div(_status(t, 5), _n(t)),
+    "error_rate": lambda t: _div(_status(t, 6), _n(t)),
+    "exact_match_rate": lambda t: _div(_sum(t, 0, _EXACT) + _sum(t, 1, _EXACT), _n(t)),
+}
+
+
+def metric_from_table(name: str, table: np.ndarray) -> float | np.ndarray:
+    """Evaluate metric ``name`` (a key of :data:`METRICS`) on a count table."""
+    try:
+        fn = METRICS[name]
+    except KeyError:
+        raise ValueError(f"unknown metric {name!r}; choose from {', '.join(METRICS)}") from None
+    out = fn(np.asarray(table))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _records_metric(name: str) -> Callable[[Iterable[Mapping[str, Any]]], float]:
+    def fn(records: Iterable[Mapping[str, Any]]) -> float:
+        return metric_from_table(name, tabulate(records))
+
+    fn.__name__ = name
+    return fn
+
+
+accuracy = _records_metric("acc")
+accuracy.__doc__ = "Share of all clips answered correctly (unparsed = wrong)."
+accuracy_parsed = _records_metric("acc_parsed")
+accuracy_parsed.__doc__ = "Accuracy over parsed answers only."
+balanced_accuracy = _records_metric("balanced_acc")
+balanced_accuracy.__doc__ = "Mean of the per-direction accuracies (unparsed = wrong)."
+exact_match_rate = _records_metric("exact_match_rate")
+exact_match_rate.__doc__ = "Share of raw answers that are exactly one direction word (SPEC §8)."
+unparsed_rate = _records_metric("unparsed_rate")
+unparsed_rate.__doc__ = "Share of answers that are not parsed (no match, ambiguous or error)."
+error_rate = _records_metric("error_rate")
+error_rate.__doc__ = "Share of answers that the model adapter marked as failed requests."
+
+
+def direction_accuracy(records: Iterable[Mapping[str, Any]], direction: str) -> float:
+    """Accuracy over the clips whose gold label is ``direction`` (unparsed = wrong)."""
+    if direction not in _GOLD:
+        raise ValueError(f"direction must be one of {vocalgrad.DIRECTIONS}, got {direction!r}")
+    return metric_from_table(f"acc_{direction}", tabulate(records))
+
+
+def increase_ratio(records: Iterable[Mapping[str, Any]], *, over: str = "parsed") -> float:
+    """Share of answers that say ``increase`` (response bias; 0.5 = unbiased).
+
+    Parameters
+    ----------
+    over : {"parsed", "all"}
+        Denominator: parsed answers, or all clips (unparsed answers then count as "not
+        increase").
+    """
+    if over not in ("parsed", "all"):
+        raise ValueError(f"over must be 'parsed' or 'all', got {over!r}")
+    return metric_from_table("increase_ratio" if over == "parsed" else "increase_ratio_all",
+                             tabulate(records))
+
+
+def counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Numbers of clips, parsed, unparsed (no match), ambiguous, errored and exact answers."""
+    t = tabulate(records)
+    return {
+        "n": int(_n(t)),
+        "n_parsed": int(_parsed(t)),
+        "n_unparsed": int(_status(t, 4)),
+        "n_ambiguous": int(_status(t, 5)),
+        "n_error": int(_status(t, 6)),
+        "n_exact": int(_sum(t, 0, _EXACT) + _sum(t, 1, _EXACT)),
+    }
+
+
+def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Every metric of :data:`METRICS` plus :func:`counts` for a list of records."""
+    records = list(records)
+    t = tabulate(records)
+    out: dict[str, float] = {name: metric_from_table(name, t) for name in METRICS}
+    out.update(counts(records))
+    return out
+
+
+def breakdown(records: Iterable[Mapping[str, Any]], by: str | Sequence[str]) -> dict[Any, dict[str, float]]:
+    """:func:`summarize` per value of one key (``"tier"``) or a tuple of keys.
+
+    Groups appear in the order of first appearance; a missing key raises ``KeyError`` naming it.
+    """
+    keys = (by,) if isinstance(by, str) else tuple(by)
+    groups: dict[Any, list] = {}
+    for rec in records:
+        try:
+            k = tuple(rec[key] for key in keys)
+        except KeyError as exc:
+            raise KeyError(f"record has no key {exc.args[0]!r} to break down by") from None
+        groups.setdefault(k[0] if len(keys) == 1 else k, []).append(rec)
+    return {k: summarize(v) for k, v in groups.items()}
+
+
+def bootstrap_ci(
+    records: Sequence[Mapping[str, Any]],
+    metric: str = "acc",
+    *,
+    draws: int = 10_000,
+    seed: int = 1234,
+    level: float = 0.95,
+    cluster: str | None = None,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of a metric (SPEC §8).
+
+    Parameters
+    ----------
+    records : sequence of mappings
+    metric : str
+        Key of :data:`METRICS`.
+    draws, seed, level
+        Number of resamples, seed of ``numpy.random.default_rng``, coverage.
+    cluster : str, optional
+        Record key to resample by (e.g. ``"source_id"``: the 24 conditions of a source share
+        it). ``None`` resamples clips independently (the paper's binomial bootstrap).
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        ``(nan, nan)`` for an empty input.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    records = list(records)
+    if not records:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    if cluster is None:
+        t = tabulate(records)
+        n = int(t.sum())
+        sims = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
+    else:
+        per: dict[Any, np.ndarray] = {}
+        for rec in records:
+            try:
+                key = rec[cluster]
+            except KeyError:
+                raise KeyError(f"record has no cluster key {cluster!r}") from None
+            per.setdefault(key, np.zeros((2, len(ANSWER_CELLS)), dtype=np.int64))[_cell(rec)] += 1
+        tables = np.stack(list(per.values()))  # (k, 2, 7)
+        k = len(tables)
+        mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)  # (draws, k)
+        sims = np.tensordot(mult, tables, axes=(1, 0))
+    vals = METRICS[metric](sims) if metric in METRICS else metric_from_table(metric, sims)
+    vals = vals[~np.isnan(vals)]
+    if vals.size == 0:
+        return math.nan, math.nan
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(vals, [alpha, 1 - alpha])
+    return float(lo), float(hi)

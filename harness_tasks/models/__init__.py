@@ -1,0 +1,10 @@
+"""VocalGrad model adapters for lm-eval (registered by :func:`harness_tasks.register_models`).
+
+========================  ================================================================
+``vocalgrad-hf``          transformers audio-text chat models (:mod:`.hf`, needs torch)
+``vocalgrad-openai``      OpenAI-compatible chat completions with audio (:mod:`.openai`)
+``vocalgrad-oracle``      signal-processing listener (:mod:`.oracle`)
+``vocalgrad-chance``      seeded coin flip (:mod:`.baselines`)
+``vocalgrad-constant``    always one direction (:mod:`.baselines`)
+========================  ================================================================
+"""

@@ -1,0 +1,63 @@
+"""Trivial reference answerers: ``vocalgrad-chance`` and ``vocalgrad-constant``.
+
+Neither looks at the audio. ``chance`` draws each answer from a generator seeded by
+``seed`` and the clip id, so an answer never depends on request order, batch size or
+``--limit``. ``constant`` always answers the same direction (response-bias extremes:
+accuracy 0.5 on a balanced set, increase ratio 1 or 0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import vocalgrad
+
+from .base import Query, VocalGradLM
+
+__all__ = ["ChanceLM", "ConstantLM"]
+
+
+class ChanceLM(VocalGradLM):
+    """Answer ``increase`` or ``decrease`` at random.
+
+    Parameters
+    ----------
+    seed : int
+        Seed; the answer for a clip is a function of ``(seed, clip id, prompt)``.
+    p_increase : float
+        Probability of answering ``increase`` (0.5 = unbiased).
+    """
+
+    def __init__(self, *, seed: Any = 1234, p_increase: Any = 0.5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.seed = int(seed)
+        self.p_increase = float(p_increase)
+        if not 0.0 <= self.p_increase <= 1.0:
+            raise ValueError(f"p_increase must be in [0, 1], got {p_increase!r}")
+
+    def answer(self, queries: list[Query]) -> list[str]:
+        out = []
+        for q in queries:
+            h = hashlib.sha256(f"{self.seed}\x00{q.clip_id}\x00{q.prompt}".encode()).digest()
+            u = int.from_bytes(h[:8], "big") / 2**64
+            out.append("increase" if u < self.p_increase else "decrease")
+        return out
+
+
+class ConstantLM(VocalGradLM):
+    """Always answer the same direction.
+
+    Parameters
+    ----------
+    direction : {"increase", "decrease"}
+    """
+
+    def __init__(self, *, direction: str = "increase", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if direction not in vocalgrad.DIRECTIONS:
+            raise ValueError(f"direction must be one of {vocalgrad.DIRECTIONS}, got {direction!r}")
+        self.direction = direction
+
+    def answer(self, queries: list[Query]) -> list[str]:
+        return [self.direction] * len(queries)
