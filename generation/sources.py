@@ -218,11 +218,19 @@ def read_sources(spec: str, options: SourceOptions | None = None) -> list[Source
             f"unknown source {spec!r}; use one of: " + ", ".join(f"{p}[:...]" for p in sorted(_READERS))
         )
     items = _READERS[prefix](arg, options)
-    ids = [it.source_id for it in items]
-    if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise SourceSpecError(f"{spec}: duplicate source ids {dup}")
+    counts: dict[str, int] = {}
+    for it in items:
+        counts[it.source_id] = counts.get(it.source_id, 0) + 1
+    dup = sorted(i for i, n in counts.items() if n > 1)
+    if dup:
+        raise SourceSpecError(f"{spec}: duplicate source ids {dup[:5]}")
+    bad = sorted(i for i in counts if not _ID_RE.fullmatch(i))
+    if bad:
+        raise SourceSpecError(f"{spec}: source ids may hold only letters, digits, '_', '-', '.': {bad[:5]}")
     return items
+
+
+_ID_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 #: Beep-ablation tone frequencies (Hz): ten pure tones spaced a whole tone apart from 220 Hz.
@@ -249,7 +257,7 @@ def _tones(arg: str, options: SourceOptions) -> list[SourceItem]:
 # --------------------------------------------------------------------------------------------
 def safe_id(text: str) -> str:
     """``text`` with every character other than letters, digits, ``_``, ``-``, ``.`` replaced by ``_``."""
-    return "".join(ch if ch.isalnum() or ch in "_-." else "_" for ch in str(text)) or "x"
+    return "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "_-." else "_" for ch in str(text)) or "x"
 
 
 _GENDERS = {"f": "F", "female": "F", "woman": "F", "w": "F", "m": "M", "male": "M", "man": "M"}

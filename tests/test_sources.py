@@ -291,3 +291,14 @@ def test_demo_metadata_matches_the_generation_script(monkeypatch):
         v = voices[r["speaker_id"]]
         assert (r["engine"], r["voice"], r["gender"], r["accent"], r["split"]) == (
             v.engine, v.name, v.gender, v.accent, v.split)
+
+
+def test_reader_output_is_validated(monkeypatch):
+    from generation import sources
+
+    monkeypatch.setitem(sources._READERS, "bad", lambda arg, opts: [sources.SourceItem(arg, "x.wav")])
+    with pytest.raises(SourceSpecError, match=r"only letters, digits.*'a b'"):
+        read_sources("bad:a b")
+    monkeypatch.setitem(sources._READERS, "dup", lambda arg, opts: [sources.SourceItem("a", "x")] * 2)
+    with pytest.raises(SourceSpecError, match=r"duplicate source ids \['a'\]"):
+        read_sources("dup")
