@@ -16,7 +16,8 @@ Forms:
     The VCTK corpus, layout 0.80 (``wav48/pNNN/pNNN_MMM.wav``) or 0.92
     (``wav48_silence_trimmed/pNNN/pNNN_MMM_mic1.flac``), with ``speaker-info.txt`` and ``txt/``.
 ``folder:PATH``
-    Audio files under ``PATH`` (wav, flac, ogg, mp3), described by an optional ``metadata.csv``.
+    Audio files under ``PATH`` (wav, flac, ogg, mp3), described by an optional ``metadata.csv``;
+    used as they are (no selection).
 ``hf:DATASET[:CONFIG][:SPLIT]``
     A ``datasets`` audio dataset: a folder written by ``save_to_disk``, a local folder or file that
     ``load_dataset`` reads (audiofolder, parquet), or a Hub id (needs network access).
@@ -47,10 +48,19 @@ __all__ = [
     "SourceOptions",
     "SourceSpecError",
     "ToneSpec",
+    "audio_duration",
+    "demo_items",
+    "folder_candidates",
+    "hf_candidates",
     "load_source_audio",
+    "normalise_gender",
+    "parse_hf_spec",
     "read_sources",
+    "read_speaker_info",
     "register_source",
+    "safe_id",
     "vctk_candidates",
+    "vctk_root",
 ]
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
@@ -313,7 +323,7 @@ FOLDER_COLUMNS = ("file_name", "speaker_id", "gender", "accent", "text", "senten
 
 
 def folder_candidates(root: Path) -> list[SourceItem]:
-    """Every utterance of a folder source, before selection.
+    """Every utterance of a folder source.
 
     Without ``metadata.csv`` every audio file is an utterance; its id is the relative path with
     separators as ``-`` and its speaker is the first sub-folder (none for files at the top).
@@ -358,11 +368,17 @@ def folder_candidates(root: Path) -> list[SourceItem]:
 
 @register_source("folder")
 def _folder(arg: str, options: SourceOptions) -> list[SourceItem]:
-    """Audio files under a folder (optional ``metadata.csv``), with the SPEC §6 selection."""
+    """Audio files under a folder, used as they are: the folder is the selection.
+
+    Every file (or every file listed in ``metadata.csv``, in its order) is a source, for whichever
+    split is rendered; no SPEC §6 selection is drawn, and files that cannot be decoded are left to the
+    render, which skips them with the reason. To draw a balanced selection from a folder corpus, read it
+    as ``hf:PATH`` (datasets' audiofolder reads the same ``metadata.csv``).
+    """
     root = Path(arg).expanduser()
     if not arg or not root.is_dir():
         raise SourceSpecError(f"folder source: {root} is not a folder (use --source folder:PATH)")
-    return _selected(folder_candidates(root), options, f"folder:{root}")
+    return folder_candidates(root)
 
 
 # --------------------------------------------------------------------------------------------
