@@ -282,19 +282,12 @@ def normalise_gender(value: Any) -> str:
 
 
 def audio_duration(item: SourceItem) -> float:
-    """Duration of a source in seconds (from the file header when it is a path).
-
-    A file whose header cannot be read counts as long enough (``inf``): it stays selectable, and the
-    render then skips it with the decoding error in ``skipped.csv`` (or stops with ``--strict``)
-    instead of one bad file aborting the whole selection.
-    """
+    """Duration of a source in seconds (from the file header when it is a path)."""
     if isinstance(item.audio, (str, os.PathLike)):
-        if not os.path.isfile(item.audio):
-            raise AudioReadError(f"{item.audio}: no such audio file")
         try:
             return float(sf.info(str(item.audio)).duration)
-        except Exception:  # noqa: BLE001 - soundfile raises several types; the render reports it
-            return float("inf")
+        except Exception as exc:  # noqa: BLE001 - soundfile raises several types
+            raise AudioReadError(f"{item.audio}: cannot read audio header ({type(exc).__name__}: {exc})") from exc
     if hasattr(item.audio, "duration"):
         return float(item.audio.duration())
     y, sr = load_source_audio(item)
