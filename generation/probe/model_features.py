@@ -1,0 +1,182 @@
+"""Model-side probe features (torch): ``pre_lm``, ``lm_audio`` and ``lm_text``.
+
+The inputs are built by the ``vocalgrad-hf`` adapter itself
+(:meth:`harness_tasks.models.hf.HFAudioLM.prepare`): same chat template, same message order
+(text then audio unless ``audio_first``), same resampling, left padding. One forward pass with
+``output_hidden_states=True`` gives ``hidden_states[0]`` (the LM's input embeddings, in which
+the processor's audio placeholder positions hold the audio encoder/projector output) and
+``hidden_states[l]`` for every LM layer ``l`` = 1..N.
+
+* ``pre_lm``: ``hidden_states[0]`` at the audio positions (audio features entering the LM);
+* ``lm_audio`` (per layer): ``hidden_states[l]`` at the audio positions;
+* ``lm_text`` (per layer): ``hidden_states[l]`` at the last input position (the one that
+  predicts the first answer token; with left padding it is the last column for every row).
+
+Audio positions are ``input_ids == audio_token_id`` computed per row, so the shift that left
+padding introduces is accounted for. Sequences are mean-pooled into 16 segments on the device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .pooling import N_SEGMENTS, segment_bounds
+
+__all__ = ["MODEL_STAGES", "ModelFeatures", "audio_token_id", "num_lm_layers", "pool_segments_torch"]
+
+#: Stages computed from the model (the order of the pipeline).
+MODEL_STAGES: tuple[str, ...] = ("pre_lm", "lm_audio", "lm_text")
+_LAYERED = ("lm_audio", "lm_text")
+
+
+def num_lm_layers(config: Any) -> int:
+    """Number of decoder layers of the language model of a (multimodal) config."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    n = getattr(text, "num_hidden_layers", None)
+    if not n:
+        raise ValueError(f"cannot read num_hidden_layers from the {type(config).__name__} text config")
+    return int(n)
+
+
+def audio_token_id(model: Any, processor: Any) -> int:
+    """Token id of the audio placeholder that the processor expands into one token per frame.
+
+    Looked up in the config (``audio_token_id``, ``audio_token_index``), then in the processor
+    (``audio_token_id``, or the id of ``processor.audio_token``).
+
+    Raises
+    ------
+    ValueError
+        If none of these is set.
+    """
+    cfg = model.config
+    for obj in (cfg, cfg.get_text_config() if hasattr(cfg, "get_text_config") else None, processor):
+        for name in ("audio_token_id", "audio_token_index"):
+            value = getattr(obj, name, None) if obj is not None else None
+            if isinstance(value, int) and value >= 0:
+                return value
+    tok_text = getattr(processor, "audio_token", None)
+    tok = getattr(processor, "tokenizer", None)
+    if tok_text and tok is not None:
+        value = tok.convert_tokens_to_ids(tok_text)
+        if isinstance(value, int) and value >= 0:
+            return value
+    raise ValueError(
+        f"{type(model).__name__}: cannot find the audio placeholder token id (config audio_token_id / "
+        f"audio_token_index, processor audio_token); the probe needs it to locate the audio positions"
+    )
+
+
+def pool_segments_torch(x, n_segments: int = N_SEGMENTS):
+    """Torch version of :func:`~generation.probe.pooling.pool_segments` (time is axis -2)."""
+    import torch
+
+    x = x.float()
+    segs = [x[..., a:b, :].mean(dim=-2) for a, b in segment_bounds(x.shape[-2], n_segments)]
+    return torch.cat(segs, dim=-1)
+
+
+class ModelFeatures:
+    """Runs a ``vocalgrad-hf`` model and returns pooled probe features for batches of clips.
+
+    Parameters
+    ----------
+    model : str or PreTrainedModel
+        Model folder / Hub id, or a loaded model (then pass ``processor``).
+    processor : str or ProcessorMixin, optional
+    device, dtype, audio_first, system_prompt, model_class, trust_remote_code
+        As the ``vocalgrad-hf`` model arguments.
+    """
+
+    def __init__(self, model: Any, *, processor: Any = None, device: str = "auto", dtype: str = "auto",
+                 audio_first: bool = False, system_prompt: str | None = None, model_class: str | None = None,
+                 trust_remote_code: bool = False) -> None:
+        from harness_tasks.models.hf import HFAudioLM
+
+        self.lm = HFAudioLM(pretrained=model, processor=processor, device=device, dtype=dtype,
+                            audio_first=audio_first, system_prompt=system_prompt, model_class=model_class,
+                            trust_remote_code=trust_remote_code)
+        self.audio_token_id = audio_token_id(self.lm.model, self.lm.processor)
+        self.n_layers = num_lm_layers(self.lm.model.config)
+
+    @property
+    def device(self) -> str:
+        return self.lm._device
+
+    def prepare(self, prompts: list[str], audios: list[tuple[np.ndarray, int]]):
+        """Processor outputs for a batch, built by the harness adapter (left-padded)."""
+        from harness_tasks.models.base import Query
+
+        queries = [Query(prompt=p, audios=[{"array": y, "sampling_rate": int(sr)}])
+                   for p, (y, sr) in zip(prompts, audios)]
+        return self.lm.prepare(queries)
+
+    def hidden_states(self, inputs):
+        """``(hidden_states, audio_mask)`` of one forward pass; ``audio_mask`` is (batch, tokens)."""
+        import torch
+
+        with torch.inference_mode():
+            out = self.lm.model(**inputs, output_hidden_states=True, use_cache=False)
+        hs = out.hidden_states
+        if hs is None or len(hs) != self.n_layers + 1:
+            raise RuntimeError(
+                f"{self.lm.name}: expected {self.n_layers + 1} hidden states (embeddings + layers), got "
+                f"{None if hs is None else len(hs)}; this architecture does not return LM hidden states "
+                f"through output_hidden_states (see docs/probe.md)")
+        mask = inputs["input_ids"] == self.audio_token_id
+        return hs, mask
+
+    def features(self, prompts: list[str], audios: list[tuple[np.ndarray, int]], *,
+                 wanted: list[tuple[str, int | None]], n_segments: int = N_SEGMENTS,
+                 ids: list[str] | None = None) -> dict[tuple[str, int | None], np.ndarray]:
+        """Pooled features of one batch.
+
+        Parameters
+        ----------
+        prompts, audios : list
+            One prompt and one ``(samples, sample_rate)`` per clip.
+        wanted : list of (stage, layer)
+            ``("pre_lm", None)``, ``("lm_audio", l)``, ``("lm_text", l)`` with ``l`` in 0..N.
+        ids : list of str, optional
+            Clip ids for error messages.
+
+        Returns
+        -------
+        dict
+            ``(stage, layer) -> float32 array (batch, dim)``; dim is ``n_segments * hidden`` for
+            audio-position stages and ``hidden`` for ``lm_text``.
+        """
+        import torch
+
+        inputs = self.prepare(prompts, audios)
+        hs, mask = self.hidden_states(inputs)
+        counts = mask.sum(dim=1)
+        if bool((counts == 0).any()):
+            bad = [(ids or [f"row {i}" for i in range(len(prompts))])[i] for i in torch.nonzero(counts == 0)[:, 0]]
+            raise RuntimeError(f"{self.lm.name}: no audio placeholder tokens (id {self.audio_token_id}) in the "
+                               f"inputs of {', '.join(map(str, bad))}")
+        for stage, layer in wanted:
+            if stage in _LAYERED and not (0 <= int(layer) <= self.n_layers):
+                raise ValueError(f"layer {layer} out of range 0..{self.n_layers} for {self.lm.name}")
+        out: dict[tuple[str, int | None], np.ndarray] = {}
+        audio_layers = sorted({0 if s == "pre_lm" else int(l) for s, l in wanted if s in ("pre_lm", "lm_audio")})
+        if audio_layers:
+            stacked = torch.stack([hs[l] for l in audio_layers])          # (L, B, T, H)
+            pooled = []
+            for b in range(stacked.shape[1]):
+                pos = torch.nonzero(mask[b])[:, 0]
+                pooled.append(pool_segments_torch(stacked[:, b, pos, :], n_segments))   # (L, S*H)
+            arr = torch.stack(pooled, dim=1).cpu().numpy()                 # (L, B, S*H)
+            for stage, layer in wanted:
+                if stage == "pre_lm":
+                    out[(stage, layer)] = arr[audio_layers.index(0)]
+                elif stage == "lm_audio":
+                    out[(stage, layer)] = arr[audio_layers.index(int(layer))]
+        for stage, layer in wanted:
+            if stage == "lm_text":
+                out[(stage, layer)] = hs[int(layer)][:, -1, :].float().cpu().numpy()
+            elif stage not in MODEL_STAGES:
+                raise ValueError(f"unknown model stage {stage!r}; choose from {', '.join(MODEL_STAGES)}")
+        return out

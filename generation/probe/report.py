@@ -1,0 +1,172 @@
+"""Probe outputs: ``probe.csv``, ``probe.md`` and the two figures."""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections import defaultdict
+from pathlib import Path
+
+__all__ = ["CSV_COLUMNS", "STAGE_LABELS", "plot_layers", "plot_stages", "write_csv", "write_markdown"]
+
+CSV_COLUMNS = ("model", "category", "stage", "layer", "accuracy", "balanced_accuracy", "train_accuracy",
+               "n_train", "n_test", "dim", "seconds")
+STAGE_LABELS = {"mel": "log-mel", "pre_lm": "audio features (pre-LM)", "lm_audio": "LM, audio positions",
+                "lm_text": "LM, last position"}
+
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def write_csv(rows: list[dict], path) -> Path:
+    """Write the result rows (columns :data:`CSV_COLUMNS`) atomically."""
+    path = Path(path)
+    tmp = _tmp(path)
+    with open(tmp, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({**r, "layer": "" if r.get("layer") is None else r["layer"]})
+    os.replace(tmp, path)
+    return path
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _last_layer_rows(rows: list[dict]) -> dict[tuple[str, str], dict]:
+    """(category, stage) -> row of the stage (deepest probed layer for layered stages)."""
+    best: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        k = (r["category"], r["stage"])
+        if k not in best or (r["layer"] or 0) > (best[k]["layer"] or 0):
+            best[k] = r
+    return best
+
+
+def write_markdown(rows: list[dict], path, *, model: str | None, data: str) -> Path:
+    """Summary tables: stages x categories, then accuracy per layer for the layered stages."""
+    path = Path(path)
+    cats = list(dict.fromkeys(r["category"] for r in rows))
+    stages = list(dict.fromkeys(r["stage"] for r in rows))
+    last = _last_layer_rows(rows)
+    lines = ["# Linear probes (SPEC §10)", "", f"- model: `{model or '-'}`", f"- data: `{data}`",
+             "- probe: standardised features, one linear layer, logistic loss, AdamW lr 1e-3, wd 1e-4, "
+             "batch 512, 200 epochs, seed 1234; trained on `train`, scored on `test`",
+             "- features: sequences mean-pooled into 16 equal time segments and flattened", "",
+             "## Test accuracy by stage (%)", "",
+             "Layered stages show the deepest probed layer; balanced accuracy in parentheses.", "",
+             "| stage | " + " | ".join(cats) + " |", "|---|" + "---|" * len(cats)]
+    for s in stages:
+        cells = []
+        for c in cats:
+            r = last.get((c, s))
+            cells.append("-" if r is None else f"{_pct(r['accuracy'])} ({_pct(r['balanced_accuracy'])})")
+        label = STAGE_LABELS.get(s, s)
+        layer = next((last[(c, s)]["layer"] for c in cats if (c, s) in last), None)
+        lines.append(f"| {label}{'' if layer is None else f' L{layer}'} | " + " | ".join(cells) + " |")
+    for s in stages:
+        layered = [r for r in rows if r["stage"] == s and r["layer"] is not None]
+        if not layered:
+            continue
+        table = defaultdict(dict)
+        for r in layered:
+            table[r["layer"]][r["category"]] = r["accuracy"]
+        lines += ["", f"## {STAGE_LABELS.get(s, s)}: test accuracy per layer (%)", "",
+                  "| layer | " + " | ".join(cats) + " |", "|---|" + "---|" * len(cats)]
+        for layer in sorted(table):
+            lines.append(f"| {layer} | " + " | ".join(
+                _pct(table[layer][c]) if c in table[layer] else "-" for c in cats) + " |")
+    lines.append("")
+    tmp = _tmp(path)
+    tmp.write_text("\n".join(lines))
+    os.replace(tmp, path)
+    return path
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_layers(rows: list[dict], path, *, title: str = "") -> Path | None:
+    """Accuracy vs layer, one panel per category, with the 50 % chance line.
+
+    Layered stages are lines; ``mel`` and ``pre_lm`` are horizontal reference lines.
+    Returns ``None`` when no layered stage was probed.
+    """
+    layered = [r for r in rows if r["layer"] is not None]
+    if not layered:
+        return None
+    plt = _pyplot()
+    cats = list(dict.fromkeys(r["category"] for r in rows))
+    ncol = min(3, len(cats))
+    nrow = -(-len(cats) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.0 * nrow), squeeze=False, sharey=True)
+    styles = {"lm_audio": ("C0", "-"), "lm_text": ("C3", "-"), "mel": ("0.4", ":"), "pre_lm": ("C2", "--")}
+    for ax, c in zip(axes.flat, cats):
+        for s in ("lm_audio", "lm_text"):
+            pts = sorted((r["layer"], r["accuracy"]) for r in layered if r["category"] == c and r["stage"] == s)
+            if pts:
+                color, ls = styles[s]
+                ax.plot([p[0] for p in pts], [100 * p[1] for p in pts], ls, color=color, marker=".",
+                        label=STAGE_LABELS[s])
+        for s in ("mel", "pre_lm"):
+            r = next((r for r in rows if r["category"] == c and r["stage"] == s), None)
+            if r is not None:
+                color, ls = styles[s]
+                ax.axhline(100 * r["accuracy"], color=color, ls=ls, lw=1, label=STAGE_LABELS[s])
+        ax.axhline(50, color="k", lw=0.8, alpha=0.6, label="chance (50 %)")
+        ax.set_title(c)
+        ax.set_ylim(0, 102)
+        ax.set_xlabel("LM layer")
+        ax.grid(alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test accuracy (%)")
+    for ax in list(axes.flat)[len(cats):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return _save(fig, plt, path)
+
+
+def plot_stages(rows: list[dict], path, *, title: str = "") -> Path:
+    """Grouped bars: test accuracy per category for each stage (deepest probed layer)."""
+    plt = _pyplot()
+    last = _last_layer_rows(rows)
+    cats = list(dict.fromkeys(r["category"] for r in rows))
+    stages = [s for s in STAGE_LABELS if any(k[1] == s for k in last)]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(cats) + 2), 3.4))
+    width = 0.8 / max(1, len(stages))
+    for j, s in enumerate(stages):
+        xs = [i + (j - (len(stages) - 1) / 2) * width for i in range(len(cats))]
+        ys = [100 * last[(c, s)]["accuracy"] if (c, s) in last else 0 for c in cats]
+        layer = next((last[(c, s)]["layer"] for c in cats if (c, s) in last), None)
+        ax.bar(xs, ys, width=width, label=STAGE_LABELS[s] + ("" if layer is None else f" (L{layer})"))
+    ax.axhline(50, color="k", lw=0.8, ls="--", label="chance (50 %)")
+    ax.set_xticks(range(len(cats)), cats, rotation=30, ha="right")
+    ax.set_ylim(0, 102)
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(fontsize=8, ncol=2, loc="lower right")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return _save(fig, plt, path)
+
+
+def _save(fig, plt, path) -> Path:
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,281 @@
+"""The probe pipeline: extract (cached) features for train and test, fit one probe per
+(category, stage, layer), write the outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import vocalgrad
+
+from .cache import FeatureCache, FeatureKey
+from .data import PROBE_SPLITS, ClipSet, load_clips
+from .mel import MEL_SETTINGS, mel_feature
+from .pooling import N_SEGMENTS
+
+log = logging.getLogger("vocalgrad")
+
+__all__ = ["STAGES", "data_categories", "extract_features", "parse_layers", "parse_stages", "run_probe"]
+
+#: Feature stages, from the waveform to the LM's answer position (SPEC §10).
+STAGES: tuple[str, ...] = ("mel", "pre_lm", "lm_audio", "lm_text")
+LAYERED_STAGES: tuple[str, ...] = ("lm_audio", "lm_text")
+#: Clips per write of the mel stage.
+MEL_CHUNK = 64
+
+
+def parse_stages(spec: str | Sequence[str]) -> list[str]:
+    """``"mel,lm_text"`` or a list -> validated stage names in pipeline order."""
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    bad = [s for s in names if s not in STAGES]
+    if bad or not names:
+        raise ValueError(f"unknown stage(s) {bad or names}; choose from {', '.join(STAGES)}")
+    return [s for s in STAGES if s in names]
+
+
+def parse_layers(spec: str | Sequence[int], n_layers: int) -> list[int]:
+    """``"all"`` (layers 1..N), ``"1,10,25"`` or a list -> sorted layer numbers.
+
+    Layer 0 is the LM's input embedding (allowed when asked for); layer ``l`` is the output of
+    decoder layer ``l``.
+    """
+    if isinstance(spec, str):
+        if spec.strip().lower() == "all":
+            return list(range(1, n_layers + 1))
+        try:
+            values = [int(x) for x in spec.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(f"--layers must be 'all' or comma-separated integers, got {spec!r}") from None
+    else:
+        values = [int(x) for x in spec]
+    bad = [v for v in values if not 0 <= v <= n_layers]
+    if bad or not values:
+        raise ValueError(f"layer(s) {bad or values} out of range: the model has {n_layers} LM layers (0..{n_layers})")
+    return sorted(set(values))
+
+
+def data_categories(data: str) -> list[str]:
+    """Categories with a test config in a local Hub folder (all nine for a repo id)."""
+    folder = Path(data).expanduser()
+    if not folder.is_dir():
+        return list(vocalgrad.CATEGORY_NAMES)
+    found = [c for c in vocalgrad.CATEGORY_NAMES if any((folder / c).glob("test-*.parquet"))]
+    if not found:
+        raise FileNotFoundError(f"{folder}: no category configs (<category>/test-*.parquet); build it with "
+                                f"`vocalgrad hub TEST_RENDER TRAIN_RENDER --out HUB`")
+    return found
+
+
+def _source_id(data: str) -> str:
+    p = Path(data).expanduser()
+    return str(p.resolve()) if p.exists() else str(data)
+
+
+def _model_identity(model: Any) -> tuple[str, str]:
+    """(display name, identity string) of a model argument."""
+    if not isinstance(model, (str, Path)):
+        name = getattr(getattr(model, "config", None), "_name_or_path", None) or type(model).__name__
+        return str(name), f"object:{name}"
+    p = Path(model).expanduser()
+    if p.is_dir():
+        cfg = p / "config.json"
+        digest = hashlib.sha1(cfg.read_bytes()).hexdigest()[:12] if cfg.is_file() else "noconfig"
+        return str(model), f"{p.resolve()}#{digest}"
+    return str(model), str(model)
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="clip", disable=not enabled,
+                file=sys.stderr, leave=False)
+
+
+def extract_features(clips: ClipSet, *, mel_cache: FeatureCache | None, model_cache: FeatureCache | None,
+                     model_stages: Sequence[str] = (), layers: Sequence[int] = (),
+                     get_model: Callable[[], Any] | None = None, batch_size: int = 8,
+                     progress: bool = True) -> dict[str, int]:
+    """Compute and cache the features of one :class:`ClipSet` that are not cached yet.
+
+    Returns
+    -------
+    dict
+        Clips computed per producer (``{"mel": n, "model": n}``); 0 when all came from the cache.
+    """
+    digest, n = clips.ids_digest, len(clips)
+    done = {"mel": 0, "model": 0}
+    if mel_cache is not None:
+        key = FeatureKey("mel", None, clips.split, clips.category)
+        if not mel_cache.has(key, digest):
+            w = mel_cache.writer([key], n, digest)
+            with _progress(n, w.start, f"mel {clips.split}/{clips.category}", progress) as bar:
+                for start in range(w.start, n, MEL_CHUNK):
+                    idx = range(start, min(n, start + MEL_CHUNK))
+                    w.write({key: np.stack([mel_feature(*clips.audio(i)) for i in idx])})
+                    bar.update(len(idx))
+                    done["mel"] += len(idx)
+            w.close()
+    if model_cache is not None and model_stages:
+        wanted = [FeatureKey(s, None if s == "pre_lm" else layer, clips.split, clips.category)
+                  for s in model_stages for layer in ([None] if s == "pre_lm" else layers)]
+        missing = [k for k in wanted if not model_cache.has(k, digest)]
+        if missing:
+            if get_model is None:
+                raise ValueError("model stages requested but no model given (--model)")
+            w = model_cache.writer(missing, n, digest)
+            mf = get_model()
+            pairs = [(k.stage, k.layer) for k in w.keys]
+            with _progress(n, w.start, f"model {clips.split}/{clips.category}", progress) as bar:
+                for start in range(w.start, n, batch_size):
+                    idx = list(range(start, min(n, start + batch_size)))
+                    feats = mf.features([clips.prompt] * len(idx), [clips.audio(i) for i in idx],
+                                        wanted=pairs, ids=[clips.ids[i] for i in idx])
+                    w.write({k: feats[(k.stage, k.layer)] for k in w.keys})
+                    bar.update(len(idx))
+                    done["model"] += len(idx)
+            w.close()
+    return done
+
+
+def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
+              categories: Sequence[str] | None = None, stages: str | Sequence[str] = STAGES,
+              layers: str | Sequence[int] = "all", device: str = "auto", dtype: str = "auto",
+              batch_size: int = 8, audio_first: bool = False, system_prompt: str | None = None,
+              model_class: str | None = None, trust_remote_code: bool = False, cache_dir=None,
+              probe_device: str | None = None, epochs: int = 200, plots: bool = True,
+              progress: bool = True) -> dict[str, Any]:
+    """Run ``vocalgrad probe``: features, probes, ``probe.csv`` / ``probe.md`` / figures.
+
+    Parameters
+    ----------
+    data : str
+        Hub folder (with ``train`` and the category configs) or repo id.
+    out : path-like
+        Output folder; the feature cache goes to ``out/cache`` unless ``cache_dir`` is given.
+    model : str or PreTrainedModel, optional
+        Needed for the ``pre_lm``, ``lm_audio`` and ``lm_text`` stages.
+    categories : list of str, optional
+        Default: the categories present in a local folder (all nine for a repo id).
+    stages : str or list of str
+        Subset of :data:`STAGES`.
+    layers : "all" or str or list of int
+        LM layers for the layered stages (``all`` = 1..N).
+    device, dtype, audio_first, system_prompt, model_class, trust_remote_code
+        As the ``vocalgrad-hf`` model arguments (same prompt and message order as the harness).
+    batch_size : int
+        Clips per forward pass.
+    probe_device : str, optional
+        Device for probe training (default: the model's device, else cuda when available).
+    epochs : int
+        Probe epochs (SPEC: 200; lower only for quick looks).
+
+    Returns
+    -------
+    dict
+        ``rows`` (one dict per probe), ``files`` (written paths), ``computed`` (clips computed
+        per producer), ``extract_seconds`` and ``probe_seconds``.
+    """
+    stage_list = parse_stages(stages)
+    model_stages = [s for s in stage_list if s != "mel"]
+    if model_stages and model is None:
+        raise ValueError(f"stage(s) {', '.join(model_stages)} need --model; use --stages mel to probe "
+                         f"the log-mel features alone")
+    cats = [vocalgrad.category(c).name for c in (categories or data_categories(data))]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cache_root = Path(cache_dir) if cache_dir else out / "cache"
+    source = _source_id(data)
+
+    mel_cache = None
+    if "mel" in stage_list:
+        mel_cache = FeatureCache(cache_root, "mel", {"data": source, "mel": MEL_SETTINGS, "segments": N_SEGMENTS})
+    model_cache, layer_list, model_name, holder = None, [], None, {}
+    if model_stages:
+        model_name, identity = _model_identity(model)
+        if isinstance(model, (str, Path)):
+            import transformers
+
+            cfg = transformers.AutoConfig.from_pretrained(str(model), trust_remote_code=trust_remote_code)
+        else:
+            cfg = model.config
+        from .model_features import num_lm_layers
+
+        layer_list = parse_layers(layers, num_lm_layers(cfg)) if any(
+            s in LAYERED_STAGES for s in model_stages) else []
+        fp = {"data": source, "model": identity, "dtype": dtype, "audio_first": bool(audio_first),
+              "system_prompt": system_prompt, "prompt": "default", "segments": N_SEGMENTS}
+        tag = "model-" + Path(str(model_name).rstrip("/")).name
+        model_cache = FeatureCache(cache_root, tag, fp)
+
+        def get_model():
+            if "mf" not in holder:
+                from .model_features import ModelFeatures
+
+                holder["mf"] = ModelFeatures(model, processor=processor, device=device, dtype=dtype,
+                                             audio_first=audio_first, system_prompt=system_prompt,
+                                             model_class=model_class, trust_remote_code=trust_remote_code)
+            return holder["mf"]
+    else:
+        get_model = None
+
+    t0 = time.perf_counter()
+    computed = {"mel": 0, "model": 0}
+    clipsets: dict[tuple[str, str], ClipSet] = {}
+    for cat in cats:
+        for split in PROBE_SPLITS:
+            clips = load_clips(data, split, cat)
+            clipsets[(split, cat)] = clips
+            got = extract_features(clips, mel_cache=mel_cache, model_cache=model_cache, model_stages=model_stages,
+                                   layers=layer_list, get_model=get_model, batch_size=batch_size, progress=progress)
+            for k in computed:
+                computed[k] += got[k]
+    extract_s = time.perf_counter() - t0
+
+    if probe_device is None:
+        probe_device = holder["mf"].device if "mf" in holder else "auto"
+    if probe_device == "auto":
+        import torch
+
+        probe_device = "cuda" if torch.cuda.is_available() else "cpu"
+    from .trainer import train_probe
+
+    rows: list[dict] = []
+    t1 = time.perf_counter()
+    jobs = [(c, s, layer) for c in cats for s in stage_list
+            for layer in (layer_list if s in LAYERED_STAGES else [None])]
+    with _progress(len(jobs), 0, "probes", progress) as bar:
+        for cat, stage, layer in jobs:
+            cache = mel_cache if stage == "mel" else model_cache
+            mats = {}
+            for split in PROBE_SPLITS:
+                cs = clipsets[(split, cat)]
+                mats[split] = (cache.load(FeatureKey(stage, layer, split, cat), cs.ids_digest), cs.labels)
+            res = train_probe(mats["train"][0], mats["train"][1], mats["test"][0], mats["test"][1],
+                              epochs=epochs, device=probe_device)
+            rows.append({"model": model_name or "", "category": cat, "stage": stage, "layer": layer,
+                         **res.as_dict()})
+            bar.update(1)
+    probe_s = time.perf_counter() - t1
+
+    from .report import plot_layers, plot_stages, write_csv, write_markdown
+
+    files = [write_csv(rows, out / "probe.csv"),
+             write_markdown(rows, out / "probe.md", model=model_name, data=str(data))]
+    if plots:
+        try:
+            title = model_name or "log-mel"
+            files.append(plot_stages(rows, out / "probe_stages.png", title=title))
+            f = plot_layers(rows, out / "probe_layers.png", title=title)
+            if f is not None:
+                files.append(f)
+        except ImportError as exc:
+            log.warning("probe: plots skipped (%s); pip install 'vocalgrad[report]'", exc)
+    return {"rows": rows, "files": files, "computed": computed, "extract_seconds": extract_s,
+            "probe_seconds": probe_s}
