@@ -46,7 +46,7 @@ def _last_layer_rows(rows: list[dict]) -> dict[tuple[str, str], dict]:
     return best
 
 
-def write_markdown(rows: list[dict], path, *, model: str | None, data: str) -> Path:
+def write_markdown(rows: list[dict], path, *, model: str | None, data: str, epochs: int = 200) -> Path:
     """Summary tables: stages x categories, then accuracy per layer for the layered stages."""
     path = Path(path)
     cats = list(dict.fromkeys(r["category"] for r in rows))
@@ -54,7 +54,7 @@ def write_markdown(rows: list[dict], path, *, model: str | None, data: str) -> P
     last = _last_layer_rows(rows)
     lines = ["# Linear probes (SPEC §10)", "", f"- model: `{model or '-'}`", f"- data: `{data}`",
              "- probe: standardised features, one linear layer, logistic loss, AdamW lr 1e-3, wd 1e-4, "
-             "batch 512, 200 epochs, seed 1234; trained on `train`, scored on `test`",
+             f"batch 512, {epochs} epochs, seed 1234; trained on `train`, scored on `test`",
              "- features: sequences mean-pooled into 16 equal time segments and flattened", "",
              "## Test accuracy by stage (%)", "",
              "Layered stages show the deepest probed layer; balanced accuracy in parentheses.", "",
@@ -105,6 +105,8 @@ def plot_layers(rows: list[dict], path, *, title: str = "") -> Path | None:
     if not layered:
         return None
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     cats = list(dict.fromkeys(r["category"] for r in rows))
     ncol = min(3, len(cats))
     nrow = -(-len(cats) // ncol)
@@ -122,20 +124,21 @@ def plot_layers(rows: list[dict], path, *, title: str = "") -> Path | None:
             if r is not None:
                 color, ls = styles[s]
                 ax.axhline(100 * r["accuracy"], color=color, ls=ls, lw=1, label=STAGE_LABELS[s])
-        ax.axhline(50, color="k", lw=0.8, alpha=0.6, label="chance (50 %)")
+        ax.axhline(50, color="k", lw=0.8, ls="--", alpha=0.7, label="chance (50 %)")
         ax.set_title(c)
         ax.set_ylim(0, 102)
         ax.set_xlabel("LM layer")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("test accuracy (%)")
     for ax in list(axes.flat)[len(cats):]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), frameon=False, fontsize=8)
     if title:
         fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.tight_layout(rect=(0, 0.1 if nrow == 1 else 0.06, 1, 1))
     return _save(fig, plt, path)
 
 

@@ -91,10 +91,10 @@ def _model_identity(model: Any) -> tuple[str, str]:
     return str(model), str(model)
 
 
-def _progress(total: int, initial: int, desc: str, enabled: bool):
+def _progress(total: int, initial: int, desc: str, enabled: bool, unit: str = "clip"):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="clip", disable=not enabled,
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not enabled,
                 file=sys.stderr, leave=False)
 
 
@@ -183,6 +183,9 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
         per producer), ``extract_seconds`` and ``probe_seconds``.
     """
     stage_list = parse_stages(stages)
+    if str(data).startswith(("/", "./", "../", "~")) and not Path(data).expanduser().is_dir():
+        raise FileNotFoundError(f"--data {data}: no such folder; build it with "
+                                f"`vocalgrad hub TEST_RENDER TRAIN_RENDER --out HUB` or pass a Hub repo id")
     model_stages = [s for s in stage_list if s != "mel"]
     if model_stages and model is None:
         raise ValueError(f"stage(s) {', '.join(model_stages)} need --model; use --stages mel to probe "
@@ -225,6 +228,10 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     else:
         get_model = None
 
+    if not progress:
+        import datasets
+
+        datasets.disable_progress_bars()
     t0 = time.perf_counter()
     computed = {"mel": 0, "model": 0}
     clipsets: dict[tuple[str, str], ClipSet] = {}
@@ -250,7 +257,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     t1 = time.perf_counter()
     jobs = [(c, s, layer) for c in cats for s in stage_list
             for layer in (layer_list if s in LAYERED_STAGES else [None])]
-    with _progress(len(jobs), 0, "probes", progress) as bar:
+    with _progress(len(jobs), 0, "probes", progress, unit="probe") as bar:
         for cat, stage, layer in jobs:
             cache = mel_cache if stage == "mel" else model_cache
             mats = {}
@@ -267,7 +274,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     from .report import plot_layers, plot_stages, write_csv, write_markdown
 
     files = [write_csv(rows, out / "probe.csv"),
-             write_markdown(rows, out / "probe.md", model=model_name, data=str(data))]
+             write_markdown(rows, out / "probe.md", model=model_name, data=str(data), epochs=epochs)]
     if plots:
         try:
             title = model_name or "log-mel"
