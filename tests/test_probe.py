@@ -45,6 +45,28 @@ def test_pool_segments_means_and_layout():
     np.testing.assert_allclose(batch[1], 2 * out, rtol=1e-6)
 
 
+def test_log_mel_follows_the_spec_settings():
+    import librosa
+
+    from generation.probe.mel import log_mel, mel_feature
+
+    sr = 48000
+    t = np.arange(int(1.5 * sr)) / sr
+    y = (0.3 * np.sin(2 * np.pi * 440 * t) * np.linspace(0.1, 1, t.size)).astype(np.float32)
+    got = log_mel(y, sr)
+    import soxr
+
+    y16 = soxr.resample(y, sr, 16000, quality="HQ")
+    ref = librosa.power_to_db(librosa.feature.melspectrogram(y=y16, sr=16000, n_fft=1024, hop_length=256,
+                                                             n_mels=128, fmax=8000), ref=np.max).T
+    assert got.shape == ref.shape == (1 + len(y16) // 256, 128)
+    np.testing.assert_allclose(got, ref, atol=1e-3)
+    assert got.max() == pytest.approx(0.0)                  # dB re max
+    feat = mel_feature(y, sr)
+    assert feat.shape == (16 * 128,)
+    assert feat.reshape(16, 128)[-1].mean() > feat.reshape(16, 128)[0].mean()   # louder at the end
+
+
 # ----------------------------------------------------------------------------- trainer
 def _gauss(n, dim, seed, shift):
     rng = np.random.default_rng(seed)
@@ -128,6 +150,9 @@ def test_parse_layers_and_stages():
 
 
 # ----------------------------------------------------------------------------- mel stage, demo render
+N_DEMO = 4      # demo sources per split: 96 clips per category and split
+
+
 @pytest.fixture(scope="module")
 def demo_hub(tmp_path_factory):
     from generation.hub import build_hub
@@ -135,8 +160,8 @@ def demo_hub(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("probe_demo")
     cats = ["volume", "noise"]
-    render("demo", root / "test", categories=cats, n_sources=6, jobs=1, progress=False)
-    render("demo", root / "train", split="train", categories=cats, n_sources=6, jobs=1, progress=False)
+    render("demo", root / "test", categories=cats, n_sources=N_DEMO, jobs=1, progress=False)
+    render("demo", root / "train", split="train", categories=cats, n_sources=N_DEMO, jobs=1, progress=False)
     build_hub([root / "test", root / "train"], root / "hub", allow_partial=True)
     return root / "hub"
 
@@ -149,9 +174,9 @@ def test_mel_stage_on_demo_render_is_well_above_chance(demo_hub, tmp_path, monke
     print("mel probe accuracy:", {c: (r["accuracy"], r["balanced_accuracy"]) for c, r in by_cat.items()})
     for r in by_cat.values():
         assert r["accuracy"] >= 0.8 and r["balanced_accuracy"] >= 0.8
-        assert r["n_train"] == r["n_test"] == 6 * vocalgrad.CONDITIONS_PER_CATEGORY
+        assert r["n_train"] == r["n_test"] == N_DEMO * vocalgrad.CONDITIONS_PER_CATEGORY
         assert r["dim"] == 16 * 128
-    assert res["computed"]["mel"] == 4 * 6 * vocalgrad.CONDITIONS_PER_CATEGORY
+    assert res["computed"]["mel"] == 4 * N_DEMO * vocalgrad.CONDITIONS_PER_CATEGORY
     with open(out / "probe.csv") as fh:
         table = list(csv.DictReader(fh))
     assert [t["category"] for t in table] == ["volume", "noise"]
@@ -168,32 +193,43 @@ def test_mel_stage_on_demo_render_is_well_above_chance(demo_hub, tmp_path, monke
     again = run_probe(data=str(demo_hub), out=out, stages="mel", progress=False, plots=False)
     assert again["computed"] == {"mel": 0, "model": 0}
     assert [r["accuracy"] for r in again["rows"]] == [r["accuracy"] for r in res["rows"]]
-    meta = json.loads((out / "cache" / "mel" / "test" / "volume" / "mel.json").read_text())
-    assert meta["clips"] == 144 and meta["dtype"] == "float16"
+    (meta_path,) = (out / "cache").glob("mel-*/test/volume/mel.json")
+    meta = json.loads(meta_path.read_text())
+    assert meta["clips"] == N_DEMO * vocalgrad.CONDITIONS_PER_CATEGORY and meta["dtype"] == "float16"
 
 
 # ----------------------------------------------------------------------------- CLI and errors
-def test_cli_mel_only_and_clear_errors(demo_hub, tmp_path, capsys):
+def test_importing_the_probe_cli_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, generation.cli as c; c.build_parser(); import generation.probe.run; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+
+
+def test_cli_mel_only_and_clear_errors(tmp_path, capsys):
     from _probe_helpers import make_probe_hub
 
     from generation.cli import main
 
-    rc = main(["probe", "--data", str(demo_hub), "--stages", "mel", "--categories", "volume",
+    small = make_probe_hub(tmp_path / "small")
+    rc = main(["probe", "--data", str(small), "--stages", "mel", "--categories", "volume",
                "--out", str(tmp_path / "o"), "--quiet", "--no-plots", "--epochs", "5"])
     assert rc == 0
     assert "volume mel" in capsys.readouterr().out
     assert (tmp_path / "o" / "probe.csv").is_file()
 
-    rc = main(["probe", "--data", str(demo_hub), "--stages", "mel,lm_text", "--out", str(tmp_path / "o2")])
+    rc = main(["probe", "--data", str(small), "--stages", "mel,lm_text", "--out", str(tmp_path / "o2")])
     assert rc == 2 and "need --model" in capsys.readouterr().err
 
     rc = main(["probe", "--data", str(tmp_path / "nothing"), "--stages", "mel", "--categories", "volume",
                "--out", str(tmp_path / "o3"), "--quiet"])
     assert rc == 2 and "no such folder" in capsys.readouterr().err
 
-    no_train = make_probe_hub(tmp_path / "hub")
     import shutil
 
+    no_train = small
     shutil.rmtree(no_train / "train")
     rc = main(["probe", "--data", str(no_train), "--stages", "mel", "--out", str(tmp_path / "o4"), "--quiet"])
     err = capsys.readouterr().err

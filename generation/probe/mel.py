@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from functools import lru_cache
+
 from .pooling import N_SEGMENTS, pool_segments
 
 __all__ = ["MEL_SETTINGS", "log_mel", "mel_feature"]
@@ -25,10 +27,19 @@ def log_mel(y: np.ndarray, sr: int) -> np.ndarray:
         import soxr
 
         y = soxr.resample(y, int(sr), target, quality="HQ").astype(np.float32)
-    s = librosa.feature.melspectrogram(y=y, sr=target, n_fft=MEL_SETTINGS["n_fft"],
-                                       hop_length=MEL_SETTINGS["hop_length"],
-                                       n_mels=MEL_SETTINGS["n_mels"], fmax=MEL_SETTINGS["fmax"])
+    # = librosa.feature.melspectrogram(y=y, sr=16000, n_fft=1024, hop_length=256, n_mels=128,
+    # fmax=8000) with the filter bank built once per process.
+    spec = np.abs(librosa.stft(y, n_fft=MEL_SETTINGS["n_fft"], hop_length=MEL_SETTINGS["hop_length"])) ** 2
+    s = _mel_basis() @ spec
     return librosa.power_to_db(s, ref=np.max).T.astype(np.float32)
+
+
+@lru_cache(maxsize=1)
+def _mel_basis() -> np.ndarray:
+    import librosa
+
+    return librosa.filters.mel(sr=MEL_SETTINGS["sr"], n_fft=MEL_SETTINGS["n_fft"], n_mels=MEL_SETTINGS["n_mels"],
+                               fmax=MEL_SETTINGS["fmax"])
 
 
 def mel_feature(y: np.ndarray, sr: int, *, n_segments: int = N_SEGMENTS) -> np.ndarray:

@@ -151,6 +151,9 @@ class ModelFeatures:
         import torch
 
         inputs = self.prepare(prompts, audios)
+        am = inputs.get("attention_mask")
+        if am is not None and not bool(am[:, -1].all()):
+            raise RuntimeError(f"{self.lm.name}: inputs are not left-padded; the last position would be padding")
         hs, mask = self.hidden_states(inputs)
         counts = mask.sum(dim=1)
         if bool((counts == 0).any()):

@@ -15,7 +15,7 @@ import numpy as np
 
 import vocalgrad
 
-from .cache import FeatureCache, FeatureKey
+from .cache import FeatureCache, FeatureKey, fingerprint_digest
 from .data import PROBE_SPLITS, ClipSet, load_clips
 from .mel import MEL_SETTINGS, mel_feature
 from .pooling import N_SEGMENTS
@@ -198,7 +198,8 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
 
     mel_cache = None
     if "mel" in stage_list:
-        mel_cache = FeatureCache(cache_root, "mel", {"data": source, "mel": MEL_SETTINGS, "segments": N_SEGMENTS})
+        mel_fp = {"data": source, "mel": MEL_SETTINGS, "segments": N_SEGMENTS}
+        mel_cache = FeatureCache(cache_root, f"mel-{fingerprint_digest(mel_fp)[:8]}", mel_fp)
     model_cache, layer_list, model_name, holder = None, [], None, {}
     if model_stages:
         model_name, identity = _model_identity(model)
@@ -214,7 +215,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
             s in LAYERED_STAGES for s in model_stages) else []
         fp = {"data": source, "model": identity, "dtype": dtype, "audio_first": bool(audio_first),
               "system_prompt": system_prompt, "prompt": "default", "segments": N_SEGMENTS}
-        tag = "model-" + Path(str(model_name).rstrip("/")).name
+        tag = f"model-{Path(str(model_name).rstrip('/')).name}-{fingerprint_digest(fp)[:8]}"
         model_cache = FeatureCache(cache_root, tag, fp)
 
         def get_model():
