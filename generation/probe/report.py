@@ -148,7 +148,7 @@ def plot_stages(rows: list[dict], path, *, title: str = "") -> Path:
     last = _last_layer_rows(rows)
     cats = list(dict.fromkeys(r["category"] for r in rows))
     stages = [s for s in STAGE_LABELS if any(k[1] == s for k in last)]
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(cats) + 2), 3.4))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(cats)) + 3.2, 3.4))
     width = 0.8 / max(1, len(stages))
     for j, s in enumerate(stages):
         xs = [i + (j - (len(stages) - 1) / 2) * width for i in range(len(cats))]
@@ -159,7 +159,7 @@ def plot_stages(rows: list[dict], path, *, title: str = "") -> Path:
     ax.set_xticks(range(len(cats)), cats, rotation=30, ha="right")
     ax.set_ylim(0, 102)
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=8, ncol=2, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     if title:
         ax.set_title(title)
     fig.tight_layout()

@@ -278,7 +278,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
              write_markdown(rows, out / "probe.md", model=model_name, data=str(data), epochs=epochs)]
     if plots:
         try:
-            title = model_name or "log-mel"
+            title = Path(str(model_name).rstrip("/")).name if model_name else "log-mel"
             files.append(plot_stages(rows, out / "probe_stages.png", title=title))
             f = plot_layers(rows, out / "probe_layers.png", title=title)
             if f is not None:
