@@ -51,8 +51,8 @@ RECORD_METRICS: tuple[str, ...] = (
     "increase_ratio_all", "unparsed_rate", "error_rate", "exact_match_rate",
 )
 
-# clip id -> (audio-only dataset, row); filled by process_docs, read by doc_to_audio.
-_AUDIO_INDEX: dict[str, tuple[Any, int]] = {}
+# store key -> audio-only dataset; docs point into it with "audio_ref" = "<key>#<row>".
+_AUDIO_STORES: dict[str, Any] = {}
 _PROCESSED: dict[str, Any] = {}
 
 
@@ -139,21 +139,20 @@ def load_task_dataset(*, vocalgrad_config: str, vocalgrad_category: str | None =
 
 
 def process_docs(dataset):
-    """Drop the audio bytes from the docs and index them by clip id for :func:`doc_to_audio`.
+    """Replace the audio bytes in the docs by a reference (``audio_ref``) for :func:`doc_to_audio`.
 
-    Docs then hold only metadata, so lm-eval's per-sample logs stay small.
+    Docs then hold only metadata, so lm-eval's per-sample logs stay small; the bytes stay in the
+    (memory-mapped) dataset until a model reads them.
     """
     if "audio" not in dataset.column_names:
         return dataset
-    key = getattr(dataset, "_fingerprint", None)
-    if key is not None and key in _PROCESSED:
+    key = getattr(dataset, "_fingerprint", None) or f"ds{id(dataset)}"
+    if key in _PROCESSED:
         return _PROCESSED[key]
-    audio = dataset.select_columns(["audio"])
-    for row, cid in enumerate(dataset["id"]):
-        _AUDIO_INDEX[cid] = (audio, row)
-    docs = dataset.remove_columns(["audio"])
-    if key is not None:
-        _PROCESSED[key] = docs
+    _AUDIO_STORES[key] = dataset.select_columns(["audio"])
+    docs = dataset.remove_columns(["audio"]).add_column(
+        "audio_ref", [f"{key}#{row}" for row in range(len(dataset))])
+    _PROCESSED[key] = docs
     return docs
 
 
@@ -184,19 +183,19 @@ def doc_to_audio(doc: Mapping[str, Any]) -> list[ClipAudio]:
     Raises
     ------
     KeyError
-        If the doc carries no audio and its id was not indexed by :func:`process_docs`.
+        If the doc has neither ``audio`` nor an ``audio_ref`` made by :func:`process_docs` in
+        this process.
     """
     cid = doc.get("id", "?")
     if doc.get("audio") is not None:
         return [ClipAudio(cid, doc["audio"])]
-    try:
-        store, row = _AUDIO_INDEX[cid]
-    except KeyError:
+    key, _, row = str(doc.get("audio_ref") or "").rpartition("#")
+    if key not in _AUDIO_STORES:
         raise KeyError(
-            f"no audio for clip {cid!r}: the doc has no 'audio' field and process_docs did not "
-            f"index it"
-        ) from None
-    return [ClipAudio(cid, store, row)]
+            f"no audio for clip {cid!r}: the doc has no 'audio' field and no audio_ref from "
+            f"process_docs in this process"
+        )
+    return [ClipAudio(cid, _AUDIO_STORES[key], int(row))]
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
