@@ -150,10 +150,26 @@ def process_docs(dataset):
     if key in _PROCESSED:
         return _PROCESSED[key]
     _AUDIO_STORES[key] = dataset.select_columns(["audio"])
-    docs = dataset.remove_columns(["audio"]).add_column(
-        "audio_ref", [f"{key}#{row}" for row in range(len(dataset))])
+    meta = dataset.remove_columns(["audio"])
+    docs = DocList(meta.to_list())
+    for row, doc in enumerate(docs):
+        doc["audio_ref"] = f"{key}#{row}"
+    docs.features = meta.features
     _PROCESSED[key] = docs
     return docs
+
+
+class DocList(list):
+    """Docs as plain dicts (lm-eval iterates them several times; Arrow row access is slower).
+
+    ``features`` mirrors ``datasets.Dataset.features`` (lm-eval reads its keys).
+    """
+
+    features: Any = None
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self[0]) if self else []
 
 
 # ----------------------------------------------------------------------------- doc hooks
@@ -199,29 +215,26 @@ def doc_to_audio(doc: Mapping[str, Any]) -> list[ClipAudio]:
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """Score one answer: ``acc`` as 0/1, the other metrics from a compact record.
+    """Score one answer: ``acc`` as 0/1, the other metrics from a compact record code.
 
-    The record (``id``, ``direction``, ``pred``, ``status``, ``exact``, and ``retried`` when
-    the adapter reports it) also lands in lm-eval's per-sample log next to the doc (tier,
-    trajectory, ...) and the raw output.
+    The code (``gold:pred:status:exact|other[:retried]``, see
+    :func:`harness_tasks.metrics.record_code`) lands in lm-eval's per-sample log next to the
+    doc (clip id, tier, trajectory, ...) and the raw output.
     """
     raw = results[0] if results else None
     gold = doc_to_target(doc)
     pred, status = classify_answer(raw)
-    rec = {"id": doc.get("id"), "direction": gold, "pred": pred, "status": status,
-           "exact": is_exact_match(raw)}
-    retried = getattr(raw, "retried", None)
-    if retried is not None:
-        rec["retried"] = bool(retried)
+    code = metrics.record_code({"direction": gold, "pred": pred, "status": status,
+                                "exact": is_exact_match(raw), "retried": getattr(raw, "retried", False)})
     out: dict[str, Any] = {"acc": float(pred == gold)}
     for name in RECORD_METRICS:
-        out[name] = rec
+        out[name] = code
     return out
 
 
 # ----------------------------------------------------------------------------- aggregations
 def _agg(name: str):
-    def agg(items: list[Mapping[str, Any]]) -> float:
+    def agg(items: list[str]) -> float:
         return metrics.metric_from_table(name, metrics.tabulate(items))
 
     agg.__name__ = f"agg_{name}"
