@@ -211,3 +211,233 @@ HUB_COLUMNS: tuple[str, ...] = (
     "offset_sec", "split", "value_start", "value_end", "unit",
 )
 
+
+
+# --------------------------------------------------------------------------------------------
+# Hugging Face ``datasets`` side: Features, BuilderConfigs and the builder (created lazily)
+# --------------------------------------------------------------------------------------------
+#: Arrow-like type of every Hub column except ``audio`` (HUB_COLUMNS first, then the remaining
+#: manifest columns, which carry the realised parameters and provenance of each clip).
+def hub_column_types() -> dict[str, str]:
+    """Hub column name -> value dtype, in column order (``audio`` excluded).
+
+    The first names are :data:`HUB_COLUMNS`; after them come the manifest columns that
+    :data:`HUB_COLUMNS` does not list (``gender``, ``sha256``, ``recipe``, ...), so that every
+    manifest column except ``path`` (replaced by the audio) reaches the Hub. All vocabularies
+    (category, direction, tier, trajectory, split, label) are plain strings; see docs/hub.md.
+    """
+    manifest = {HUB_RENAMES.get(name, name): dtype for name, dtype, _ in MANIFEST_COLUMNS}
+    manifest.update(prompt="string", label="string")
+    out = {name: manifest[name] for name in HUB_COLUMNS if name != "audio"}
+    out.update((n, t) for n, t in manifest.items() if n not in out and n != "path")
+    return out
+
+
+def features(sample_rate: int | None = 48000):
+    """The :class:`datasets.Features` of every VocalGrad config.
+
+    Parameters
+    ----------
+    sample_rate : int or None
+        Sampling rate given to :class:`datasets.Audio` (the rate of the rendered clips; decoding
+        at that rate involves no resampling). ``None`` decodes at each file's own rate.
+
+    Returns
+    -------
+    datasets.Features
+        ``audio`` (:class:`datasets.Audio`, FLAC bytes) followed by :func:`hub_column_types`.
+    """
+    import datasets
+
+    cols = {"audio": datasets.Audio(sampling_rate=sample_rate)}
+    cols.update((name, datasets.Value(dtype)) for name, dtype in hub_column_types().items())
+    return datasets.Features(cols)
+
+
+def hub_record(row: dict, audio_bytes: bytes) -> dict:
+    """Turn one manifest row and its clip bytes into a Hub example (all Hub columns).
+
+    ``audio`` is ``{"bytes": ..., "path": "<clip_id>.flac"}``; ``prompt`` is
+    :func:`build_prompt` of the category and ``label`` repeats ``direction``.
+    """
+    rec: dict = {"audio": {"bytes": audio_bytes, "path": str(row["path"]).rsplit("/", 1)[-1]}}
+    for name, value in row.items():
+        name = HUB_RENAMES.get(name, name)
+        if name != "path":
+            rec[name] = value
+    rec["prompt"] = build_prompt(row["category"])
+    rec["label"] = row["direction"]
+    return {"audio": rec["audio"], **{name: rec[name] for name in hub_column_types()}}
+
+
+#: Config name -> (categories it holds, render split it is built from, Hub split name).
+def builder_config_specs() -> dict[str, tuple[tuple[str, ...], str, str]]:
+    """Every Hub config: the nine categories, ``all`` (default), ``beep`` and ``train``."""
+    specs = {name: ((name,), "test", "test") for name in CATEGORY_NAMES}
+    specs["all"] = (CATEGORY_NAMES, "test", "test")
+    specs["beep"] = (BEEP_CATEGORIES, "beep", "test")
+    specs["train"] = (CATEGORY_NAMES, "train", "train")
+    return specs
+
+
+class RenderDirError(ValueError):
+    """A rendered directory cannot be read as VocalGrad data; the message lists what is wrong."""
+
+
+def _read_render_meta(data_dir) -> dict:
+    import json
+    from pathlib import Path
+
+    path = Path(data_dir) / "render.json"
+    if not path.is_file():
+        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise RenderDirError(f"{path}: not valid JSON ({exc}); re-run `vocalgrad render`") from None
+
+
+def _make_builder_classes() -> dict:
+    """Create :class:`VocalGradConfig` and :class:`VocalGrad` (imports ``datasets``)."""
+    import hashlib
+    from dataclasses import dataclass
+    from pathlib import Path
+
+    import datasets
+
+    @dataclass
+    class VocalGradConfig(datasets.BuilderConfig):
+        """BuilderConfig of one VocalGrad config.
+
+        Attributes
+        ----------
+        categories : tuple of str
+            Categories whose clips the config holds.
+        render_split : str
+            ``split`` of the render (render.json) the config is built from.
+        hub_split : str
+            Name of the split it yields (``test`` or ``train``).
+        """
+
+        categories: tuple = CATEGORY_NAMES
+        render_split: str = "test"
+        hub_split: str = "test"
+
+    class VocalGrad(datasets.GeneratorBasedBuilder):
+        """Builds a VocalGrad config from a rendered directory (``data_dir=``).
+
+        Examples
+        --------
+        >>> b = VocalGrad(config_name="pitch", data_dir="build/")  # doctest: +SKIP
+        >>> b.download_and_prepare(); ds = b.as_dataset(split="test")  # doctest: +SKIP
+        """
+
+        BUILDER_CONFIG_CLASS = VocalGradConfig
+        BUILDER_CONFIGS = [
+            VocalGradConfig(
+                name=name, version=datasets.Version("1.0.0"), categories=cats, render_split=rs, hub_split=hs,
+                description=(f"{category(name).attribute}: " if name in CATEGORY_NAMES else f"{name}: ")
+                + ", ".join(cats),
+            )
+            for name, (cats, rs, hs) in builder_config_specs().items()
+        ]
+        DEFAULT_CONFIG_NAME = "all"
+        DEFAULT_WRITER_BATCH_SIZE = 100  # rows of audio per Arrow record batch
+
+        def __init__(self, *args, **kwargs):
+            # Cache key follows the render's content, so a re-render is never served stale.
+            data_dir = kwargs.get("data_dir")
+            if kwargs.get("hash") is None and data_dir and Path(data_dir, "manifest.parquet").is_file():
+                digest = hashlib.sha256(Path(data_dir, "manifest.parquet").read_bytes())
+                if Path(data_dir, "render.json").is_file():
+                    digest.update(Path(data_dir, "render.json").read_bytes())
+                kwargs["hash"] = digest.hexdigest()[:16]
+            super().__init__(*args, **kwargs)
+
+        def _info(self):
+            sr = 48000
+            if self.config.data_dir and Path(self.config.data_dir, "render.json").is_file():
+                sr = int(_read_render_meta(self.config.data_dir).get("sample_rate", sr))
+            return datasets.DatasetInfo(
+                description="VocalGrad: does one acoustic attribute increase or decrease over the clip?",
+                features=features(sr),
+                homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}",
+                license=LICENSE,
+                citation=PAPER,
+            )
+
+        def _split_generators(self, dl_manager):
+            if not self.config.data_dir:
+                raise RenderDirError(
+                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`); "
+                    f"to load the published set use load_dataset({HUB_REPO_ID!r}, {self.config.name!r})"
+                )
+            data_dir = Path(self.config.data_dir)
+            meta = _read_render_meta(data_dir)
+            if meta.get("split") != self.config.render_split:
+                raise RenderDirError(
+                    f"{data_dir / 'render.json'}: split is {meta.get('split')!r} but config "
+                    f"{self.config.name!r} is built from a {self.config.render_split!r} render; "
+                    f"pass the matching render folder as data_dir"
+                )
+            rows = _manifest_rows(data_dir, self.config.categories)
+            missing, changed = [], []
+            for row in rows:  # check everything first: one error listing every bad clip
+                path = Path(data_dir, row["path"])
+                if not path.is_file():
+                    missing.append(str(path))
+                elif hashlib.sha256(path.read_bytes()).hexdigest() != row["sha256"]:
+                    changed.append(str(path))
+            if missing or changed:
+                raise RenderDirError(
+                    f"{data_dir}: {len(missing)} clip(s) missing, {len(changed)} clip(s) whose sha256 differs from "
+                    "manifest.parquet; re-run the render (it resumes) to fix them:\n  "
+                    + "\n  ".join([f"missing: {p}" for p in missing] + [f"sha256 differs: {p}" for p in changed])
+                )
+            return [datasets.SplitGenerator(name=self.config.hub_split,
+                                            gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
+
+        def _generate_examples(self, data_dir, rows):
+            for row in rows:
+                yield row["clip_id"], hub_record(row, Path(data_dir, row["path"]).read_bytes())
+
+    for cls in (VocalGradConfig, VocalGrad):  # picklable as vocalgrad.<name>
+        cls.__qualname__ = cls.__name__
+        cls.__module__ = __name__
+    return {"VocalGradConfig": VocalGradConfig, "VocalGrad": VocalGrad}
+
+
+def _manifest_rows(data_dir, categories=None) -> list[dict]:
+    """Manifest rows of ``data_dir`` (optionally only ``categories``), sorted by clip id."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    path = Path(data_dir) / "manifest.parquet"
+    if not path.is_file():
+        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+    table = pq.read_table(path)
+    missing = [name for name in MANIFEST_COLUMN_NAMES if name not in table.column_names]
+    if missing:
+        raise RenderDirError(f"{path}: missing columns {', '.join(missing)}; re-run `vocalgrad render`")
+    rows = table.select(list(MANIFEST_COLUMN_NAMES)).to_pylist()
+    if categories is not None:
+        wanted = set(categories)
+        rows = [r for r in rows if r["category"] in wanted]
+    return sorted(rows, key=lambda r: r["clip_id"])
+
+
+_LAZY: dict = {}
+
+
+def __getattr__(name: str):
+    # Module-level lazy attributes (PEP 562): the builder classes import ``datasets`` only when used.
+    if name in ("VocalGrad", "VocalGradConfig"):
+        if not _LAZY:
+            _LAZY.update(_make_builder_classes())
+        return _LAZY[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"VocalGrad", "VocalGradConfig"})

@@ -14,6 +14,9 @@ import sys
 #: Modules that contribute sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES = (
     "generation.render",
+    "generation.hub",
+    "generation.publish",
+    "generation.demo",
 )
 
 

@@ -11,9 +11,9 @@ Where the time goes in the per-chunk form (profile of one 3.4-s source, all 24 c
 * magnitudes, phases and the wrapped phase increments of every STFT column are precomputed once;
   the phase-vocoder loop then runs over frames for all chunks of a clip together, reproducing
   librosa's float32 phase accumulation step by step;
-* inverse STFTs are batched per frame count (``librosa.istft`` on stacked rows; rows of equal frame
-  count but different target length are cut from the longest, which is exact because later frames
-  do not reach the shorter rows' samples).
+* the inverse STFT of all chunks of a clip is one batched overlap-add (:func:`_istft_rows`) that
+  keeps librosa's float32 accumulation order; per-call set-up of ``librosa.istft`` (window, window
+  sum, numba dispatch) was the largest single cost.
 
 Results equal :mod:`.chunked`'s per-chunk functions to float rounding (checked by the tests and
 by ``benchmarks/render_speed.py``).
@@ -76,52 +76,109 @@ def _segment_stft(x, layout, params, cache) -> _SegmentSTFT:
     return st
 
 
+def _istft_rows(S: np.ndarray, n_frames: np.ndarray, lengths: np.ndarray, n_fft: int, hop: int) -> np.ndarray:
+    """Inverse STFT of stacked rows that differ in frame count and target length.
+
+    Reproduces ``librosa.istft(S[r, :n_frames[r]].T, n_fft=..., hop_length=..., window="hann",
+    length=lengths[r], dtype=np.float32)`` for every row ``r`` (centered frames, the same float32
+    overlap-add order: the head frames first, then frame by frame).
+
+    Parameters
+    ----------
+    S : np.ndarray, shape (rows, frames, n_fft // 2 + 1), complex64
+        Frame-major spectra; frames at or past ``n_frames[r]`` must be zero.
+
+    Returns
+    -------
+    np.ndarray, shape (rows, max(lengths)), float32; row ``r`` is valid up to ``lengths[r]``.
+    """
+    import librosa
+    from scipy.signal import get_window
+
+    rows, t_max, _ = S.shape
+    half = n_fft // 2
+    # librosa trims frames that cannot reach the output; later frames never touch [0, length).
+    used = np.minimum(n_frames, np.ceil((lengths + 2 * half) / hop).astype(np.intp))
+    frames = get_window("hann", n_fft, fftbins=True) * np.fft.irfft(S, n=n_fft, axis=-1)  # float64
+    length = int(lengths.max())
+    start_frame = -(-half // hop)
+    head = np.zeros((rows, n_fft + hop * (start_frame - 1)), dtype=np.float32)
+    for f in range(min(start_frame, t_max)):
+        head[:, f * hop: f * hop + n_fft] += frames[:, f]
+    y = np.zeros((rows, max(length, head.shape[1])), dtype=np.float32)
+    y[:, : head.shape[1] - half] = head[:, half:]
+    offset = start_frame * hop - half
+    for f in range(start_frame, t_max):
+        pos = (f - start_frame) * hop + offset
+        n = min(n_fft, y.shape[1] - pos)
+        if n <= 0:
+            break
+        y[:, pos:pos + n] += frames[:, f, :n]
+    y = y[:, :length]
+    for n_used in np.unique(used):
+        wss = librosa.filters.window_sumsquare(window="hann", n_frames=int(n_used), win_length=n_fft,
+                                               n_fft=n_fft, hop_length=hop, dtype=np.float32)
+        wss = librosa.util.fix_length(wss[half:], size=length)
+        nz = np.flatnonzero(wss > librosa.util.tiny(wss))
+        sel = np.flatnonzero(used == n_used)
+        if len(sel) == rows:
+            y[:, nz] /= wss[nz]
+        else:
+            y[np.ix_(sel, nz)] /= wss[nz]
+    return y
+
+
 def _stretch_rows(st: _SegmentSTFT, chunks: np.ndarray, rates: np.ndarray) -> list[np.ndarray]:
     """Time-stretch the context segments ``chunks`` by ``rates``; returns each full stretched signal.
 
-    Equals ``librosa.effects.time_stretch(segment, rate=r, n_fft=..., hop_length=...)`` per row.
+    Equals ``librosa.effects.time_stretch(segment, rate=r, n_fft=..., hop_length=...)`` per row:
+    magnitudes are interpolated for all frames at once, only the float32 phase accumulation runs
+    frame by frame (for all rows together).
     """
     import librosa
 
     out: list = [None] * len(chunks)
     for gi in np.unique(st.group_of[chunks]):
-        sel = np.flatnonzero(st.group_of[chunks] == gi)
-        mag, ang, inc = st.vocoder_tables(gi)
+        members = np.flatnonzero(st.group_of[chunks] == gi)
         n_frames = st.groups[gi]["D"].shape[-1]
-        steps = [np.arange(0, n_frames, rates[i], dtype=np.float64) for i in sel]
-        lens = np.array([len(s) for s in steps])
-        order = np.argsort(-lens, kind="stable")
-        sel, lens = sel[order], lens[order]
-        t_max = int(lens[0])
-        step_mat = np.zeros((len(sel), t_max))
-        for r, i in enumerate(order):
-            step_mat[r, : lens[r]] = steps[i]
-        rows = st.row_of[chunks[sel]]
-        phase = ang[rows, 0].copy()
-        phases = np.zeros((len(sel), t_max, mag.shape[-1]), dtype=np.float32)
-        mags = np.zeros((len(sel), t_max, mag.shape[-1]), dtype=np.float64)
-        active = len(sel)
-        for t in range(t_max):
-            while lens[active - 1] <= t:
-                active -= 1
-            step = step_mat[:active, t]
-            k = step.astype(np.intp)
-            alpha = np.mod(step, 1.0)[:, None]
-            rr = rows[:active]
-            mags[:active, t] = (1.0 - alpha) * mag[rr, k] + alpha * mag[rr, k + 1]
-            phases[:active, t] = phase[:active]
-            phase[:active] = phase[:active] + inc[rr, k]
-        stretched = librosa.util.phasor(phases, mag=mags).astype(np.complex64, copy=False).transpose(0, 2, 1)
-        seg_len = st.groups[gi]["length"]
-        targets = [int(round(seg_len / rates[i])) for i in sel]
-        for n_t in np.unique(lens):
-            rsel = np.flatnonzero(lens == n_t)
-            length = max(targets[r] for r in rsel)
-            y = librosa.istft(stretched[rsel, :, :n_t], n_fft=st.n_fft, hop_length=st.hop, length=length,
-                              dtype=np.float32)
-            for j, r in enumerate(rsel):
-                out[sel[r]] = y[j, : targets[r]]
+        steps = {i: np.arange(0, n_frames, rates[i], dtype=np.float64) for i in members}
+        members = sorted(members, key=lambda i: len(steps[i]))
+        # Rows go through in small batches of similar length: the working set stays in cache.
+        for b in range(0, len(members), _ROW_BATCH):
+            sel = np.array(members[b:b + _ROW_BATCH])
+            _stretch_batch(st, gi, chunks, sel, [steps[i] for i in sel], rates, out)
     return out
+
+
+_ROW_BATCH = 8
+
+
+def _stretch_batch(st, gi, chunks, sel, steps, rates, out):
+    import librosa
+
+    mag, ang, inc = st.vocoder_tables(gi)
+    lens = np.array([len(s) for s in steps])
+    t_max = int(lens.max())
+    step_mat = np.zeros((len(sel), t_max))
+    for r, s in enumerate(steps):
+        step_mat[r, : len(s)] = s
+    rows = st.row_of[chunks[sel]][:, None]
+    k = step_mat.astype(np.intp)
+    alpha = np.mod(step_mat, 1.0)[:, :, None]
+    mags = (1.0 - alpha) * mag[rows, k] + alpha * mag[rows, k + 1]
+    incs = inc[rows, k]
+    phases = np.empty(mags.shape, dtype=np.float32)
+    phase = ang[rows[:, 0], 0].copy()
+    for t in range(t_max):
+        phases[:, t] = phase
+        phase = (phase + incs[:, t]).astype(np.float32)
+    stretched = librosa.util.phasor(phases, mag=mags).astype(np.complex64, copy=False)
+    stretched[np.arange(t_max)[None, :] >= lens[:, None]] = 0
+    seg_len = st.groups[gi]["length"]
+    targets = np.array([int(round(seg_len / rates[i])) for i in sel])
+    y = _istft_rows(stretched, lens, targets, st.n_fft, st.hop)
+    for r, i in enumerate(sel):
+        out[i] = y[r, : targets[r]]
 
 
 def _memo(cache, key, fn):

@@ -1,0 +1,139 @@
+"""``vocalgrad demo``: the whole pipeline on the embedded demo voices, offline, in minutes.
+
+Steps (each resumable; rerun the command to continue after an interruption):
+
+1. render the first N demo sources (all nine categories, 216 clips each) into ``OUT/render``;
+2. build the Hub folder ``OUT/hub`` from it;
+3. score the reference baselines through lm-eval (``vocalgrad-eval``) on that folder:
+   the signal-processing oracle, a seeded coin and the constant "increase" answer;
+4. write ``OUT/summary.md``: accuracy per category for each baseline, next to the paper's numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import vocalgrad as vg
+
+__all__ = ["run_demo", "register_cli", "BASELINES"]
+
+#: (label, model name, model_args) of the baselines the demo scores.
+BASELINES = (
+    ("oracle", "vocalgrad-oracle", ""),
+    ("chance", "vocalgrad-chance", "seed=1234"),
+    ("always-increase", "vocalgrad-constant", "direction=increase"),
+)
+#: Paper rows shown for comparison (SPEC §9): accuracy % per category in CATEGORY_NAMES order, avg.
+PAPER_ROWS = {
+    "Human (paper)": (95.3, 84.7, 100.0, 86.0, 99.3, 100.0, 94.7, 90.7, 99.3, 94.4),
+    "Gemini 3 Flash (paper)": (50.0, 51.5, 49.9, 48.1, 44.8, 55.5, 50.3, 54.0, 47.6, 50.2),
+}
+_PAPER_ORDER = ("speed", "pitch", "volume", "distortion", "roughness", "noise", "echo", "clarity", "vibration")
+
+
+def _step(msg: str) -> None:
+    print(f"\n== {msg}", file=sys.stderr, flush=True)
+
+
+def _evaluate(hub_dir: Path, results_dir: Path, name: str, model: str, model_args: str) -> Path:
+    """Run one baseline through vocalgrad-eval (a subprocess: lm-eval keeps global state)."""
+    out = results_dir / name
+    done = sorted(out.rglob("results_*.json"))
+    if done:
+        return done[-1]
+    cmd = [sys.executable, "-m", "harness_tasks.cli", "--model", model, "--tasks", "vocalgrad",
+           "--output_path", str(out), "--log_samples"]
+    if model_args:
+        cmd += ["--model_args", model_args]
+    env = dict(os.environ, VOCALGRAD_DATASET=str(hub_dir), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"vocalgrad-eval failed for {name}:\n{proc.stdout[-3000:]}")
+    done = sorted(out.rglob("results_*.json"))
+    if not done:
+        raise RuntimeError(f"vocalgrad-eval wrote no results file under {out}")
+    return done[-1]
+
+
+def _category_acc(results_file: Path) -> dict[str, float]:
+    res = json.loads(results_file.read_text())["results"]
+    acc = {}
+    for cat in vg.CATEGORY_NAMES:
+        entry = res.get(f"vocalgrad_{cat}", {})
+        val = entry.get("acc,none", entry.get("acc"))
+        if val is not None:
+            acc[cat] = 100.0 * float(val)
+    return acc
+
+
+def write_summary(out_dir: Path, accs: dict[str, dict[str, float]], n_clips: int) -> Path:
+    """Markdown table of accuracy per category for the baselines and the paper's rows."""
+    head = ["model"] + list(vg.CATEGORY_NAMES) + ["avg"]
+    lines = ["# VocalGrad demo: baseline accuracy (%)", "",
+             f"{n_clips} clips rendered from the synthetic demo voices (not the VCTK reference set).", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, acc in accs.items():
+        vals = [acc.get(c) for c in vg.CATEGORY_NAMES]
+        have = [v for v in vals if v is not None]
+        avg = sum(have) / len(have) if have else None
+        cells = ["" if v is None else f"{v:.1f}" for v in vals + [avg]]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for name, row in PAPER_ROWS.items():
+        by = dict(zip(_PAPER_ORDER, row[:9]))
+        lines.append(f"| {name} | " + " | ".join(f"{by[c]:.1f}" for c in vg.CATEGORY_NAMES) + f" | {row[9]:.1f} |")
+    path = out_dir / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None = None,
+             evaluate: bool = True) -> Path:
+    """Render, build the Hub folder, score the baselines, write the summary. Returns summary.md."""
+    from .hub import build_hub
+    from .render import render
+
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _step(f"1/4 render the demo set ({'all' if n_sources is None else n_sources} sources x 216 clips)")
+    summary = render("demo", out / "render", n_sources=n_sources, jobs=jobs)
+    n_clips = summary.clips_total
+    _step("2/4 build the Hub folder")
+    build_hub([out / "render"], out / "hub")
+    accs: dict[str, dict[str, float]] = {}
+    if evaluate:
+        for k, (name, model, args) in enumerate(BASELINES, 1):
+            _step(f"3/4 score baseline {k}/{len(BASELINES)}: {name} ({model}) through lm-eval")
+            accs[name] = _category_acc(_evaluate(out / "hub", out / "results", name, model, args))
+    _step("4/4 summary")
+    path = write_summary(out, accs, n_clips)
+    print(path.read_text())
+    print(f"done in {time.perf_counter() - t0:.0f} s: clips in {out / 'render'}, Hub folder in {out / 'hub'}, "
+          f"lm-eval results in {out / 'results'}", file=sys.stderr)
+    return path
+
+
+def register_cli(sub) -> None:
+    p = sub.add_parser("demo", help="render the embedded demo set, build the Hub folder, score baselines",
+                       description="The whole pipeline on the embedded synthetic voices, offline.")
+    p.add_argument("--out", default="demo_out", help="output folder (default demo_out)")
+    p.add_argument("--sources", type=int, default=4, help="demo sources to render (default 4 = 864 clips)")
+    p.add_argument("--full", action="store_true", help="render all 100 test sources (21,600 clips)")
+    p.add_argument("--jobs", type=int, help="render worker processes (default: all cores)")
+    p.add_argument("--no-eval", action="store_true", help="stop after building the Hub folder")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    try:
+        run_demo(args.out, n_sources=None if args.full else args.sources, jobs=args.jobs,
+                 evaluate=not args.no_eval)
+    except (ValueError, RuntimeError) as exc:
+        print(f"vocalgrad demo: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,476 @@
+"""Rendered set(s) -> publishable Hugging Face dataset folder (``vocalgrad hub``).
+
+The folder holds ``README.md`` (the dataset card with its YAML header: licence, ``configs:``,
+``dataset_info``) and one sub-folder of parquet shards per config, e.g.
+``pitch/test-00000-of-00001.parquet``. The ``all`` config lists the nine category folders as its
+data files, so no audio is stored twice; ``beep`` and ``train`` get their own folders when those
+renders are given. No ``.py`` file is written: ``datasets`` >= 4 refuses repos with scripts.
+
+Shards are byte-identical on re-run for the same inputs and the same pyarrow version: rows are
+sorted by clip id, the writer settings are fixed and nothing time-dependent is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import vocalgrad
+
+__all__ = [
+    "HubBuildError",
+    "MAX_SHARD_BYTES",
+    "ROW_GROUP_ROWS",
+    "RenderCheck",
+    "build_hub",
+    "check_render",
+    "register_cli",
+    "render_card",
+]
+
+#: Largest shard, counted in FLAC bytes. 256 MB keeps each file well under the dataset viewer's
+#: and ``datasets``' 500 MB shard size while a 2,400-clip category (~0.5 GB) needs only 2 shards.
+MAX_SHARD_BYTES = 256 * 1024**2
+#: Rows per parquet row group: ~100 four-second clips (~20 MB) per group, the row-group size that
+#: ``datasets`` itself uses for audio and small enough for the viewer to page through.
+ROW_GROUP_ROWS = 100
+#: Problems of each kind listed verbatim in an error before the rest are only counted.
+_LIST_AT_MOST = 20
+_CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
+_PRETTY_NAME = "VocalGrad"
+
+
+class HubBuildError(ValueError):
+    """The input renders or the output folder are unusable; the message lists every problem."""
+
+
+@dataclass
+class RenderCheck:
+    """Result of :func:`check_render` for one render directory.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The render directory.
+    meta : dict
+        Contents of ``render.json``.
+    rows : list of dict
+        Manifest rows sorted by clip id.
+    problems : list of str
+        Everything wrong (empty when the render is usable).
+    missing : list of str
+        Clip ids a complete render of the same sources would have and this one lacks (a problem
+        unless ``allow_partial``).
+    """
+
+    path: Path
+    meta: dict
+    rows: list
+    problems: list = field(default_factory=list)
+    missing: list = field(default_factory=list)
+
+
+def _listed(kind: str, items: list[str]) -> list[str]:
+    shown = [f"{kind}: {item}" for item in items[:_LIST_AT_MOST]]
+    if len(items) > _LIST_AT_MOST:
+        shown.append(f"{kind}: ... and {len(items) - _LIST_AT_MOST} more")
+    return shown
+
+
+def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
+    """Check one render directory against the render contract.
+
+    Parameters
+    ----------
+    render_dir : path-like
+        Output folder of ``vocalgrad render``.
+    verify_sha256 : bool
+        Hash every clip and compare with the manifest (reads all audio once).
+
+    Returns
+    -------
+    RenderCheck
+        ``problems`` lists missing files/columns, duplicate ids, split mismatches, missing clips,
+        sha256 mismatches and clips on disk that the manifest does not list; ``missing`` lists
+        the conditions a complete render of the same sources would have and this one lacks.
+    """
+    root = Path(render_dir)
+    if not root.is_dir():
+        raise HubBuildError(f"{root}: no such render directory")
+    try:
+        meta = vocalgrad._read_render_meta(root)
+        rows = vocalgrad._manifest_rows(root)
+    except vocalgrad.RenderDirError as exc:
+        raise HubBuildError(str(exc)) from None
+    check = RenderCheck(root, meta, rows)
+    split = meta.get("split")
+    if split not in vocalgrad.SPLITS:
+        check.problems.append(f"{root / 'render.json'}: split {split!r} is not one of {', '.join(vocalgrad.SPLITS)}")
+    ids = [r["clip_id"] for r in rows]
+    dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    check.problems += _listed("duplicate clip_id in manifest.parquet", dupes)
+    bad_split = [r["clip_id"] for r in rows if r["split"] != split]
+    check.problems += _listed(f"manifest split differs from render.json ({split!r})", bad_split)
+    bad_vocab = [
+        f"{r['clip_id']} ({name}={r[name]!r})"
+        for r in rows
+        for name, allowed in (("category", vocalgrad.CATEGORY_NAMES), ("tier", vocalgrad.TIERS),
+                              ("trajectory", vocalgrad.TRAJECTORIES), ("direction", vocalgrad.DIRECTIONS))
+        if r[name] not in allowed
+    ]
+    check.problems += _listed("unknown vocabulary value", bad_vocab)
+    bad_id = [r["clip_id"] for r in rows if r["clip_id"] != vocalgrad.clip_id(
+        r["source_id"], r["category"], r["trajectory"], r["tier"], r["direction"])]
+    check.problems += _listed("clip_id does not match its columns", bad_id)
+
+    missing, mismatch = [], []
+    for r in rows:
+        path = root / r["path"]
+        if not path.is_file():
+            missing.append(str(path))
+        elif verify_sha256 and hashlib.sha256(path.read_bytes()).hexdigest() != r["sha256"]:
+            mismatch.append(str(path))
+    check.problems += _listed("clip listed in manifest.parquet is missing", missing)
+    check.problems += _listed("clip sha256 differs from manifest.parquet", mismatch)
+    listed = {(root / r["path"]).resolve() for r in rows}
+    unlisted = sorted(str(p) for p in (root / "clips").rglob("*.flac") if p.resolve() not in listed) \
+        if (root / "clips").is_dir() else []
+    check.problems += _listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
+
+    expected_cats = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
+    have = {r["clip_id"] for r in rows}
+    lacking = [
+        vocalgrad.clip_id(src, cat, traj, tier, d)
+        for src in sorted({r["source_id"] for r in rows})
+        for cat in expected_cats
+        for traj in vocalgrad.TRAJECTORIES
+        for tier in vocalgrad.TIERS
+        for d in vocalgrad.DIRECTIONS
+        if vocalgrad.clip_id(src, cat, traj, tier, d) not in have
+    ]
+    if not rows:
+        check.problems.append(f"{root / 'manifest.parquet'}: no clips")
+    check.missing = lacking
+    return check
+
+
+def _rows_to_table(rows: list[dict], root: Path, feats):
+    import pyarrow as pa
+
+    records = [vocalgrad.hub_record(r, (root / r["path"]).read_bytes()) for r in rows]
+    return pa.Table.from_pylist(records, schema=feats.arrow_schema)
+
+
+def _write_parquet(table, path: Path, *, row_group_rows: int) -> None:
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    compression = {name: "zstd" for name in table.schema.names}
+    compression["audio"] = "none"  # FLAC is already compressed; this keeps the reader's CPU free
+    with pq.ParquetWriter(
+        tmp, table.schema, compression=compression, compression_level=None, use_dictionary=True,
+        write_statistics=True, version="2.6", data_page_version="1.0", store_schema=True,
+        write_page_index=True, use_content_defined_chunking=True,
+    ) as writer:
+        writer.write_table(table, row_group_size=row_group_rows)
+    os.replace(tmp, path)
+
+
+def _shard(rows: list[dict], max_bytes: int) -> list[list[dict]]:
+    """Split sorted rows into consecutive shards of at most ``max_bytes`` of audio (>= 1 row each)."""
+    shards, current, size = [], [], 0
+    for r in rows:
+        n = r["_nbytes"]
+        if current and size + n > max_bytes:
+            shards.append(current)
+            current, size = [], 0
+        current.append(r)
+        size += n
+    if current:
+        shards.append(current)
+    return shards
+
+
+def _size_category(n: int) -> str:
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return label
+    return "1M<n<10M"
+
+
+@dataclass
+class _Config:
+    name: str
+    split: str
+    data_files: list
+    rows: int = 0
+    num_bytes: int = 0
+    download_size: int = 0
+    categories: tuple = ()
+
+
+def build_hub(
+    render_dirs,
+    out_dir,
+    *,
+    allow_partial: bool = False,
+    max_shard_bytes: int = MAX_SHARD_BYTES,
+    row_group_rows: int = ROW_GROUP_ROWS,
+    card_template=None,
+    verify_sha256: bool = True,
+) -> dict:
+    """Write the publishable Hub folder for one or more render directories.
+
+    Parameters
+    ----------
+    render_dirs : path-like or list of path-like
+        Render folders; at most one per split (``test``, ``beep``, ``train``, from render.json).
+    out_dir : path-like
+        Folder to write. Replaced if it holds an earlier VocalGrad Hub folder; refused if it is a
+        non-empty folder of anything else.
+    allow_partial : bool
+        Accept renders lacking conditions or categories (their configs are omitted and the card
+        says so) instead of failing.
+    max_shard_bytes : int
+        Largest shard, in FLAC bytes (see :data:`MAX_SHARD_BYTES`).
+    row_group_rows : int
+        Rows per parquet row group (see :data:`ROW_GROUP_ROWS`).
+    card_template : path-like, optional
+        Card template; defaults to ``dataset_card.md`` next to ``vocalgrad.py``.
+    verify_sha256 : bool
+        Hash every clip against the manifest before writing.
+
+    Returns
+    -------
+    dict
+        Summary: ``configs`` (name -> rows, shards, bytes), ``files`` (relative paths written).
+
+    Raises
+    ------
+    HubBuildError
+        With every problem found, before anything is written.
+    """
+    if isinstance(render_dirs, (str, os.PathLike)):
+        render_dirs = [render_dirs]
+    out = Path(out_dir)
+    checks = [check_render(d, verify_sha256=verify_sha256) for d in render_dirs]
+    problems = []
+    by_split: dict[str, RenderCheck] = {}
+    for c in checks:
+        problems += c.problems
+        if not allow_partial and c.missing:
+            problems += _listed("condition not rendered", c.missing) + [f"{c.path}: render is partial; finish it (re-run the same render command) "
+                                     "or pass --allow-partial"]
+        split = c.meta.get("split")
+        if split in by_split:
+            problems.append(f"{c.path}: a second render with split {split!r} (first: {by_split[split].path})")
+        by_split[split] = c
+    rates = {int(c.meta.get("sample_rate", 48000)) for c in checks}
+    if len(rates) > 1:
+        problems.append(f"renders have different sample rates {sorted(rates)}; render them at one rate")
+    if out.exists() and any(out.iterdir()) and not _is_hub_folder(out):
+        problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
+    if out.resolve() in {Path(d).resolve() for d in render_dirs}:
+        problems.append(f"{out}: --out must differ from the render directory")
+    if problems:
+        raise HubBuildError("cannot build the Hub folder:\n  " + "\n  ".join(problems))
+
+    sample_rate = rates.pop()
+    feats = vocalgrad.features(sample_rate)
+    template = Path(card_template) if card_template else _CARD_TEMPLATE
+    if not template.is_file():
+        raise HubBuildError(f"{template}: card template not found; pass card_template= (--card)")
+
+    stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    configs: list[_Config] = []
+    files: list[str] = []
+    try:
+        order = list(vocalgrad.builder_config_specs())  # categories, all, beep, train
+        for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
+            for r in check.rows:
+                r["_nbytes"] = (check.path / r["path"]).stat().st_size
+            if split == "test":
+                groups = [(cat, (cat,), "test") for cat in vocalgrad.CATEGORY_NAMES]
+            else:
+                groups = [(split, vocalgrad.builder_config_specs()[split][0], vocalgrad.builder_config_specs()[split][2])]
+            for name, cats, hub_split in groups:
+                rows = [r for r in check.rows if r["category"] in cats]
+                if not rows:
+                    continue
+                cfg = _Config(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
+                              categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
+                shards = _shard(rows, max_shard_bytes)
+                (stage / name).mkdir()
+                for i, shard in enumerate(shards):
+                    rel = f"{name}/{hub_split}-{i:05d}-of-{len(shards):05d}.parquet"
+                    table = _rows_to_table([{k: v for k, v in r.items() if k != "_nbytes"} for r in shard],
+                                           check.path, feats)
+                    _write_parquet(table, stage / rel, row_group_rows=row_group_rows)
+                    cfg.rows += table.num_rows
+                    cfg.num_bytes += table.nbytes
+                    cfg.download_size += (stage / rel).stat().st_size
+                    files.append(rel)
+                configs.append(cfg)
+        cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
+        if cats_cfgs:
+            configs.insert(len(cats_cfgs), _Config(
+                "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
+                sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
+                tuple(n for c in cats_cfgs for n in c.categories)))
+        readme = _yaml_header(configs, feats, by_split) + render_card(template, by_split, configs)
+        (stage / "README.md").write_text(readme, encoding="utf-8")
+        files.append("README.md")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(stage, out)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage)
+    return {
+        "configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size} for c in configs},
+        "files": sorted(files),
+    }
+
+
+def _is_hub_folder(path: Path) -> bool:
+    readme = path / "README.md"
+    if not readme.is_file():
+        return False
+    head = readme.read_text(encoding="utf-8", errors="replace")[:4000]
+    return head.startswith("---") and f"pretty_name: {_PRETTY_NAME}" in head
+
+
+def _yaml_header(configs: list[_Config], feats, by_split) -> str:
+    import yaml
+
+    total = sum(len(c.rows) for c in by_split.values())
+    feature_yaml = feats._to_yaml_list()
+    header = {
+        "license": vocalgrad.LICENSE,
+        "pretty_name": _PRETTY_NAME,
+        "language": ["en"],
+        "task_categories": ["audio-classification", "audio-text-to-text"],
+        "size_categories": [_size_category(total)],
+        "tags": ["audio", "speech", "benchmark", "acoustic-perception", "audio-language-models", "synthetic"],
+        "configs": [
+            {"config_name": c.name, "data_files": [{"split": c.split, "path": c.data_files}],
+             **({"default": True} if c.name == "all" else {})}
+            for c in configs
+        ],
+        "dataset_info": [
+            {"config_name": c.name, "features": feature_yaml,
+             "splits": [{"name": c.split, "num_bytes": c.num_bytes, "num_examples": c.rows}],
+             "download_size": c.download_size, "dataset_size": c.num_bytes}
+            for c in configs
+        ],
+    }
+    class _Dumper(yaml.SafeDumper):  # write repeated features out in full: no YAML anchors/aliases
+        def ignore_aliases(self, data):
+            return True
+
+    body = yaml.dump(header, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096,
+                     default_flow_style=False)
+    return f"---\n{body}---\n\n"
+
+
+def _md_table(head: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_card(template, by_split: dict, configs: list) -> str:
+    """Fill the ``{{name}}`` placeholders of the card template with counts from the renders.
+
+    Raises
+    ------
+    HubBuildError
+        If the template uses a placeholder this function does not know.
+    """
+    text = Path(template).read_text(encoding="utf-8")
+    test = by_split.get("test")
+    any_check = test or next(iter(by_split.values()))
+    rows = test.rows if test else any_check.rows
+    meta = any_check.meta
+    n_by_cat = {cat: sum(r["category"] == cat for r in rows) for cat in vocalgrad.CATEGORY_NAMES}
+    sources = sorted({r["source_id"] for r in rows})
+    speakers = sorted({r["speaker_id"] for r in rows if r["speaker_id"]})
+    durations = [r["duration_sec"] for r in rows]
+    cat_rows = []
+    for c in vocalgrad.CATEGORIES:
+        cat_rows.append([f"`{c.name}`", c.attribute, c.increase_means, c.decrease_means,
+                         "speaker" if c.origin == "speaker" else "environment", n_by_cat[c.name]])
+    config_rows = [[f"`{c.name}`", c.split, c.rows, ", ".join(c.categories) if c.name in ("all", "beep", "train")
+                    else vocalgrad.category(c.name).attribute] for c in configs]
+    partial = [f"{c.path.name}: {len(c.missing)} condition(s) missing" for c in by_split.values() if c.missing]
+    values = {
+        "total_clips": f"{len(rows):,}",
+        "n_sources": str(len(sources)),
+        "n_speakers": str(len(speakers)),
+        "source": str(meta.get("source", "unknown")),
+        "recipe": str(meta.get("recipe", "unknown")),
+        "sample_rate": f"{int(meta.get('sample_rate', 48000)):,}",
+        "toolkit_version": str(meta.get("toolkit_version", "unknown")),
+        "mean_duration": f"{sum(durations) / len(durations):.2f}" if durations else "n/a",
+        "categories_table": _md_table(
+            ["config", "attribute (prompt phrase)", "`increase` means", "`decrease` means", "origin", "clips"], cat_rows),
+        "configs_table": _md_table(["config", "split", "clips", "contents"], config_rows),
+        "conditions_table": _md_table(
+            ["tier"] + [f"`{t}`" for t in vocalgrad.TRAJECTORIES] + ["total"],
+            [[tier] + [sum(r["tier"] == tier and r["trajectory"] == t for r in rows) for t in vocalgrad.TRAJECTORIES]
+             + [sum(r["tier"] == tier for r in rows)] for tier in vocalgrad.TIERS]),
+        "example_prompt": vocalgrad.build_prompt("pitch").replace("\n\n", "\n"),
+        "repo_id": vocalgrad.HUB_REPO_ID,
+        "partial_note": ("**Partial build:** " + "; ".join(partial) + ".") if partial else "",
+    }
+    unknown = sorted(set(re.findall(r"\{\{\s*(\w+)\s*\}\}", text)) - set(values))
+    if unknown:
+        raise HubBuildError(f"{template}: unknown placeholder(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(sorted(values))}")
+    text = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values[m.group(1)], text)
+    return re.sub(r"\n{3,}", "\n\n", text)  # an empty placeholder leaves no gap
+
+
+def register_cli(subparsers) -> None:
+    """Add ``vocalgrad hub DIR [DIR ...] --out HUB``."""
+    p = subparsers.add_parser(
+        "hub", help="build the publishable Hugging Face dataset folder from render output",
+        description="Build README.md (card + configs) and parquet shards per config from one or more render "
+                    "folders (one per split: test, beep, train). See docs/hub.md.",
+    )
+    p.add_argument("render_dirs", nargs="+", metavar="DIR", help="render output folder(s)")
+    p.add_argument("--out", required=True, metavar="HUB", help="folder to write (replaced if it is a Hub folder)")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="accept renders with missing conditions; their configs are omitted and the card says so")
+    p.add_argument("--max-shard-mb", type=float, default=MAX_SHARD_BYTES / 1024**2,
+                   help="largest shard in MiB of FLAC (default %(default)g)")
+    p.add_argument("--row-group-rows", type=int, default=ROW_GROUP_ROWS,
+                   help="rows per parquet row group (default %(default)d)")
+    p.add_argument("--card", metavar="PATH", help="card template (default: dataset_card.md of the toolkit)")
+    p.add_argument("--skip-sha256", action="store_true", help="do not hash clips against the manifest")
+    p.set_defaults(func=_run_cli)
+
+
+def _run_cli(args) -> int:
+    import sys
+
+    try:
+        summary = build_hub(
+            args.render_dirs, args.out, allow_partial=args.allow_partial,
+            max_shard_bytes=int(args.max_shard_mb * 1024**2), row_group_rows=args.row_group_rows,
+            card_template=args.card, verify_sha256=not args.skip_sha256,
+        )
+    except HubBuildError as exc:
+        print(f"vocalgrad hub: {exc}", file=sys.stderr)
+        return 2
+    for name, info in summary["configs"].items():
+        print(f"{name:>10}  {info['split']:<5}  {info['rows']:>7,} clips  {info['download_size'] / 1e6:9.1f} MB")
+    print(f"wrote {len(summary['files'])} files to {args.out}")
+    return 0

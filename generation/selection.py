@@ -1,0 +1,333 @@
+"""Deterministic selection of test and train sources from a corpus (SPEC §6).
+
+Test
+    ``n_speakers`` speakers (default 50) balanced by gender, and within each gender by accent group,
+    each contributing ``per_speaker`` utterances (default 2) of at least ``min_duration`` seconds
+    (default 3 s). Test item ids are ``{speaker}_{NN}``; the corpus utterance id is kept as
+    ``sentence_id``.
+Train
+    ``n_train`` utterances (default 500) from speakers disjoint from the test speakers, whose
+    transcripts occur neither in the test selection nor twice in the train selection.
+
+Every random choice is a ranking by ``sha256(f"{seed}:{key}")``, so the result depends only on the
+seed and the corpus content (not on file-system order, Python or NumPy versions). Balancing fills
+groups as evenly as their sizes allow ("water-filling"): a group with too few speakers gives its
+share to the others.
+
+A corpus without speaker ids is handled in *utterance mode*: every utterance counts as its own
+speaker, the test takes ``n_speakers * per_speaker`` utterances (balanced by gender when known) and
+the ids are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Sequence
+
+from .sources import SourceItem, SourceSpecError
+
+__all__ = [
+    "SelectionError",
+    "SelectionPlan",
+    "accent_group",
+    "normalise_text",
+    "rank_key",
+    "select",
+    "select_test",
+    "select_train",
+    "water_fill",
+]
+
+
+class SelectionError(SourceSpecError):
+    """The corpus cannot supply the requested selection; the message says what was found."""
+
+
+@dataclass(frozen=True)
+class SelectionPlan:
+    """Counts of a selection (SPEC §6 defaults).
+
+    Parameters
+    ----------
+    n_speakers : int
+        Test speakers.
+    per_speaker : int
+        Test utterances per speaker.
+    min_duration : float
+        Minimum duration of a test utterance, seconds.
+    n_train : int
+        Train utterances.
+    seed : int
+        Seed of every ranking.
+    allow_small : bool
+        Take a smaller (still balanced) selection instead of failing when the corpus is too small.
+    """
+
+    n_speakers: int = 50
+    per_speaker: int = 2
+    min_duration: float = 3.0
+    n_train: int = 500
+    seed: int = 42
+    allow_small: bool = False
+
+
+#: Accent group of each VCTK accent label (SPEC §6 "accent group"); other labels map to "Other".
+_ACCENT_GROUPS = {
+    "english": "English",
+    "scottish": "Scottish",
+    "irish": "Irish",
+    "northernirish": "Irish",
+    "american": "NorthAmerican",
+    "canadian": "NorthAmerican",
+}
+
+
+def accent_group(accent: str) -> str:
+    """Map a corpus accent label to its balancing group.
+
+    English, Scottish, Irish (with Northern Irish) and North American (American, Canadian) are
+    groups of their own; every other label (Welsh, Indian, Australian, ...) is ``"Other"``, and an
+    empty label is ``""``.
+    """
+    key = re.sub(r"[^a-z]", "", accent.lower())
+    if not key:
+        return ""
+    return _ACCENT_GROUPS.get(key, "Other")
+
+
+def normalise_text(text: str) -> str:
+    """Lower-case ``text`` and keep only letters, digits and single spaces (transcript identity)."""
+    return " ".join(re.sub(r"[^0-9a-z']+", " ", text.lower()).split())
+
+
+def rank_key(seed: int, key: str) -> bytes:
+    """Seeded, order-independent ranking key of ``key``."""
+    return hashlib.sha256(f"{seed}:{key}".encode("utf-8")).digest()
+
+
+def water_fill(capacity: dict[str, int], total: int, *, seed: int, salt: str = "") -> dict[str, int]:
+    """Share ``total`` among groups as evenly as their capacities allow.
+
+    Parameters
+    ----------
+    capacity : dict
+        Group -> number of available members.
+    total : int
+        Number to allocate; at most ``sum(capacity.values())`` is allocated.
+    seed : int
+        Decides which groups get one more when the remainder does not divide evenly.
+    salt : str
+        Distinguishes independent fills with the same seed.
+
+    Returns
+    -------
+    dict
+        Group -> allocated count (every group of ``capacity`` present).
+    """
+    alloc = {g: 0 for g in capacity}
+    left = min(total, sum(capacity.values()))
+    while left > 0:
+        open_ = sorted((g for g in capacity if alloc[g] < capacity[g]), key=lambda g: rank_key(seed, salt + g))
+        share = left // len(open_)
+        if share == 0:
+            for g in open_[:left]:
+                alloc[g] += 1
+            break
+        for g in open_:
+            give = min(share, capacity[g] - alloc[g])
+            alloc[g] += give
+            left -= give
+    return alloc
+
+
+def _safe_id(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "_-." else "_" for ch in text) or "x"
+
+
+def _describe(groups: dict[str, int]) -> str:
+    return ", ".join(f"{g or '?'}: {n}" for g, n in sorted(groups.items())) or "none"
+
+
+def select_test(
+    items: Sequence[SourceItem],
+    *,
+    plan: SelectionPlan,
+    duration_of: Callable[[SourceItem], float],
+    where: str,
+) -> list[SourceItem]:
+    """Choose the test sources.
+
+    Parameters
+    ----------
+    items : sequence of SourceItem
+        Every candidate utterance of the corpus.
+    plan : SelectionPlan
+    duration_of : callable
+        Duration in seconds of an item (called lazily, on few items per speaker).
+    where : str
+        The corpus, named in error messages.
+
+    Returns
+    -------
+    list of SourceItem
+        Ordered by utterance number then speaker (``p225_01, p226_01, ..., p225_02, ...``), so that
+        the first N items cover as many speakers as possible. With speaker ids, items are renamed
+        ``{speaker}_{NN}`` and the original id is kept in ``sentence_id`` and ``extra["corpus_id"]``.
+
+    Raises
+    ------
+    SelectionError
+        Fewer eligible speakers than asked and ``plan.allow_small`` is false.
+    """
+    if plan.n_speakers < 1 or plan.per_speaker < 1:
+        raise SelectionError(f"{where}: n_speakers and per_speaker must be >= 1")
+    utterance_mode = not any(it.speaker_id for it in items)
+    by_speaker: dict[str, list[SourceItem]] = {}
+    for it in items:
+        key = it.source_id if utterance_mode else it.speaker_id
+        by_speaker.setdefault(key, []).append(it)
+    per = 1 if utterance_mode else plan.per_speaker
+    wanted = plan.n_speakers * plan.per_speaker if utterance_mode else plan.n_speakers
+
+    # Walk speakers in seeded order; a speaker is eligible when `per` of its utterances are long enough.
+    chosen_utts: dict[str, list[SourceItem]] = {}
+    groups: dict[tuple[str, str], list[str]] = {}
+    for spk in sorted(by_speaker, key=lambda s: rank_key(plan.seed, "spk:" + s)):
+        utts = sorted(by_speaker[spk], key=lambda it: rank_key(plan.seed, "utt:" + it.source_id))
+        picked = []
+        for it in utts:
+            if duration_of(it) >= plan.min_duration:
+                picked.append(it)
+                if len(picked) == per:
+                    break
+        if len(picked) < per:
+            continue
+        chosen_utts[spk] = picked
+        first = by_speaker[spk][0]
+        groups.setdefault((first.gender, accent_group(first.accent)), []).append(spk)
+
+    n_eligible = len(chosen_utts)
+    if n_eligible < wanted and not plan.allow_small:
+        unit = "utterances" if utterance_mode else "speakers"
+        by_gender: dict[str, int] = {}
+        for (g, _), spks in groups.items():
+            by_gender[g] = by_gender.get(g, 0) + len(spks)
+        need = (f"{wanted} utterances of >= {plan.min_duration:g} s" if utterance_mode else
+                f"{wanted} speakers with {per} utterances of >= {plan.min_duration:g} s each")
+        raise SelectionError(
+            f"{where}: the test selection needs {need}; found {n_eligible} eligible {unit} "
+            f"(by gender: {_describe(by_gender)}) among {len(by_speaker)} {unit} and {len(items)} utterances. "
+            f"Use --allow-small to take a smaller balanced selection, or ask for fewer."
+        )
+
+    genders = sorted({g for g, _ in groups})
+    gender_cap = {g: sum(len(s) for (gg, _), s in groups.items() if gg == g) for g in genders}
+    gender_alloc = water_fill(gender_cap, wanted, seed=plan.seed, salt="gender:")
+    selected: list[str] = []
+    for g in genders:
+        accents = {a: len(s) for (gg, a), s in groups.items() if gg == g}
+        accent_alloc = water_fill(accents, gender_alloc[g], seed=plan.seed, salt=f"accent:{g}:")
+        for a, n in sorted(accent_alloc.items()):
+            selected.extend(groups[(g, a)][:n])  # groups keep the seeded speaker order
+
+    out: list[tuple[int, str, SourceItem]] = []
+    for spk in selected:
+        utts = sorted(chosen_utts[spk], key=lambda it: (it.sentence_id or it.source_id, it.source_id))
+        for k, it in enumerate(utts, start=1):
+            if utterance_mode:
+                out.append((k, spk, it))
+                continue
+            extra = dict(it.extra, corpus_id=it.source_id)
+            new = replace(it, source_id=f"{_safe_id(spk)}_{k:02d}",
+                          sentence_id=it.sentence_id or it.source_id, extra=extra)
+            out.append((k, spk, new))
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [it for _, _, it in out]
+
+
+def select_train(
+    items: Sequence[SourceItem],
+    *,
+    plan: SelectionPlan,
+    test: Iterable[SourceItem],
+    where: str,
+) -> list[SourceItem]:
+    """Choose the train sources: speakers disjoint from ``test``, no transcript shared.
+
+    Speakers take turns (in seeded order, each speaker's utterances in seeded order), so the
+    selection spreads over as many speakers as possible. Empty transcripts are not compared.
+
+    Returns
+    -------
+    list of SourceItem
+        In selection order (ids unchanged).
+
+    Raises
+    ------
+    SelectionError
+        Fewer than ``plan.n_train`` usable utterances and ``plan.allow_small`` is false.
+    """
+    test = list(test)
+    test_speakers = {it.speaker_id for it in test if it.speaker_id}
+    test_ids = {it.extra.get("corpus_id", it.source_id) for it in test}
+    seen_text = {normalise_text(it.text) for it in test if normalise_text(it.text)}
+    by_speaker: dict[str, list[SourceItem]] = {}
+    for it in items:
+        if it.source_id in test_ids or (it.speaker_id and it.speaker_id in test_speakers):
+            continue
+        key = it.speaker_id or it.source_id
+        by_speaker.setdefault(key, []).append(it)
+    queues = [
+        sorted(by_speaker[s], key=lambda it: rank_key(plan.seed, "train:" + it.source_id))
+        for s in sorted(by_speaker, key=lambda s: rank_key(plan.seed, "train-spk:" + s))
+    ]
+    picked: list[SourceItem] = []
+    pos = [0] * len(queues)
+    active = list(range(len(queues)))
+    while active and len(picked) < plan.n_train:
+        still = []
+        for q in active:
+            queue = queues[q]
+            while pos[q] < len(queue):
+                it = queue[pos[q]]
+                pos[q] += 1
+                norm = normalise_text(it.text)
+                if norm and norm in seen_text:
+                    continue
+                if norm:
+                    seen_text.add(norm)
+                picked.append(it)
+                break
+            if pos[q] < len(queue):
+                still.append(q)
+            if len(picked) == plan.n_train:
+                break
+        active = still
+    if len(picked) < plan.n_train and not plan.allow_small:
+        raise SelectionError(
+            f"{where}: the train selection needs {plan.n_train} utterances from speakers outside the test "
+            f"selection with distinct transcripts; found {len(picked)} from {len(queues)} speakers. "
+            f"Use --allow-small to take them all, or ask for fewer."
+        )
+    return picked
+
+
+def select(
+    items: Sequence[SourceItem],
+    *,
+    split: str,
+    plan: SelectionPlan,
+    duration_of: Callable[[SourceItem], float],
+    where: str,
+) -> list[SourceItem]:
+    """Select the sources of ``split`` ("test" or "train") from every candidate utterance."""
+    if not items:
+        raise SelectionError(f"{where}: no utterances found")
+    if split == "test":
+        return select_test(items, plan=plan, duration_of=duration_of, where=where)
+    if split == "train":
+        test = select_test(items, plan=plan, duration_of=duration_of, where=where)
+        return select_train(items, plan=plan, test=test, where=where)
+    raise SelectionError(f"{where}: split {split!r} is not drawn from a corpus (the beep split uses --source tones)")
