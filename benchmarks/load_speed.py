@@ -76,6 +76,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--render", type=Path, help="render folder (default: a synthetic pitch render)")
     ap.add_argument("--hub", type=Path, help="its Hub folder (default: built into a temp folder)")
+    ap.add_argument("--config", default="pitch", help="category config to load (default pitch; synthetic: pitch)")
     ap.add_argument("--sources", type=int, default=10, help="synthetic sources (24 pitch clips each)")
     ap.add_argument("--repeats", type=int, default=5, help="timed repeats; the best is reported")
     args = ap.parse_args(argv)
@@ -91,7 +92,8 @@ def main(argv=None) -> int:
     if hub is None:
         hub = tmp / "hub"
         build_hub(render, hub, allow_partial=True)
-    rows = [r for r in vocalgrad._manifest_rows(render, ("pitch",))]
+    cfg = args.config if args.render else "pitch"
+    rows = [r for r in vocalgrad._manifest_rows(render, (cfg,))]
     paths = [render / r["path"] for r in rows]
     n = len(paths)
     audio_s = sum(sf.info(str(p)).frames / sf.info(str(p)).samplerate for p in paths)
@@ -105,10 +107,10 @@ def main(argv=None) -> int:
 
     def hub_cold(i=[0]):
         i[0] += 1
-        ds = datasets.load_dataset(str(hub), "pitch", split="test", cache_dir=str(tmp / f"cache{i[0]}"))
+        ds = datasets.load_dataset(str(hub), cfg, split="test", cache_dir=str(tmp / f"cache{i[0]}"))
         return sum(row["audio"].get_all_samples().data.shape[-1] for row in ds)
 
-    warm_ds = datasets.load_dataset(str(hub), "pitch", split="test", cache_dir=str(tmp / "cache_warm"))
+    warm_ds = datasets.load_dataset(str(hub), cfg, split="test", cache_dir=str(tmp / "cache_warm"))
 
     def hub_warm():
         return sum(row["audio"].get_all_samples().data.shape[-1] for row in warm_ds)
@@ -119,12 +121,12 @@ def main(argv=None) -> int:
         return sum(sf.read(io.BytesIO(row["audio"]["bytes"]), dtype="float32")[0].shape[0] for row in raw_ds)
 
     def hub_streaming():
-        ds = datasets.load_dataset(str(hub), "pitch", split="test", streaming=True)
+        ds = datasets.load_dataset(str(hub), cfg, split="test", streaming=True)
         return sum(row["audio"].get_all_samples().data.shape[-1] for row in ds)
 
     cases = [
         ("soundfile on the FLAC files (reference)", direct),
-        ("load_dataset(HUB,'pitch') cold cache + decode all", hub_cold),
+        (f"load_dataset(HUB,{cfg!r}) cold cache + decode all", hub_cold),
         ("same, warm cache (decode only)", hub_warm),
         ("load_dataset streaming=True + decode all", hub_streaming),
         ("Hub rows, Audio(decode=False) + soundfile", hub_bytes_soundfile),
@@ -140,8 +142,8 @@ def main(argv=None) -> int:
             assert got == samples, f"{name}: decoded {got} samples, expected {samples}"
         results.append((name, n / best))
     ref = results[0][1]
-    print(f"{n} pitch clips, {audio_s / n:.2f} s each on average, {audio_s / 60:.1f} min of audio; "
-          f"best of {args.repeats}")
+    print(f"{n} {cfg} clips ({'render ' + str(render) if args.render else 'synthetic speech-like'}), "
+          f"{audio_s / n:.2f} s each on average, {audio_s / 60:.1f} min of audio; best of {args.repeats}")
     print(f"{'path':<52} {'clips/s':>9} {'x slower than soundfile':>24}")
     for name, rate in results:
         print(f"{name:<52} {rate:9.1f} {ref / rate:24.2f}")

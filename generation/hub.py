@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,8 +111,7 @@ def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
     split = meta.get("split")
     if split not in vocalgrad.SPLITS:
         check.problems.append(f"{root / 'render.json'}: split {split!r} is not one of {', '.join(vocalgrad.SPLITS)}")
-    ids = [r["clip_id"] for r in rows]
-    dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    dupes = sorted(i for i, n in Counter(r["clip_id"] for r in rows).items() if n > 1)
     check.problems += _listed("duplicate clip_id in manifest.parquet", dupes)
     bad_split = [r["clip_id"] for r in rows if r["split"] != split]
     check.problems += _listed(f"manifest split differs from render.json ({split!r})", bad_split)
@@ -180,11 +180,11 @@ def _write_parquet(table, path: Path, *, row_group_rows: int) -> None:
     os.replace(tmp, path)
 
 
-def _shard(rows: list[dict], max_bytes: int) -> list[list[dict]]:
+def _shard(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]]:
     """Split sorted rows into consecutive shards of at most ``max_bytes`` of audio (>= 1 row each)."""
     shards, current, size = [], [], 0
     for r in rows:
-        n = r["_nbytes"]
+        n = sizes[r["clip_id"]]
         if current and size + n > max_bytes:
             shards.append(current)
             current, size = [], 0
@@ -263,8 +263,9 @@ def build_hub(
     for c in checks:
         problems += c.problems
         if not allow_partial and c.missing:
-            problems += _listed("condition not rendered", c.missing) + [f"{c.path}: render is partial; finish it (re-run the same render command) "
-                                     "or pass --allow-partial"]
+            problems += _listed("condition not rendered", c.missing)
+            problems.append(f"{c.path}: render is partial; finish it (re-run the same render command) "
+                            "or pass --allow-partial")
         split = c.meta.get("split")
         if split in by_split:
             problems.append(f"{c.path}: a second render with split {split!r} (first: {by_split[split].path})")
@@ -276,14 +277,16 @@ def build_hub(
         problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
     if out.resolve() in {Path(d).resolve() for d in render_dirs}:
         problems.append(f"{out}: --out must differ from the render directory")
+    template = Path(card_template) if card_template else _CARD_TEMPLATE
+    if not template.is_file():
+        problems.append(f"{template}: card template not found; pass card_template= (--card PATH)")
     if problems:
         raise HubBuildError("cannot build the Hub folder:\n  " + "\n  ".join(problems))
 
     sample_rate = rates.pop()
     feats = vocalgrad.features(sample_rate)
-    template = Path(card_template) if card_template else _CARD_TEMPLATE
-    if not template.is_file():
-        raise HubBuildError(f"{template}: card template not found; pass card_template= (--card)")
+    specs = vocalgrad.builder_config_specs()  # name -> (categories, render split, Hub split)
+    order = list(specs)  # categories, all, beep, train
 
     stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
     if stage.exists():
@@ -292,26 +295,23 @@ def build_hub(
     configs: list[_Config] = []
     files: list[str] = []
     try:
-        order = list(vocalgrad.builder_config_specs())  # categories, all, beep, train
         for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
-            for r in check.rows:
-                r["_nbytes"] = (check.path / r["path"]).stat().st_size
-            if split == "test":
-                groups = [(cat, (cat,), "test") for cat in vocalgrad.CATEGORY_NAMES]
+            sizes = {r["clip_id"]: (check.path / r["path"]).stat().st_size for r in check.rows}
+            if split == "test":  # one config per category; `all` lists their folders
+                groups = [(cat, specs[cat][0], specs[cat][2]) for cat in vocalgrad.CATEGORY_NAMES]
             else:
-                groups = [(split, vocalgrad.builder_config_specs()[split][0], vocalgrad.builder_config_specs()[split][2])]
+                groups = [(split, specs[split][0], specs[split][2])]
             for name, cats, hub_split in groups:
                 rows = [r for r in check.rows if r["category"] in cats]
                 if not rows:
                     continue
                 cfg = _Config(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
                               categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
-                shards = _shard(rows, max_shard_bytes)
+                shards = _shard(rows, sizes, max_shard_bytes)
                 (stage / name).mkdir()
                 for i, shard in enumerate(shards):
                     rel = f"{name}/{hub_split}-{i:05d}-of-{len(shards):05d}.parquet"
-                    table = _rows_to_table([{k: v for k, v in r.items() if k != "_nbytes"} for r in shard],
-                                           check.path, feats)
+                    table = _rows_to_table(shard, check.path, feats)
                     _write_parquet(table, stage / rel, row_group_rows=row_group_rows)
                     cfg.rows += table.num_rows
                     cfg.num_bytes += table.nbytes

@@ -414,6 +414,11 @@ def register_cli(sub) -> None:
     p.add_argument("--text-column", help="hf: transcript column")
     p.add_argument("--speaker-column", help="hf: speaker column")
     p.add_argument("--allow-small", action="store_true", help="accept a smaller balanced selection")
+    p.add_argument("--test-speakers", type=int, default=50, help="test selection: speakers (SPEC: 50)")
+    p.add_argument("--per-speaker", type=int, default=2, help="test selection: utterances per speaker (SPEC: 2)")
+    p.add_argument("--min-duration", type=float, default=3.0,
+                   help="test selection: minimum utterance length in seconds (SPEC: 3.0)")
+    p.add_argument("--train-utterances", type=int, default=500, help="train selection size (SPEC: 500)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cli)
 
@@ -424,7 +429,9 @@ def _cli(args) -> int:
         cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
         opts = SourceOptions(split=args.split, seed=args.seed, vctk_mic=args.vctk_mic,
                              text_column=args.text_column, speaker_column=args.speaker_column,
-                             allow_small=args.allow_small)
+                             allow_small=args.allow_small, test_speakers=args.test_speakers,
+                             test_per_speaker=args.per_speaker, min_duration=args.min_duration,
+                             train_utterances=args.train_utterances)
         s = render(args.source, args.out, split=args.split, categories=cats, n_sources=args.n_sources,
                    jobs=args.jobs, shard=shard, sample_rate=args.sample_rate, recipe=args.recipe,
                    strict=args.strict, source_options=opts, progress=not args.quiet)

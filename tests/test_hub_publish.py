@@ -64,7 +64,9 @@ def hub_dir(tmp_path_factory):
 
 
 def _child(server, tmp_path, hub, repo, *, token=TOKEN, private=False, revision=None, load=False):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
+    # The child talks to the fake server: drop every offline switch (TRANSFORMERS_OFFLINE also sets
+    # huggingface_hub offline) and any real token or endpoint of the caller.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING", "TRANSFORMERS_"))}
     env.update(HF_ENDPOINT=server.endpoint, HF_HOME=str(tmp_path / "hf_home"), HF_HUB_DISABLE_XET="1",
                HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", PYTHONPATH=str(ROOT))
     if token:

@@ -14,7 +14,16 @@ import pytest
 import soundfile as sf
 
 import vocalgrad as vg
-from generation.render import render
+from generation.render import render as _render
+from generation.sources import SourceOptions
+
+SMALL = ("--allow-small", "--min-duration", "0.5")
+
+
+def render(source, out, min_duration=0.5, **kw):
+    """The Python API with a selection that accepts these tiny fixture corpora."""
+    opts = SourceOptions(split=kw.get("split", "test"), allow_small=True, min_duration=min_duration)
+    return _render(source, out, source_options=opts, **kw)
 
 SR = 48000
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +54,7 @@ def run_cli(*args, **kw):
 @pytest.fixture(scope="module")
 def rendered(corpus, tmp_path_factory):
     out = tmp_path_factory.mktemp("r") / "jobs2"
-    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--jobs", "2", "--quiet")
+    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--jobs", "2", "--quiet", *SMALL)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -98,7 +107,7 @@ def test_same_bytes_whatever_jobs_or_shards(rendered, corpus, tmp_path):
 def test_resume_after_kill(corpus, rendered, tmp_path):
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "generation.cli", "render", "--source", f"folder:{corpus}",
-                             "--out", str(out), "--jobs", "2", "--quiet"], cwd=ROOT,
+                             "--out", str(out), "--jobs", "2", "--quiet", *SMALL], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and len(list((out / ".parts").glob("*.json"))) < 3:
@@ -107,7 +116,7 @@ def test_resume_after_kill(corpus, rendered, tmp_path):
     proc.wait()
     parts = len(list((out / ".parts").glob("*.json")))
     assert 3 <= parts < 18, "the render must be interrupted midway"
-    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--jobs", "2", "--quiet")
+    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--jobs", "2", "--quiet", *SMALL)
     assert r.returncode == 0, r.stderr
     assert f"{parts * 24} already complete" in r.stdout
     m = manifest(out).set_index("clip_id").sha256.sort_index()
@@ -125,7 +134,8 @@ def test_bad_inputs_are_skipped_with_reasons(tmp_path):
     sf.write(d / "silent.wav", np.zeros(SR), SR)
     stereo = np.stack([speechlike(1.0, 180, 3, 22050), speechlike(1.0, 180, 3, 22050)], axis=1)
     sf.write(d / "stereo.ogg", stereo, 22050)
-    s = render(f"folder:{d}", tmp_path / "out", categories=["volume"], jobs=1, progress=False)
+    # min_duration=0: the selection keeps everything, so the render's own checks must catch them
+    s = render(f"folder:{d}", tmp_path / "out", categories=["volume"], jobs=1, progress=False, min_duration=0.0)
     reasons = dict(s.skipped)
     assert set(reasons) == {"corrupt", "short", "silent"}
     assert "corrupt.wav" in reasons["corrupt"] and "decode" in reasons["corrupt"]
@@ -136,7 +146,7 @@ def test_bad_inputs_are_skipped_with_reasons(tmp_path):
     info = sf.info(tmp_path / "out" / "sources" / "stereo.flac")
     assert info.channels == 1 and info.samplerate == SR
     r = run_cli("render", "--source", f"folder:{d}", "--out", str(tmp_path / "strict"), "--strict",
-                "--categories", "volume", "--jobs", "1", "--quiet")
+                "--categories", "volume", "--jobs", "1", "--quiet", "--allow-small")
     assert r.returncode == 2 and "corrupt" in r.stderr and "--strict" in r.stderr
 
 
@@ -147,9 +157,9 @@ def test_refuses_to_mix_recipes_or_settings(corpus, tmp_path):
     other = tmp_path / "other-v2.toml"
     other.write_text((ROOT / "generation/recipes/faithful-v1.toml").read_text().replace(
         'name = "faithful-v1"', 'name = "other-v2"'))
-    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--recipe", str(other), "--quiet")
+    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--recipe", str(other), "--quiet", *SMALL)
     assert r.returncode == 2 and "recipe='faithful-v1'" in r.stderr and "another --out" in r.stderr
-    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--sample-rate", "16000", "--quiet")
+    r = run_cli("render", "--source", f"folder:{corpus}", "--out", str(out), "--sample-rate", "16000", "--quiet", *SMALL)
     assert r.returncode == 2 and "sample_rate" in r.stderr
     assert sorted(p.name for p in out.rglob("*")) == before
 
