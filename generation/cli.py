@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "generation.hub",
     "generation.publish",
     "generation.demo",
+    "generation.listen",
+    "generation.show",
 )
 
 

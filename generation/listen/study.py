@@ -1,0 +1,134 @@
+"""Which clips a listening test asks, and in what order.
+
+* The **study set** is the same for every annotator (so that their answers can be compared):
+  ``per_category`` clips per category, half per direction, spread evenly over the 12
+  tier x trajectory conditions, drawn with ``seed``. Practice clips are reserved first and are
+  never in the study set.
+* The **order** differs per annotator (seeded from the annotator's name): rounds that hold one
+  clip of every category in shuffled order, with the directions of each category balanced in
+  consecutive pairs, and never the same category twice in a row at a round boundary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import defaultdict
+
+import vocalgrad
+
+from .catalog import ClipInfo
+
+__all__ = ["select_study", "annotator_order", "annotator_seed"]
+
+
+def annotator_seed(annotator: str, seed: int = 0) -> int:
+    """Integer seed of an annotator's order: sha256 of ``"{seed}:{annotator}"``, first 8 bytes."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{annotator}".encode()).digest()[:8], "big")
+
+
+def _spread(clips: list[ClipInfo], n: int, rng: random.Random) -> list[ClipInfo]:
+    """``n`` clips, cycling through the tier x trajectory conditions (each shuffled)."""
+    by_cond: dict = defaultdict(list)
+    for c in clips:
+        by_cond[(c.tier, c.trajectory)].append(c)
+    conds = sorted(by_cond)
+    rng.shuffle(conds)
+    for cond in conds:
+        rng.shuffle(by_cond[cond])
+    out: list[ClipInfo] = []
+    while len(out) < n and any(by_cond.values()):
+        for cond in conds:
+            if by_cond[cond] and len(out) < n:
+                out.append(by_cond[cond].pop())
+    return out
+
+
+def _balanced(clips: list[ClipInfo], n: int | None, rng: random.Random) -> list[ClipInfo]:
+    inc = [c for c in clips if c.direction == "increase"]
+    dec = [c for c in clips if c.direction == "decrease"]
+    if n is None:
+        n = len(clips)
+    n_inc = min(len(inc), (n + rng.randrange(2)) // 2)
+    n_dec = min(len(dec), n - n_inc)
+    n_inc = min(len(inc), n - n_dec)
+    return _spread(inc, n_inc, rng) + _spread(dec, n_dec, rng)
+
+
+def select_study(clips, *, per_category: int | None = None, practice: int = 0, seed: int = 0,
+                 categories=None) -> tuple[list[ClipInfo], list[ClipInfo]]:
+    """Choose the practice clips and the study set.
+
+    Parameters
+    ----------
+    clips : iterable of ClipInfo
+    per_category : int, optional
+        Clips per category in the study set (default: every clip not used for practice).
+    practice : int
+        Practice clips in all, spread over the categories (a different category each).
+    seed : int
+        Seed of the draw (same for every annotator).
+    categories : iterable of str, optional
+        Restrict to these categories.
+
+    Returns
+    -------
+    (practice, study) : tuple of lists of ClipInfo
+        Both sorted by clip id; disjoint.
+    """
+    if per_category is not None and per_category < 1:
+        raise ValueError(f"per_category must be >= 1, got {per_category}")
+    if practice < 0:
+        raise ValueError(f"practice must be >= 0, got {practice}")
+    wanted = set(categories) if categories else None
+    by_cat: dict[str, list[ClipInfo]] = defaultdict(list)
+    for c in clips:
+        if wanted is None or c.category in wanted:
+            by_cat[c.category].append(c)
+    if not by_cat:
+        raise ValueError("no clips to ask" + (f" in categories {sorted(wanted)}" if wanted else ""))
+    rng = random.Random(seed)
+    cats = [c for c in vocalgrad.CATEGORY_NAMES if c in by_cat] + sorted(set(by_cat) - set(vocalgrad.CATEGORY_NAMES))
+    for cat in cats:
+        by_cat[cat].sort(key=lambda c: c.clip_id)
+    chosen_practice: list[ClipInfo] = []
+    order = cats[:]
+    rng.shuffle(order)
+    for i in range(practice):  # one clip from the next category in turn, alternating directions
+        cat = order[i % len(order)]
+        pool = [c for c in by_cat[cat] if c.direction == vocalgrad.DIRECTIONS[i % 2]] or by_cat[cat]
+        if not pool:
+            continue
+        pick = rng.choice(pool)
+        by_cat[cat].remove(pick)
+        chosen_practice.append(pick)
+    study = [c for cat in cats for c in _balanced(by_cat[cat], per_category, rng)]
+    return sorted(chosen_practice, key=lambda c: c.clip_id), sorted(study, key=lambda c: c.clip_id)
+
+
+def annotator_order(clips, annotator: str, *, seed: int = 0) -> list[ClipInfo]:
+    """Balanced random order of ``clips`` for one annotator (see the module docstring)."""
+    rng = random.Random(annotator_seed(annotator, seed))
+    by_cat: dict[str, list[ClipInfo]] = defaultdict(list)
+    for c in sorted(clips, key=lambda c: c.clip_id):
+        by_cat[c.category].append(c)
+    queues = {}
+    for cat, items in by_cat.items():
+        inc = [c for c in items if c.direction == "increase"]
+        dec = [c for c in items if c.direction != "increase"]
+        rng.shuffle(inc)
+        rng.shuffle(dec)
+        seq = []
+        while inc or dec:  # consecutive pairs hold one of each direction, in random order
+            pair = [x.pop() for x in (inc, dec) if x]
+            rng.shuffle(pair)
+            seq += pair
+        queues[cat] = seq
+    out: list[ClipInfo] = []
+    while any(queues.values()):
+        cats = [cat for cat in sorted(queues) if queues[cat]]
+        rng.shuffle(cats)
+        if out and len(cats) > 1 and cats[0] == out[-1].category:
+            cats.append(cats.pop(0))
+        out += [queues[cat].pop(0) for cat in cats]
+    return out
