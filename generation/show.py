@@ -149,7 +149,9 @@ def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None 
         return t, _bandwidth(frames, sr), "-60 dB bandwidth (Hz)", True
     if source is None:
         if cat == "volume":
-            return t, _db(_rms(frames)), "RMS (dBFS)", False
+            level = _db(_rms(frames))
+            level[_rms(frames) < 1e-5] = np.nan
+            return t, level, "RMS (dBFS)", False
         return None
     cf, t = _frames(y[:n], sr, 0.05)
     sf_, _ = _frames(source[:n], sr, 0.05)
@@ -280,7 +282,7 @@ def _figure(catalog, clip_id: str):
         ax.axvline(x, color="0.5", lw=1, ls="--")
     ax.set_ylabel(f"{cat.attribute} ({unit})", fontsize=8)
     ax.set_xlabel("time (s)")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     ax.set_title(f"{cat.attribute}: {info.direction} ({cat.increase_means if info.direction == 'increase' else cat.decrease_means}), "
                  f"{info.tier}, {info.trajectory}", fontsize=9)
     if src is not None:

@@ -27,32 +27,36 @@ def annotator_seed(annotator: str, seed: int = 0) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{annotator}".encode()).digest()[:8], "big")
 
 
-def _spread(clips: list[ClipInfo], n: int, rng: random.Random) -> list[ClipInfo]:
-    """``n`` clips, cycling through the tier x trajectory conditions (each shuffled)."""
-    by_cond: dict = defaultdict(list)
-    for c in clips:
-        by_cond[(c.tier, c.trajectory)].append(c)
-    conds = sorted(by_cond)
-    rng.shuffle(conds)
-    for cond in conds:
-        rng.shuffle(by_cond[cond])
-    out: list[ClipInfo] = []
-    while len(out) < n and any(by_cond.values()):
-        for cond in conds:
-            if by_cond[cond] and len(out) < n:
-                out.append(by_cond[cond].pop())
-    return out
-
-
 def _balanced(clips: list[ClipInfo], n: int | None, rng: random.Random) -> list[ClipInfo]:
-    inc = [c for c in clips if c.direction == "increase"]
-    dec = [c for c in clips if c.direction == "decrease"]
-    if n is None:
-        n = len(clips)
-    n_inc = min(len(inc), (n + rng.randrange(2)) // 2)
-    n_dec = min(len(dec), n - n_inc)
-    n_inc = min(len(inc), n - n_dec)
-    return _spread(inc, n_inc, rng) + _spread(dec, n_dec, rng)
+    """``n`` clips of one category: directions alternate, conditions (tier x trajectory) cycle.
+
+    Slots run through the shuffled conditions again and again, the direction alternating from
+    slot to slot (and shifting by one each pass), so both directions and all conditions are
+    covered as evenly as ``n`` allows.
+    """
+    pools: dict = defaultdict(list)
+    for c in clips:
+        pools[(c.tier, c.trajectory, c.direction)].append(c)
+    for pool in pools.values():
+        rng.shuffle(pool)
+    conds = sorted({(c.tier, c.trajectory) for c in clips})
+    rng.shuffle(conds)
+    n = len(clips) if n is None else min(n, len(clips))
+    flip = rng.randrange(2)
+    out: list[ClipInfo] = []
+    passes = 0
+    while len(out) < n:
+        for i, cond in enumerate(conds):
+            if len(out) == n:
+                break
+            first = vocalgrad.DIRECTIONS[(i + passes + flip) % 2]
+            for direction in (first, *[d for d in vocalgrad.DIRECTIONS if d != first]):
+                pool = pools.get((*cond, direction))
+                if pool:
+                    out.append(pool.pop())
+                    break
+        passes += 1
+    return out
 
 
 def select_study(clips, *, per_category: int | None = None, practice: int = 0, seed: int = 0,
