@@ -72,8 +72,9 @@ def _hold_rate(frames, sr):
 
 
 def _bits(frames):
+    # levels met at least twice: the samples blended by a 5 ms cross-fade are (nearly) all unique
     q = np.round(frames * 32768).astype(np.int64)
-    n = np.array([np.unique(f).size for f in q])
+    n = np.array([np.count_nonzero(np.unique(f, return_counts=True)[1] >= 2) for f in q])
     out = np.log2(n + 1.0)
     out[_rms(frames) < 1e-4] = np.nan
     return out
@@ -105,10 +106,12 @@ def _dtw_rate(y, src, sr):
     rate = np.full(a.shape[1], np.nan)
     for i in range(k, a.shape[1] - k):
         rate[i] = (src_of_clip[i + k] - src_of_clip[i - k]) / (2 * k)
+    rate[(rate < 0.25) | (rate > 4)] = np.nan  # no alignment (silence, stationary sounds)
     return np.arange(a.shape[1]) * hop / sr, rate
 
 
-def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None = None):
+def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None = None,
+            on_off: tuple[float, float] | None = None):
     """A measurement of the varied quantity on a clip.
 
     Parameters
@@ -120,6 +123,8 @@ def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None 
     source : np.ndarray, optional
         The source at the same rate. Needed for the relative measures (volume, pitch, speed,
         noise, vibration, echo).
+    on_off : (float, float), optional
+        Speech span of the source in seconds (noise is measured re the span's RMS).
 
     Returns
     -------
@@ -144,7 +149,8 @@ def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None 
     if cat == "distortion":
         return t, _hold_rate(frames, sr), "effective rate from held samples (Hz)", True
     if cat == "roughness":
-        return t, _bits(frames), "log2(distinct levels + 1) (bits)", True
+        f20, t20 = _frames(y, sr, 0.02)
+        return t20, _bits(f20), "log2(repeated levels + 1), a lower bound (bits)", True
     if cat == "clarity":
         return t, _bandwidth(frames, sr), "-60 dB bandwidth (Hz)", True
     if source is None:
@@ -156,14 +162,17 @@ def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None 
     cf, t = _frames(y[:n], sr, 0.05)
     sf_, _ = _frames(source[:n], sr, 0.05)
     src_rms = _rms(sf_)
+    span = source[:n]
+    if on_off is not None:
+        span = span[int(on_off[0] * sr): int(on_off[1] * sr)]
+    span_rms = (np.sqrt(np.mean(span**2)) if span.size else 0.0) or 1.0
+    if cat == "noise":
+        rf, _ = _frames(y[:n] - source[:n], sr, 0.05)
+        return t, _rms(rf) / span_rms, "residual RMS / source speech RMS", True
     if cat == "volume":
         out = _db(_rms(cf)) - _db(src_rms)
         out[src_rms < 1e-4] = np.nan
         return t, out, "RMS re source (dB)", True
-    if cat == "noise":
-        span_rms = np.sqrt(np.mean(source[:n] ** 2)) or 1.0
-        rf, _ = _frames(y[:n] - source[:n], sr, 0.05)
-        return t, _rms(rf) / span_rms, "residual RMS / source RMS", True
     if cat == "vibration":
         ce, te = _frames(y[:n], sr, 0.005, 0.0025)
         se, _ = _frames(source[:n], sr, 0.005, 0.0025)
@@ -176,11 +185,12 @@ def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None 
             if np.isfinite(seg).sum() > w // 2:
                 depth[i] = 1 - np.nanmin(seg) / np.nanmax(seg)
         return te, depth, "envelope depth re source (1 - min/max over 200 ms)", True
-    if cat == "echo":
+    if cat == "echo":  # no direct measure of the wet mix: the residual grows with it
+        from scipy.ndimage import median_filter
+
         rf, _ = _frames(y[:n] - source[:n], sr, 0.05)
-        out = _rms(rf) / np.maximum(src_rms, 1e-8)
-        out[src_rms < 1e-4] = np.nan
-        return t, out, "residual RMS re source", False
+        out = median_filter(_rms(rf) / span_rms, size=21, mode="nearest")
+        return t, out, "residual RMS / source speech RMS (200 ms median)", False
     return None
 
 
@@ -263,14 +273,17 @@ def _figure(catalog, clip_id: str):
 
             src = resample(src, src_sr, sr)
     cat = vocalgrad.category(info.category)
-    fig, axes = plt.subplots(2, 2, figsize=(13, 6.5), sharex="col", gridspec_kw={"height_ratios": [3, 2]},
-                             squeeze=False, constrained_layout=True)
+    ncols = 1 if src is None else 2
+    fig, axes = plt.subplots(2, ncols, figsize=(6.5 * ncols, 6.5), sharex="col",
+                             gridspec_kw={"height_ratios": [3, 2]}, squeeze=False, constrained_layout=True)
     on, off = float(info.get("onset_sec", 0.0)), float(info.get("offset_sec", y.size / sr))
     _spectrogram(axes[0, 0], y, sr, (on, off), f"clip: {clip_id}")
     t, v, unit = schedule_curve(info)
     ax = axes[1, 0]
     ax.plot(t, v, color="tab:blue", lw=2, label=f"schedule ({unit})")
-    m = measure(cat.name, y, sr, source=src)
+    m = measure(cat.name, y, sr, source=src,
+                on_off=(float(info.get("source_onset_sec", 0.0)), float(info.get("source_offset_sec", 0.0)))
+                if src is not None else None)
     if m is not None:
         mt, mv, label, same = m
         target = ax if same else ax.twinx()
@@ -301,10 +314,7 @@ def _figure(catalog, clip_id: str):
             ax.axvline(x, color="0.5", lw=1, ls="--")
         ax.set_xlabel("time (s)")
     else:
-        for ax in axes[:, 1]:
-            ax.axis("off")
-        axes[0, 1].text(0.5, 0.5, "source audio not available\n(Hub folders hold no sources;\npass the render folder)",
-                        ha="center", va="center", transform=axes[0, 1].transAxes, fontsize=10)
+        fig.suptitle("source not shown: a Hub folder holds no sources (pass the render folder)", fontsize=8)
     return fig
 
 
