@@ -225,7 +225,9 @@ def test_api_flow_and_bad_requests(render, tmp_path):
         assert app.log.answered("dave") == set()  # none of that wrote anything
 
         status, body = _req(url, "POST", "/api/answer", good, js)
-        assert status == 200 and json.loads(body) == {"recorded": True, "repeat": False}
+        body = json.loads(body)
+        assert status == 200 and body["recorded"] is True and body["repeat"] is False
+        assert body["progress"]["done"] == 1 and "feedback" not in body  # no answer given away
         status, body = _req(url, "POST", "/api/answer", good, js)  # double submit: not written again
         assert status == 200 and json.loads(body)["repeat"] is True
         status, body = _req(url, "GET", "/api/next", headers=api)
@@ -265,3 +267,45 @@ def test_cli_refuses_remote_binding_and_bad_input(render, tmp_path, capsys):
     assert "not a folder" in capsys.readouterr().err
     assert cli_main(["listen", str(tmp_path), "--annotator", "eve"]) == 2
     assert "neither manifest.parquet" in capsys.readouterr().err
+
+
+def test_restarted_server_resumes_and_never_repeats(render, tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    first = ListenApp(open_catalog(render), "fay", answers, per_category=2, practice=1)
+    seen = []
+    for _ in range(3):  # the practice clip, then two study clips
+        item = first.state()["item"]
+        seen.append(item["token"])
+        assert first.answer({"token": item["token"], "answer": "decrease", "rt_sec": 0.5, "plays": 1})[0] == 200
+    again = ListenApp(open_catalog(render), "fay", answers, per_category=2, practice=1)  # new process/secret
+    state = again.state()
+    assert state["phase"] == "study" and state["progress"]["done"] == 2 and state["progress"]["practice_done"] == 1
+    assert again.lookup(state["item"]["token"])[0].clip_id == again.study[2].clip_id
+    stale = first.token(again.study[0].clip_id)  # tokens of the old process mean nothing to the new one
+    assert again.answer({"token": stale, "answer": "increase"})[0] == 404
+    assert again.answer({"token": again.token(again.study[0].clip_id), "answer": "increase"})[1]["repeat"] is True
+    lines = [json.loads(x) for x in answers.read_text().splitlines()]
+    assert len(lines) == 3 and len({x["clip_id"] for x in lines}) == 3
+
+
+def test_cli_remote_binding_warns(render, tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "generation.cli", "listen", str(render), "--annotator", "gil",
+                             "--host", "0.0.0.0", "--allow-remote", "--port", "0",
+                             "--answers", str(tmp_path / "a.jsonl")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        line = ""
+        while time.time() < deadline and "open http" not in line:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                break
+        assert "open http://0.0.0.0:" in line
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert "WARNING: serving on 0.0.0.0" in err and "anyone who can reach this machine" in err

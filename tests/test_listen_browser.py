@@ -115,6 +115,7 @@ def test_practice_feedback_with_figure(tmp_path):
         _wait(driver, lambda d: "Practice" in _text(d, "phase"))
         _answer(driver, "increase")
         _wait(driver, lambda d: _visible(d, "feedback"))
+        assert "practice 1 / 1" in _text(driver, "progress-text")
         text = _text(driver, "feedback-text")
         assert text.startswith("Correct" if practice_clip.direction == "increase" else "Not quite")
         assert practice_clip.direction in text

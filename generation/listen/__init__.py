@@ -52,9 +52,6 @@ def _cli(args) -> int:
             print(f"vocalgrad listen: error: --host {args.host} would expose the test to other machines; "
                   "add --allow-remote if that is what you want", file=sys.stderr)
             return 2
-        print(f"WARNING: serving on {args.host}: anyone who can reach this machine on port {args.port} can "
-              "listen to the clips and post answers (no encryption, no login). Use it only on a trusted "
-              "network.", file=sys.stderr)
     cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
     try:
         catalog = open_catalog(args.data, config=args.config)
@@ -65,6 +62,11 @@ def _cli(args) -> int:
         print(f"vocalgrad listen: error: {exc}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
+    if not is_loopback(args.host):
+        print(f"WARNING: serving on {host} port {port}: anyone who can reach this machine on that port can "
+              "listen to the clips and post answers as this annotator (no encryption, no login). Use it only "
+              "on a trusted network; the default --host 127.0.0.1 keeps the test on this machine.",
+              file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
     st = app.state()["progress"]
     print(f"annotator {app.annotator}: {st['done']}/{st['total']} answered"

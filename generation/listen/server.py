@@ -157,7 +157,7 @@ class ListenApp:
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         written = self.log.append(record)
-        body: dict = {"recorded": written, "repeat": not written}
+        body: dict = {"recorded": written, "repeat": not written, "progress": self.state()["progress"]}
         if practice:
             cat = vocalgrad.category(clip.category)
             body["feedback"] = {

@@ -112,6 +112,7 @@
       fail("The answer was not saved: " + e.message);
       return;
     }
+    if (res.progress) progress(res.progress);
     if (res.feedback) {
       const f = res.feedback;
       const el = $("feedback-text");
