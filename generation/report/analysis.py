@@ -21,6 +21,8 @@ from .stats import DRAWS, SEED, chance_verdict, intervals, mcnemar_exact, paired
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "top_outputs"]
 
+#: Below this many source utterances the clustered interval is flagged as unreliable.
+MIN_CLUSTERS = 10
 #: Metrics that get both intervals in every breakdown.
 CI_METRICS = ("acc",)
 #: Group keys of the breakdowns and the order of their values.
@@ -42,6 +44,7 @@ def top_outputs(records, k: int = 20) -> list[dict[str, Any]]:
 def _group(records, *, draws: int, seed: int) -> dict[str, Any]:
     out: dict[str, Any] = dict(summarize(records))
     out["parse_rate"] = out["n_parsed"] / out["n"] if out["n"] else math.nan
+    out["n_sources"] = len({r["source_id"] for r in records})
     ci = {m: intervals(records, m, draws=draws, seed=seed) for m in CI_METRICS}
     out["ci"] = ci
     out["verdict"] = chance_verdict(ci["acc"]["binomial"])
@@ -73,6 +76,10 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
     overall = _group(recs, draws=draws, seed=seed)
     overall["ci"]["balanced_acc"] = intervals(recs, "balanced_acc", draws=draws, seed=seed)
     overall["n_retried"] = sum(bool(r.get("retried")) for r in recs)
+    if overall["n_sources"] < MIN_CLUSTERS:
+        out["warnings"].append(
+            f"only {overall['n_sources']} source utterance(s): the clustered interval resamples too few "
+            f"clusters to be reliable (use at least {MIN_CLUSTERS} sources)")
     out["overall"] = overall
     for key, order in BREAKDOWNS.items():
         split: dict[Any, list] = {}

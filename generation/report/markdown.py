@@ -140,15 +140,16 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     for m in models:
         ov = m["overall"]
         if m["has_samples"]:
-            rows.append([m["label"], ov["n"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
+            rows.append([m["label"], ov["n"], ov["n_sources"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
                          ci(ov["ci"]["acc"]["clustered"]), pct(ov["balanced_acc"]), pct(ov["acc_parsed"]),
                          pct(ov["parse_rate"]), pct(ov["exact_match_rate"]), pct(ov["increase_ratio"]),
                          _mark(ov)])
         else:
-            rows.append([m["label"], "–", pct(ov["category_mean_acc"]), "–", "–", "–", "–", "–", "–", "–",
+            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "–", "–", "–", "–", "–", "–",
                          "n/a (no sample log)"])
-    lines += _table(["model", "clips", "acc %", "95 % CI binomial", "95 % CI clustered", "balanced acc %",
-                     "acc parsed %", "parsed %", "exact match %", "increase ratio %", "vs chance"], rows)
+    lines += _table(["model", "clips", "sources", "acc %", "95 % CI binomial", "95 % CI clustered",
+                     "balanced acc %", "acc parsed %", "parsed %", "exact match %", "increase ratio %",
+                     "vs chance"], rows)
     # category table next to the paper's rows
     cats = list(vocalgrad.CATEGORY_NAMES)
     lines += ["## Accuracy by category, with the paper's numbers", "",
