@@ -185,3 +185,21 @@ def test_nan_is_null_in_json(tmp_path):
     m = json.loads(text)["models"][0]
     assert m["overall"]["acc_parsed"] is None and m["overall"]["acc"] == 0.0
     assert m["overall"]["verdict"] == "below chance" and not math.isnan(m["overall"]["parse_rate"])
+
+
+def test_demo_summary_uses_the_paper_module(tmp_path):
+    from generation.demo import write_summary
+
+    text = write_summary(tmp_path, {"oracle": {c: 80.0 for c in vocalgrad.CATEGORY_NAMES}}, 216).read_text()
+    human = PAPER_CATEGORY_ACC["Human"]
+    assert f"| Human (paper) | {human['speed']:.1f} |" in text and text.rstrip().endswith("50.2 |")
+    assert "| oracle | 80.0 |" in text
+
+
+def test_label_for_a_folder_with_several_models(tmp_path):
+    docs = clips(sources=1, categories=("speed",))
+    write_results(tmp_path, "a", lambda d: "increase", docs=docs)
+    write_results(tmp_path, "vocalgrad-hf", lambda d: "decrease", docs=docs, model_args="pretrained=org/ckpt",
+                  variant="swap")
+    labels = sorted(e.label for e in load_evaluations([f"run1={tmp_path}"]))
+    assert labels == ["run1 / a", "run1 / org/ckpt [swap]"]

@@ -242,19 +242,15 @@ def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
         files = _results_files(path)
         # order by the timestamp in the file name so that later runs win
         files.sort(key=lambda p: _RESULTS.match(p.name).group(1))
-        models_here = set()
+        loaded = []
         for rfile in files:
             data = _read_json(rfile)
             cfg = data.get("config") or {}
             model = str(cfg.get("model") or data.get("model_name") or "model")
-            margs = _args_text(cfg.get("model_args"))
-            models_here.add((model, margs))
-        for rfile in files:
-            data = _read_json(rfile)
+            loaded.append((rfile, data, model, _args_text(cfg.get("model_args"))))
+        models_here = {(m, a) for _, _, m, a in loaded}
+        for rfile, data, model, margs in loaded:
             stamp = _RESULTS.match(rfile.name).group(1)
-            cfg = data.get("config") or {}
-            model = str(cfg.get("model") or data.get("model_name") or "model")
-            margs = _args_text(cfg.get("model_args"))
             base = model_label(model, margs)
             if label_override:
                 base = label_override if len(models_here) == 1 else f"{label_override} / {base}"
