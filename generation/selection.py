@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
-from .sources import SourceItem, SourceSpecError
+from .sources import SourceItem, SourceSpecError, safe_id
 
 __all__ = [
     "SelectionError",
@@ -142,10 +142,6 @@ def water_fill(capacity: dict[str, int], total: int, *, seed: int, salt: str = "
     return alloc
 
 
-def _safe_id(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "_-." else "_" for ch in text) or "x"
-
-
 def _describe(groups: dict[str, int]) -> str:
     return ", ".join(f"{g or '?'}: {n}" for g, n in sorted(groups.items())) or "none"
 
@@ -240,7 +236,7 @@ def select_test(
                 out.append((k, spk, it))
                 continue
             extra = dict(it.extra, corpus_id=it.source_id)
-            new = replace(it, source_id=f"{_safe_id(spk)}_{k:02d}",
+            new = replace(it, source_id=f"{safe_id(spk)}_{k:02d}",
                           sentence_id=it.sentence_id or it.source_id, extra=extra)
             out.append((k, spk, new))
     out.sort(key=lambda t: (t[0], t[1]))

@@ -16,7 +16,8 @@ Forms:
     The VCTK corpus, layout 0.80 (``wav48/pNNN/pNNN_MMM.wav``) or 0.92
     (``wav48_silence_trimmed/pNNN/pNNN_MMM_mic1.flac``), with ``speaker-info.txt`` and ``txt/``.
 ``folder:PATH``
-    Audio files under ``PATH`` (wav, flac, ogg, mp3), described by an optional ``metadata.csv``.
+    Audio files under ``PATH`` (wav, flac, ogg, mp3), described by an optional ``metadata.csv``;
+    used as they are (no selection).
 ``hf:DATASET[:CONFIG][:SPLIT]``
     A ``datasets`` audio dataset: a folder written by ``save_to_disk``, a local folder or file that
     ``load_dataset`` reads (audiofolder, parquet), or a Hub id (needs network access).
@@ -47,10 +48,19 @@ __all__ = [
     "SourceOptions",
     "SourceSpecError",
     "ToneSpec",
+    "audio_duration",
+    "demo_items",
+    "folder_candidates",
+    "hf_candidates",
     "load_source_audio",
+    "normalise_gender",
+    "parse_hf_spec",
     "read_sources",
+    "read_speaker_info",
     "register_source",
+    "safe_id",
     "vctk_candidates",
+    "vctk_root",
 ]
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
@@ -218,11 +228,19 @@ def read_sources(spec: str, options: SourceOptions | None = None) -> list[Source
             f"unknown source {spec!r}; use one of: " + ", ".join(f"{p}[:...]" for p in sorted(_READERS))
         )
     items = _READERS[prefix](arg, options)
-    ids = [it.source_id for it in items]
-    if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise SourceSpecError(f"{spec}: duplicate source ids {dup}")
+    counts: dict[str, int] = {}
+    for it in items:
+        counts[it.source_id] = counts.get(it.source_id, 0) + 1
+    dup = sorted(i for i, n in counts.items() if n > 1)
+    if dup:
+        raise SourceSpecError(f"{spec}: duplicate source ids {dup[:5]}")
+    bad = sorted(i for i in counts if not _ID_RE.fullmatch(i))
+    if bad:
+        raise SourceSpecError(f"{spec}: source ids may hold only letters, digits, '_', '-', '.': {bad[:5]}")
     return items
+
+
+_ID_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 #: Beep-ablation tone frequencies (Hz): ten pure tones spaced a whole tone apart from 220 Hz.
@@ -249,7 +267,7 @@ def _tones(arg: str, options: SourceOptions) -> list[SourceItem]:
 # --------------------------------------------------------------------------------------------
 def safe_id(text: str) -> str:
     """``text`` with every character other than letters, digits, ``_``, ``-``, ``.`` replaced by ``_``."""
-    return "".join(ch if ch.isalnum() or ch in "_-." else "_" for ch in str(text)) or "x"
+    return "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "_-." else "_" for ch in str(text)) or "x"
 
 
 _GENDERS = {"f": "F", "female": "F", "woman": "F", "w": "F", "m": "M", "male": "M", "man": "M"}
@@ -264,19 +282,12 @@ def normalise_gender(value: Any) -> str:
 
 
 def audio_duration(item: SourceItem) -> float:
-    """Duration of a source in seconds (from the file header when it is a path).
-
-    A file whose header cannot be read counts as long enough (``inf``): it stays selectable, and the
-    render then skips it with the decoding error in ``skipped.csv`` (or stops with ``--strict``)
-    instead of one bad file aborting the whole selection.
-    """
+    """Duration of a source in seconds (from the file header when it is a path)."""
     if isinstance(item.audio, (str, os.PathLike)):
-        if not os.path.isfile(item.audio):
-            raise AudioReadError(f"{item.audio}: no such audio file")
         try:
             return float(sf.info(str(item.audio)).duration)
-        except Exception:  # noqa: BLE001 - soundfile raises several types; the render reports it
-            return float("inf")
+        except Exception as exc:  # noqa: BLE001 - soundfile raises several types
+            raise AudioReadError(f"{item.audio}: cannot read audio header ({type(exc).__name__}: {exc})") from exc
     if hasattr(item.audio, "duration"):
         return float(item.audio.duration())
     y, sr = load_source_audio(item)
@@ -312,7 +323,7 @@ FOLDER_COLUMNS = ("file_name", "speaker_id", "gender", "accent", "text", "senten
 
 
 def folder_candidates(root: Path) -> list[SourceItem]:
-    """Every utterance of a folder source, before selection.
+    """Every utterance of a folder source.
 
     Without ``metadata.csv`` every audio file is an utterance; its id is the relative path with
     separators as ``-`` and its speaker is the first sub-folder (none for files at the top).
@@ -347,7 +358,8 @@ def folder_candidates(root: Path) -> list[SourceItem]:
         if not rel or not path.is_file():
             raise SourceSpecError(f"{meta}, line {line}: audio file {rel!r} not found under {root}")
         sid = row.get("source_id") or "-".join(Path(rel).with_suffix("").parts)
-        items.append(SourceItem(safe_id(sid), str(path), speaker_id=safe_id(row["speaker_id"]) if row.get("speaker_id") else "",
+        speaker = safe_id(row["speaker_id"]) if row.get("speaker_id") else ""
+        items.append(SourceItem(safe_id(sid), str(path), speaker_id=speaker,
                                 sentence_id=row.get("sentence_id", ""), text=row.get("text", ""),
                                 gender=normalise_gender(row.get("gender")), accent=row.get("accent", ""),
                                 extra={"file_name": rel}))
@@ -356,11 +368,17 @@ def folder_candidates(root: Path) -> list[SourceItem]:
 
 @register_source("folder")
 def _folder(arg: str, options: SourceOptions) -> list[SourceItem]:
-    """Audio files under a folder (optional ``metadata.csv``), with the SPEC §6 selection."""
+    """Audio files under a folder, used as they are: the folder is the selection.
+
+    Every file (or every file listed in ``metadata.csv``, in its order) is a source, for whichever
+    split is rendered; no SPEC §6 selection is drawn, and files that cannot be decoded are left to the
+    render, which skips them with the reason. To draw a balanced selection from a folder corpus, read it
+    as ``hf:PATH`` (datasets' audiofolder reads the same ``metadata.csv``).
+    """
     root = Path(arg).expanduser()
     if not arg or not root.is_dir():
         raise SourceSpecError(f"folder source: {root} is not a folder (use --source folder:PATH)")
-    return _selected(folder_candidates(root), options, f"folder:{root}")
+    return folder_candidates(root)
 
 
 # --------------------------------------------------------------------------------------------
@@ -517,7 +535,8 @@ _HF_OPEN: dict[tuple, Any] = {}
 def parse_hf_spec(arg: str) -> tuple[str, str | None, str | None]:
     """Split ``DATASET[:CONFIG][:SPLIT]`` (an existing local path may itself contain ``:``)."""
     if not arg:
-        raise SourceSpecError("hf source: give a dataset, e.g. --source hf:/data/my_dataset or hf:user/name:config:split")
+        raise SourceSpecError("hf source: give a dataset, e.g. --source hf:/data/my_dataset "
+                              "or hf:user/name:config:split")
     parts = arg.split(":")
     for cut in range(len(parts), 0, -1):  # the longest prefix that is a local path wins
         head = ":".join(parts[:cut])
@@ -612,7 +631,8 @@ class HFAudio:
         except AudioReadError:
             raise
         except Exception as exc:  # noqa: BLE001
-            raise AudioReadError(f"{where} ({path or 'bytes'}): cannot decode audio ({type(exc).__name__}: {exc})") from exc
+            raise AudioReadError(f"{where} ({path or 'bytes'}): cannot decode audio "
+                                 f"({type(exc).__name__}: {exc})") from exc
         from .audio import to_mono_float
 
         return to_mono_float(y), int(sr)

@@ -148,7 +148,8 @@ def test_train_too_small():
     test = select(items, split="test", plan=plan, **kw)
     # 4 other speakers x 2 own sentences, plus the shared sentence once unless the test used it
     expected = 8 + (0 if any(it.text == "shared sentence" for it in test) else 1)
-    with pytest.raises(SelectionError, match=rf"tiny: the train selection needs 500 .* found {expected} from 4 speakers"):
+    pattern = rf"tiny: the train selection needs 500 .* found {expected} from 4 speakers"
+    with pytest.raises(SelectionError, match=pattern):
         select(items, split="train", plan=plan, **kw)
     small = select(items, split="train", plan=SelectionPlan(n_speakers=2, n_train=500, allow_small=True), **kw)
     assert len(small) == expected

@@ -150,23 +150,31 @@ def test_vctk_item_audio_is_readable_and_picklable(vctk092):
 
 
 # ---------------------------------------------------------------------------------------- folder
-def test_folder_with_metadata(tmp_path):
+def test_folder_with_metadata_is_used_as_listed(tmp_path):
     make_folder(tmp_path)
-    items = read_sources(f"folder:{tmp_path}", SourceOptions(**SMALL))
-    assert len(items) == 8
-    assert Counter(i.gender for i in items) == {"F": 4, "M": 4}  # "female"/"male" normalised
-    for it in items:
-        assert it.text in (transcript(it.speaker_id, 1), transcript(it.speaker_id, 2), transcript(it.speaker_id, 3))
-        assert it.accent == next(a for spk, _, a in SPEAKERS if spk == it.speaker_id)
-        assert it.source_id.startswith(it.speaker_id + "_")
-        assert it.extra["file_name"].startswith(it.speaker_id + "/")
+    items = read_sources(f"folder:{tmp_path}")  # no selection: the folder is the selection
+    with open(tmp_path / "metadata.csv", newline="") as fh:
+        listed = list(csv.DictReader(fh))
+    assert [it.extra["file_name"] for it in items] == [r["file_name"] for r in listed]
+    assert Counter(i.gender for i in items) == {"F": 12, "M": 12}  # "female"/"male" normalised
+    for it, row in zip(items, listed):
+        assert it.text == row["text"] and it.accent == row["accent"] and it.speaker_id == row["speaker_id"]
+        assert it.source_id == row["file_name"].rsplit(".", 1)[0].replace("/", "-")
+        assert it.audio == str(tmp_path / row["file_name"])
+    assert read_sources(f"folder:{tmp_path}", SourceOptions(split="train")) == items
 
 
 def test_folder_without_metadata_uses_subfolders_as_speakers(tmp_path):
     make_folder(tmp_path, with_metadata=False)
-    items = read_sources(f"folder:{tmp_path}", SourceOptions(**SMALL))
-    assert len(items) == 8 and all(i.gender == "" and i.text == "" for i in items)
-    assert {i.sentence_id.split("-")[0] for i in items} == {i.speaker_id for i in items}
+    (tmp_path / "top.wav").write_bytes((tmp_path / "p225" / "utt2.wav").read_bytes())
+    (tmp_path / "notes.txt").write_text("not audio")
+    items = read_sources(f"folder:{tmp_path}")
+    assert len(items) == 25 and all(i.gender == "" and i.text == "" for i in items)
+    assert [i.source_id for i in items] == sorted(i.source_id for i in items)
+    top = next(i for i in items if i.source_id == "top")
+    assert top.speaker_id == ""
+    assert all(i.sentence_id == i.source_id for i in items)
+    assert {i.source_id.split("-")[0] for i in items if i.speaker_id} == {i.speaker_id for i in items if i.speaker_id}
 
 
 def test_folder_metadata_errors(tmp_path):
@@ -263,12 +271,42 @@ def test_unknown_prefix_lists_known_ones():
         assert prefix in str(err.value)
 
 
-def test_unknown_count_override():
+def test_unknown_count_override(vctk080):
     with pytest.raises(SourceSpecError, match="unknown selection count"):
-        read_sources("folder:" + os.getcwd(), SourceOptions(counts={"speakers": 3}))
+        read_sources(f"vctk:{vctk080}", SourceOptions(counts={"speakers": 3}))
 
 
-def test_counts_override_by_name(tmp_path):
-    make_folder(tmp_path)
-    items = read_sources(f"folder:{tmp_path}", SourceOptions(counts={"test_speakers": 3, "test_per_speaker": 1}))
+def test_counts_override_by_name(vctk080):
+    items = read_sources(f"vctk:{vctk080}", SourceOptions(counts={"test_speakers": 3, "test_per_speaker": 1}))
     assert len(items) == 3 and len({i.speaker_id for i in items}) == 3
+
+
+
+def test_demo_metadata_matches_the_generation_script(monkeypatch):
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "make_demo_voices.py"
+    spec = importlib.util.spec_from_file_location("make_demo_voices", path)
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)
+    spec.loader.exec_module(script)  # imports no TTS engine at module level
+    rows = _demo_rows()
+    assert [r["text"] for r in rows if r["split"] == "test"] == list(script.TEST_SENTENCES)
+    assert [r["text"] for r in rows if r["split"] == "train"] == list(script.TRAIN_SENTENCES)
+    voices = {v.speaker_id: v for v in script.VOICES}
+    for r in rows:
+        v = voices[r["speaker_id"]]
+        assert (r["engine"], r["voice"], r["gender"], r["accent"], r["split"]) == (
+            v.engine, v.name, v.gender, v.accent, v.split)
+
+
+def test_reader_output_is_validated(monkeypatch):
+    from generation import sources
+
+    monkeypatch.setitem(sources._READERS, "bad", lambda arg, opts: [sources.SourceItem(arg, "x.wav")])
+    with pytest.raises(SourceSpecError, match=r"only letters, digits.*'a b'"):
+        read_sources("bad:a b")
+    monkeypatch.setitem(sources._READERS, "dup", lambda arg, opts: [sources.SourceItem("a", "x")] * 2)
+    with pytest.raises(SourceSpecError, match=r"duplicate source ids \['a'\]"):
+        read_sources("dup")
