@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import vocalgrad
-from harness_tasks.metrics import METRICS, score_answer, tabulate
+from harness_tasks.metrics import METRICS, record_code, score_answer, tabulate
 
 
 def clips(*, sources: int = 3, categories=vocalgrad.CATEGORY_NAMES) -> list[dict]:
@@ -32,8 +32,12 @@ def clips(*, sources: int = 3, categories=vocalgrad.CATEGORY_NAMES) -> list[dict
 
 def write_results(root: Path, model: str, answer: Callable[[dict], str | None], *, docs: list[dict],
                   model_args: str = "", stamp: str = "2026-01-01T00-00-00.000000",
-                  variant: str = "default", samples: bool = True) -> Path:
-    """Write one model's lm-eval output below ``root``; ``answer(doc)`` gives its raw output."""
+                  variant: str = "default", samples: bool = True, log_format: str = "code") -> Path:
+    """Write one model's lm-eval output below ``root``; ``answer(doc)`` gives its raw output.
+
+    ``log_format``: the per-sample metric value as the task logs it now (``"code"``, see
+    ``harness_tasks.metrics.record_code``), as a dict (earlier logs), or ``"none"`` (raw only).
+    """
     out = Path(root) / model.replace("/", "__")
     out.mkdir(parents=True, exist_ok=True)
     prefix = "vocalgrad_" if variant == "default" else f"vocalgrad_{variant}_"
@@ -52,8 +56,9 @@ def write_results(root: Path, model: str, answer: Callable[[dict], str | None], 
                       "status": rec["status"], "exact": rec["exact"], "retried": False}
             line = {"doc_id": i, "doc": doc, "target": doc["direction"], "resps": [[raw]],
                     "filtered_resps": [raw], "filter": "none", "acc": float(rec["correct"])}
-            for name in ("acc_parsed", "balanced_acc", "increase_ratio"):
-                line[name] = logged
+            if log_format != "none":
+                for name in ("acc_parsed", "balanced_acc", "increase_ratio"):
+                    line[name] = record_code(logged) if log_format == "code" else logged
             lines.append(json.dumps(line))
         if samples:
             (out / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")

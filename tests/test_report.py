@@ -203,3 +203,17 @@ def test_label_for_a_folder_with_several_models(tmp_path):
                   variant="swap")
     labels = sorted(e.label for e in load_evaluations([f"run1={tmp_path}"]))
     assert labels == ["run1 / a", "run1 / org/ckpt [swap]"]
+
+
+@pytest.mark.parametrize("log_format", ["code", "dict", "none"])
+def test_sample_log_formats_agree(tmp_path, log_format):
+    docs = clips(sources=1, categories=("clarity",))
+
+    def ans(d):
+        return error_answer("503") if d["tier"] == "low" else d["direction"]
+
+    write_results(tmp_path, "m", ans, docs=docs, log_format=log_format)
+    (ev,) = load_evaluations([tmp_path])
+    statuses = [r["status"] for r in ev.records]
+    assert statuses.count("error") == 8 and statuses.count("parsed") == 16
+    assert not ev.warnings

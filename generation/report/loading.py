@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import score_answer
+from harness_tasks.metrics import parse_record_code, score_answer
 
 __all__ = ["Evaluation", "ResultsError", "load_evaluations", "parse_task", "read_samples"]
 
@@ -138,8 +138,10 @@ def _raw_output(line: dict) -> str | None:
 def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
     """Records of one ``samples_<task>_<timestamp>.jsonl`` file.
 
-    The record logged by the VocalGrad task (under ``acc_parsed``) is used when present, so that
-    adapter errors keep their status; otherwise the raw output is parsed again.
+    The record logged by the VocalGrad task (under ``acc_parsed``: the compact code of
+    :func:`harness_tasks.metrics.record_code`, or a dict in logs of earlier toolkit versions) is
+    used when present, so that adapter errors keep their status; otherwise the raw output is
+    parsed again.
 
     Raises
     ------
@@ -158,6 +160,13 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
                                    f"rerun lm-eval with --log_samples") from None
             doc = line.get("doc") or {}
             logged = line.get("acc_parsed")
+            if isinstance(logged, str):
+                try:
+                    logged = parse_record_code(logged)
+                except ValueError as exc:
+                    raise ResultsError(f"{path}:{lineno}: {exc}") from None
+            elif not isinstance(logged, dict):
+                logged = None
             raw = _raw_output(line)
             cid = doc.get("id") or (logged or {}).get("id") or f"{category}#{line.get('doc_id', lineno)}"
             try:
@@ -168,7 +177,7 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
                 or line.get("target") or fields.get("direction")
             if gold not in vocalgrad.DIRECTIONS:
                 raise ResultsError(f"{path}:{lineno}: no gold direction for clip {cid!r} (got {gold!r})")
-            if isinstance(logged, dict) and "status" in logged:
+            if logged is not None and "status" in logged:
                 pred, status, exact = logged.get("pred"), logged["status"], bool(logged.get("exact"))
             else:
                 scored = score_answer(raw, gold)
