@@ -74,11 +74,12 @@ def _bias_panel(ax, bias: dict, title: str) -> None:
                 fmt="none", ecolor="black", capsize=3, zorder=3)
     ax.axhline(50, color=_CHANCE, ls="--", lw=1.2, label="no bias (50 %)", zorder=4)
     ax.set_xticks(x, cats, rotation=30, ha="right")
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 118)  # headroom for the legend above 100 %
+    ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel('answers "increase" (%)')
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3, zorder=0)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper center", ncol=3, frameon=False)
 
 
 def _save(fig, path: Path) -> Path:
