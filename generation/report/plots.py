@@ -28,6 +28,16 @@ _CLU = "#34495e"     # clustered interval (thick, translucent)
 _CHANCE = "#c0392b"
 
 
+def _percent_axis(ax, x, labels, ylabel: str, title: str) -> None:
+    """Shared styling of the 0-100 % bar panels: ticks, limits, labels, grid, legend outside."""
+    ax.set_xticks(x, labels)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3, zorder=0)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
 def _pct(v) -> float:
     return math.nan if v is None or (isinstance(v, float) and math.isnan(v)) else 100.0 * v
 
@@ -147,12 +157,7 @@ def plot_comparison(report: dict[str, Any], path: Path, *, paper_reference: str 
         ax.hlines([paper[c] for c in cats], x - 0.42, x + 0.42, colors="black", lw=2, zorder=4,
                   label=f"{paper_reference} (paper's number)")
     ax.axhline(50, color=_CHANCE, ls="--", lw=1.2, label="chance (50 %)", zorder=5)
-    ax.set_xticks(x, cats)
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title("accuracy per category (bars: 95 % binomial bootstrap interval)")
-    ax.grid(axis="y", alpha=0.3, zorder=0)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _percent_axis(ax, x, cats, "accuracy (%)", "accuracy per category (bars: 95 % binomial bootstrap interval)")
     if with_bias:
         ax = axes[1, 0]
         kb = len(with_bias)
@@ -162,11 +167,6 @@ def plot_comparison(report: dict[str, Any], path: Path, *, paper_reference: str 
             vals = [_pct(m["bias"].get(c, {}).get("increase_ratio")) for c in cats]
             ax.bar(off, vals, width=wb, color=colors(models.index(m) % 10), label=m["label"], zorder=2)
         ax.axhline(50, color=_CHANCE, ls="--", lw=1.2, label="no bias (50 %)", zorder=5)
-        ax.set_xticks(x, cats)
-        ax.set_ylim(0, 105)
-        ax.set_ylabel('answers "increase" (%)')
-        ax.set_title("response bias: increase ratio over parsed answers")
-        ax.grid(axis="y", alpha=0.3, zorder=0)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        _percent_axis(ax, x, cats, 'answers "increase" (%)', "response bias: increase ratio over parsed answers")
     fig.tight_layout()
     return _save(fig, path)
