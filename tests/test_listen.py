@@ -150,6 +150,17 @@ def test_human_records_feed_the_metrics(tmp_path):
     fields = human_evaluation_fields([path])
     assert fields["label"] == "human" and fields["n_samples"] == {"pitch": 18} and len(fields["records"]) == 18
 
+    # the report's "human" model row from this known file
+    from generation.report.analysis import analyse_evaluation
+
+    from generation.listen import human_evaluation
+
+    row = analyse_evaluation(human_evaluation(path), draws=200)
+    assert row["label"] == "human" and row["categories"] == ["pitch"]
+    assert row["overall"]["acc"] == pytest.approx(12 / 18)
+    assert row["by_category"]["pitch"]["acc"] == pytest.approx(12 / 18)
+    assert row["by_tier"]["low"]["acc"] == pytest.approx(2 / 6)  # clips 0,1 = low: only ann1 right
+
 
 # ---------------------------------------------------------------------------------------------
 # HTTP: the API and its bad-input / security answers

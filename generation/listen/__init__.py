@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import sys
 
-from .answers import AnswerLog, AnswersError, annotator_agreement, human_evaluation_fields, human_records
+from .answers import (AnswerLog, AnswersError, annotator_agreement, human_evaluation, human_evaluation_fields,
+                      human_records)
 from .catalog import Catalog, CatalogError, open_catalog
 from .server import ListenApp, is_loopback, make_server
 from .study import annotator_order, select_study
 
 __all__ = [
     "AnswerLog", "AnswersError", "Catalog", "CatalogError", "ListenApp", "annotator_agreement",
-    "annotator_order", "human_evaluation_fields", "human_records", "make_server", "open_catalog",
+    "annotator_order", "human_evaluation", "human_evaluation_fields", "human_records", "make_server", "open_catalog",
     "register_cli", "select_study",
 ]
 

@@ -38,6 +38,7 @@ __all__ = [
     "AnswerLog",
     "AnswersError",
     "annotator_agreement",
+    "human_evaluation",
     "human_evaluation_fields",
     "human_records",
     "read_answer_lines",
@@ -254,6 +255,13 @@ def human_evaluation_fields(paths, *, label: str = "human", annotators=None) -> 
         "n_samples": dict(n_samples), "records": records, "files": [Path(p) for p in paths],
         "warnings": [str(w.message) for w in caught],
     }
+
+
+def human_evaluation(paths, *, label: str = "human", annotators=None):
+    """The human answers as a ``generation.report.loading.Evaluation`` (the report's model row)."""
+    from generation.report.loading import Evaluation
+
+    return Evaluation(**human_evaluation_fields(paths, label=label, annotators=annotators))
 
 
 def annotator_agreement(records) -> dict[str, Any]:
