@@ -320,3 +320,14 @@ def test_cli_remote_binding_warns(render, tmp_path):
         proc.terminate()
         _, err = proc.communicate(timeout=20)
     assert "WARNING: serving on 0.0.0.0" in err and "anyone who can reach this machine" in err
+
+
+def test_missing_clip_file_is_a_500_and_the_server_keeps_serving(tmp_path):
+    root = make_render(tmp_path / "r", categories=("volume",))
+    app = ListenApp(open_catalog(root), "hal", tmp_path / "answers.jsonl", per_category=2)
+    (root / app.catalog._locator[app.study[0].clip_id]).unlink()
+    with serving(app) as url:
+        status, body = _req(url, "GET", f"/audio/{app.token(app.study[0].clip_id)}")
+        assert status == 500 and "FileNotFoundError" in json.loads(body)["error"]
+        status, _ = _req(url, "GET", f"/audio/{app.token(app.study[1].clip_id)}")
+        assert status == 200

@@ -27,7 +27,6 @@ import secrets
 import sys
 import threading
 import time
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -230,7 +229,28 @@ class _Handler(BaseHTTPRequestHandler):
         return path if re.fullmatch(r"/[A-Za-z0-9_./-]*", path) and ".." not in path else None
 
     # -- methods --------------------------------------------------------------------------
+    def _guarded(self, fn) -> None:
+        try:
+            fn()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # a damaged clip file, a vanished answers file: say so, keep serving
+            sys.stderr.write(f"listen: error on {self.command} {self.path[:120]}: {exc!r}\n")
+            try:
+                self._error(500, f"server error: {type(exc).__name__}: {exc}")
+            except OSError:
+                self.close_connection = True
+
     def do_GET(self):  # noqa: N802 (http.server naming)
+        self._guarded(self._get)
+
+    def do_HEAD(self):  # noqa: N802
+        self._guarded(self._get)
+
+    def do_POST(self):  # noqa: N802
+        self._guarded(self._post)
+
+    def _get(self):
         if not self._host_ok():
             return self._error(421, "unexpected Host header")
         path = self._path()
@@ -267,9 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(405, "use POST")
         return self._error(404, "not found")
 
-    do_HEAD = do_GET
-
-    def do_POST(self):  # noqa: N802
+    def _post(self):
         if not self._host_ok():
             return self._error(421, "unexpected Host header")
         path = self._path()
