@@ -5,8 +5,11 @@ from __future__ import annotations
 import http.client
 import json
 import multiprocessing
+import subprocess
+import sys
 import threading
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -331,3 +334,24 @@ def test_missing_clip_file_is_a_500_and_the_server_keeps_serving(tmp_path):
         assert status == 500 and "FileNotFoundError" in json.loads(body)["error"]
         status, _ = _req(url, "GET", f"/audio/{app.token(app.study[1].clip_id)}")
         assert status == 200
+
+
+def test_report_shows_humans_as_a_model_row(tmp_path):
+    """`vocalgrad report --human answers.jsonl`: a human row with the known accuracy + agreement."""
+    cids = [vocalgrad.clip_id("s1", "volume", "jump", t, d) for t in vocalgrad.TIERS for d in vocalgrad.DIRECTIONS]
+    gold = {c: vocalgrad.parse_clip_id(c)["direction"] for c in cids}
+    flip = {"increase": "decrease", "decrease": "increase"}
+    lines = [_rec(ann, c, flip[gold[c]] if i < wrong else gold[c], gold[c], rt_sec=1.0)
+             for i, c in enumerate(cids) for ann, wrong in (("amy", 0), ("bob", 3))]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = subprocess.run([sys.executable, "-m", "generation.cli", "report", "--human", str(path),
+                        "--out", str(tmp_path / "rep"), "--no-plots", "--draws", "200"],
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "rep" / "report.md").read_text()
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text())
+    human = [m for m in rep["models"] if m["label"] == "human"][0]
+    assert human["overall"]["acc"] == pytest.approx(9 / 12)
+    assert "## Human annotators" in md and "| amy | 6 | 100.0 |" in md and "| bob | 6 | 50.0 |" in md
+    assert rep["human_agreement"]["pairwise"]["amy|bob"]["agreement"] == pytest.approx(0.5)

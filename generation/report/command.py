@@ -37,7 +37,7 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
-                 plots: bool = True, labels: dict[str, str] | None = None) -> dict[str, Any]:
+                 plots: bool = True, labels: dict[str, str] | None = None, human=None) -> dict[str, Any]:
     """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
 
     Parameters
@@ -54,6 +54,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         Draw the PNG figures (matplotlib).
     labels : dict, optional
         Path -> label, an alternative to ``LABEL=PATH``.
+    human : list of path-like, optional
+        ``answers.jsonl`` files of ``vocalgrad listen``: the annotators become one "human" model
+        row, and an agreement section (per annotator, pairwise, Fleiss' kappa) is added.
 
     Returns
     -------
@@ -64,7 +67,15 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
-    evaluations = load_evaluations(specs)
+    evaluations = load_evaluations(specs) if specs else []
+    agreement = None
+    if human:
+        from generation.listen.answers import annotator_agreement, human_evaluation
+
+        evaluations.append(human_evaluation(human))
+        agreement = annotator_agreement(evaluations[-1].records)
+    if not evaluations:
+        raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
     report = analyse(evaluations, draws=draws, seed=seed, top=top)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -84,6 +95,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         plot_comparison(report, out / "plots" / "comparison.png")
         plot_paths["comparison"] = "plots/comparison.png"
     md = render_markdown(report, plots=plot_paths)
+    if agreement is not None:
+        report["human_agreement"] = agreement
+        md += _agreement_markdown(agreement)
     _write_text(out / "report.md", md)
     report["plots"] = plot_paths
     _write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
@@ -93,18 +107,42 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     return report
 
 
+def _agreement_markdown(agr: dict[str, Any]) -> str:
+    """The human-annotator section: accuracy and agreement per annotator, pairwise, Fleiss' kappa."""
+    def pct(v):
+        return "" if v is None or v != v else f"{100 * v:.1f}"
+
+    lines = ["", "## Human annotators", "",
+             "Agreement = share of shared clips where the annotator gave the majority answer of the others "
+             "(ties count half).", "", "| annotator | answers | acc % | shared clips | agreement % |",
+             "|---|---|---|---|---|"]
+    for name, a in sorted(agr.get("per_annotator", {}).items()):
+        lines.append(f"| {name} | {a.get('n', '')} | {pct(a.get('acc'))} | {a.get('shared', '')} | "
+                     f"{pct(a.get('agreement'))} |")
+    if agr.get("pairwise"):
+        lines += ["", "| pair | shared clips | agreement % |", "|---|---|---|"]
+        for pair, a in sorted(agr["pairwise"].items()):
+            lines.append(f"| {pair} | {a.get('n', '')} | {pct(a.get('agreement'))} |")
+    kappa = agr.get("fleiss_kappa")
+    if kappa is not None and kappa == kappa:
+        lines += ["", f"Fleiss' kappa: {kappa:.3f}"]
+    return "\n".join(lines) + "\n"
+
+
 def register_cli(sub) -> None:
     p = sub.add_parser(
         "report", help="tables, intervals, bias and plots from lm-eval outputs",
         description="Read lm-eval output folders (results JSON + --log_samples JSONL) and write "
                     "DIR/report.md, DIR/report.json and DIR/plots/*.png.")
-    p.add_argument("results", nargs="+", metavar="RESULTS",
+    p.add_argument("results", nargs="*", metavar="RESULTS",
                    help="lm-eval --output_path folder or results_*.json file; LABEL=PATH names the model")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--draws", type=int, default=DRAWS, help=f"bootstrap draws (default {DRAWS})")
     p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.add_argument("--top", type=int, default=20, help="most frequent raw outputs to list (default 20)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    p.add_argument("--human", nargs="+", metavar="ANSWERS",
+                   help="answers.jsonl of `vocalgrad listen`: adds a 'human' row and annotator agreement")
     p.set_defaults(func=_cli)
 
 
@@ -115,7 +153,7 @@ def _cli(args) -> int:
     t0 = time.perf_counter()
     try:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
-                           plots=not args.no_plots)
+                           plots=not args.no_plots, human=args.human)
     except (ResultsError, OSError) as exc:
         print(f"vocalgrad report: error: {exc}", file=sys.stderr)
         return 2
