@@ -17,6 +17,9 @@ COMMAND_MODULES = (
     "generation.hub",
     "generation.publish",
     "generation.demo",
+    "generation.report",
+    "generation.listen",
+    "generation.show",
     "generation.probe",
 )
 

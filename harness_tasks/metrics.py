@@ -2,7 +2,8 @@
 
 A *record* is one scored answer: a mapping with at least ``direction`` (the gold label) and
 either ``raw`` (the model output, parsed here) or the pre-parsed fields ``pred``, ``status``
-and ``exact`` (as made by :func:`score_answer`). Extra keys (``category``, ``tier``,
+and ``exact`` (as made by :func:`score_answer`), or the compact string of :func:`record_code`
+(what lm-eval's per-sample logs hold). Extra keys (``category``, ``tier``,
 ``trajectory``, ``source_id``, ...) are used by :func:`breakdown` and the clustered interval.
 
 Internally records are tabulated into a count table of shape ``(2, 7)``: gold direction
@@ -50,6 +51,8 @@ __all__ = [
     "exact_match_rate",
     "increase_ratio",
     "metric_from_table",
+    "parse_record_code",
+    "record_code",
     "score_answer",
     "summarize",
     "tabulate",
@@ -99,7 +102,31 @@ def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any
     }
 
 
-def _cell(rec: Mapping[str, Any]) -> tuple[int, int]:
+def record_code(rec: Mapping[str, Any]) -> str:
+    """Compact text form of a scored record: ``gold:pred:status:exact|other[:retried]``.
+
+    Used as the per-sample value of lm-eval's metrics (cheap to log). ``pred`` is ``none``
+    when unparsed. Example: ``"increase:decrease:parsed:exact"``.
+    """
+    parts = [rec["direction"], rec.get("pred") or "none", rec["status"],
+             "exact" if rec.get("exact") else "other"]
+    if rec.get("retried"):
+        parts.append("retried")
+    return ":".join(parts)
+
+
+def parse_record_code(code: str) -> dict[str, Any]:
+    """Inverse of :func:`record_code`."""
+    parts = code.split(":")
+    if len(parts) not in (4, 5) or parts[3] not in ("exact", "other"):
+        raise ValueError(f"not a VocalGrad record code: {code!r} (expected gold:pred:status:exact|other)")
+    return {"direction": parts[0], "pred": None if parts[1] == "none" else parts[1], "status": parts[2],
+            "exact": parts[3] == "exact", "retried": len(parts) == 5 and parts[4] == "retried"}
+
+
+def _cell(rec: Mapping[str, Any] | str) -> tuple[int, int]:
+    if isinstance(rec, str):
+        rec = parse_record_code(rec)
     try:
         gold = _GOLD[rec["direction"]]
     except KeyError:
@@ -123,7 +150,7 @@ def _cell(rec: Mapping[str, Any]) -> tuple[int, int]:
         raise ValueError(f"unknown answer status {status!r}") from None
 
 
-def tabulate(records: Iterable[Mapping[str, Any]]) -> np.ndarray:
+def tabulate(records: Iterable[Mapping[str, Any] | str]) -> np.ndarray:
     """Count table of shape ``(2, 7)`` (gold direction x :data:`ANSWER_CELLS`)."""
     table = np.zeros((2, len(ANSWER_CELLS)), dtype=np.int64)
     for rec in records:

@@ -51,8 +51,8 @@ RECORD_METRICS: tuple[str, ...] = (
     "increase_ratio_all", "unparsed_rate", "error_rate", "exact_match_rate",
 )
 
-# clip id -> (audio-only dataset, row); filled by process_docs, read by doc_to_audio.
-_AUDIO_INDEX: dict[str, tuple[Any, int]] = {}
+# store key -> audio-only dataset; docs point into it with "audio_ref" = "<key>#<row>".
+_AUDIO_STORES: dict[str, Any] = {}
 _PROCESSED: dict[str, Any] = {}
 
 
@@ -139,22 +139,37 @@ def load_task_dataset(*, vocalgrad_config: str, vocalgrad_category: str | None =
 
 
 def process_docs(dataset):
-    """Drop the audio bytes from the docs and index them by clip id for :func:`doc_to_audio`.
+    """Replace the audio bytes in the docs by a reference (``audio_ref``) for :func:`doc_to_audio`.
 
-    Docs then hold only metadata, so lm-eval's per-sample logs stay small.
+    Docs then hold only metadata, so lm-eval's per-sample logs stay small; the bytes stay in the
+    (memory-mapped) dataset until a model reads them.
     """
     if "audio" not in dataset.column_names:
         return dataset
-    key = getattr(dataset, "_fingerprint", None)
-    if key is not None and key in _PROCESSED:
+    key = getattr(dataset, "_fingerprint", None) or f"ds{id(dataset)}"
+    if key in _PROCESSED:
         return _PROCESSED[key]
-    audio = dataset.select_columns(["audio"])
-    for row, cid in enumerate(dataset["id"]):
-        _AUDIO_INDEX[cid] = (audio, row)
-    docs = dataset.remove_columns(["audio"])
-    if key is not None:
-        _PROCESSED[key] = docs
+    _AUDIO_STORES[key] = dataset.select_columns(["audio"])
+    meta = dataset.remove_columns(["audio"])
+    docs = DocList(meta.to_list())
+    for row, doc in enumerate(docs):
+        doc["audio_ref"] = f"{key}#{row}"
+    docs.features = meta.features
+    _PROCESSED[key] = docs
     return docs
+
+
+class DocList(list):
+    """Docs as plain dicts (lm-eval iterates them several times; Arrow row access is slower).
+
+    ``features`` mirrors ``datasets.Dataset.features`` (lm-eval reads its keys).
+    """
+
+    features: Any = None
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self[0]) if self else []
 
 
 # ----------------------------------------------------------------------------- doc hooks
@@ -184,45 +199,42 @@ def doc_to_audio(doc: Mapping[str, Any]) -> list[ClipAudio]:
     Raises
     ------
     KeyError
-        If the doc carries no audio and its id was not indexed by :func:`process_docs`.
+        If the doc has neither ``audio`` nor an ``audio_ref`` made by :func:`process_docs` in
+        this process.
     """
     cid = doc.get("id", "?")
     if doc.get("audio") is not None:
         return [ClipAudio(cid, doc["audio"])]
-    try:
-        store, row = _AUDIO_INDEX[cid]
-    except KeyError:
+    key, _, row = str(doc.get("audio_ref") or "").rpartition("#")
+    if key not in _AUDIO_STORES:
         raise KeyError(
-            f"no audio for clip {cid!r}: the doc has no 'audio' field and process_docs did not "
-            f"index it"
-        ) from None
-    return [ClipAudio(cid, store, row)]
+            f"no audio for clip {cid!r}: the doc has no 'audio' field and no audio_ref from "
+            f"process_docs in this process"
+        )
+    return [ClipAudio(cid, _AUDIO_STORES[key], int(row))]
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """Score one answer: ``acc`` as 0/1, the other metrics from a compact record.
+    """Score one answer: ``acc`` as 0/1, the other metrics from a compact record code.
 
-    The record (``id``, ``direction``, ``pred``, ``status``, ``exact``, and ``retried`` when
-    the adapter reports it) also lands in lm-eval's per-sample log next to the doc (tier,
-    trajectory, ...) and the raw output.
+    The code (``gold:pred:status:exact|other[:retried]``, see
+    :func:`harness_tasks.metrics.record_code`) lands in lm-eval's per-sample log next to the
+    doc (clip id, tier, trajectory, ...) and the raw output.
     """
     raw = results[0] if results else None
     gold = doc_to_target(doc)
     pred, status = classify_answer(raw)
-    rec = {"id": doc.get("id"), "direction": gold, "pred": pred, "status": status,
-           "exact": is_exact_match(raw)}
-    retried = getattr(raw, "retried", None)
-    if retried is not None:
-        rec["retried"] = bool(retried)
+    code = metrics.record_code({"direction": gold, "pred": pred, "status": status,
+                                "exact": is_exact_match(raw), "retried": getattr(raw, "retried", False)})
     out: dict[str, Any] = {"acc": float(pred == gold)}
     for name in RECORD_METRICS:
-        out[name] = rec
+        out[name] = code
     return out
 
 
 # ----------------------------------------------------------------------------- aggregations
 def _agg(name: str):
-    def agg(items: list[Mapping[str, Any]]) -> float:
+    def agg(items: list[str]) -> float:
         return metrics.metric_from_table(name, metrics.tabulate(items))
 
     agg.__name__ = f"agg_{name}"

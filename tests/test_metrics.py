@@ -107,3 +107,13 @@ def test_cluster_bootstrap_is_wider_when_sources_are_correlated():
     with pytest.raises(KeyError, match="speaker"):
         M.bootstrap_ci(r, cluster="speaker")
     assert all(math.isnan(x) for x in M.bootstrap_ci([], "acc"))
+
+
+def test_record_codes_round_trip_and_tabulate():
+    r = recs([("Increase.", "decrease"), ("up?", "increase"), (error_answer("x"), "decrease")])
+    codes = [M.record_code(x) for x in r]
+    assert codes == ["decrease:increase:parsed:exact", "increase:none:unparsed:other", "decrease:none:error:other"]
+    assert (M.tabulate(codes) == M.tabulate(r)).all()
+    assert M.parse_record_code(M.record_code({**r[0], "retried": True}))["retried"] is True
+    with pytest.raises(ValueError, match="record code"):
+        M.tabulate(["increase:parsed"])

@@ -60,6 +60,18 @@ def noise_src():
     return make(padded(0.1 * rng.standard_normal(3 * SR)), "wn")
 
 
+def each_tier_and_direction(fn):
+    """Parametrise a test over the three tiers and both directions."""
+    return pytest.mark.parametrize("direction", DIRS)(pytest.mark.parametrize("tier", TIERS)(fn))
+
+
+def jump_clip(src, category, tier, direction):
+    """Render the jump-trajectory clip of ``src``; returns (x, span, result, schedule, start, end)."""
+    item, x, span = src
+    res, sched = clip(item, x, span, category, tier, "jump", direction)
+    return (x, span, res, sched, *expected_tier(category, tier, direction))
+
+
 def expected_tier(category, tier, direction):
     lo, hi = REC.category(category).tiers[tier]
     return (lo, hi) if direction == "increase" else (hi, lo)
@@ -75,8 +87,7 @@ def block_db(y, ref, starts, ends):
 
 # ---- volume: gain per step within 0.1 dB of the schedule, every trajectory shape ---------------
 @pytest.mark.parametrize("trajectory", vg.TRAJECTORIES)
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_volume_gain_per_step(tone, tier, direction, trajectory):
     item, x, span = tone
     res, sched = clip(item, x, span, "volume", tier, trajectory, direction)
@@ -108,12 +119,9 @@ def f0_estimate(seg, fmin=100, fmax=500):
     return SR / k
 
 
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_pitch_shift_semitones(tone, tier, direction):
-    item, x, span = tone
-    res, _ = clip(item, x, span, "pitch", tier, "jump", direction)
-    a, b = expected_tier("pitch", tier, direction)
+    x, span, res, _, a, b = jump_clip(tone, "pitch", tier, direction)
     mid = (res.onset + res.offset) // 2
     first = res.y[res.onset + 4800: mid - 9600]
     second = res.y[mid + 9600: res.offset - 4800]
@@ -145,12 +153,9 @@ def burst_interval(seg):
     return 1.0 / freqs[band][np.argmax(spec[band])]
 
 
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_speed_rate(pulses, tier, direction):
-    item, x, span = pulses
-    res, sched = clip(item, x, span, "speed", tier, "jump", direction)
-    a, b = expected_tier("speed", tier, direction)
+    x, span, res, sched, a, b = jump_clip(pulses, "speed", tier, direction)
     assert span.found
     n = sched.layout.n
     loss = 240 / (span.length / n)            # each uncompensated cross-fade eats 240 samples a chunk
@@ -166,8 +171,7 @@ def test_speed_rate(pulses, tier, direction):
 
 
 # ---- noise: added-noise RMS / speech RMS per block --------------------------------------------
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_noise_ratio(tone, tier, direction):
     item, x, span = tone
     res, sched = clip(item, x, span, "noise", tier, "linear", direction)
@@ -209,12 +213,9 @@ def hold_of(seg):
     return int(np.bincount(runs).argmax()) if len(runs) else len(seg)
 
 
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_distortion_hold(noise_src, tier, direction):
-    item, x, span = noise_src
-    res, sched = clip(item, x, span, "distortion", tier, "jump", direction)
-    a, b = expected_tier("distortion", tier, direction)
+    x, span, res, sched, a, b = jump_clip(noise_src, "distortion", tier, direction)
     y = np.asarray(res.y)
     first, last = clean_block(res, sched, 2), clean_block(res, sched, -3)
     assert hold_of(first) == max(1, round(SR / a))
@@ -224,12 +225,9 @@ def test_distortion_hold(noise_src, tier, direction):
 
 
 # ---- roughness: number of quantisation levels ------------------------------------------------
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_roughness_levels(noise_src, tier, direction):
-    item, x, span = noise_src
-    res, sched = clip(item, x, span, "roughness", tier, "jump", direction)
-    a, b = expected_tier("roughness", tier, direction)
+    x, span, res, sched, a, b = jump_clip(noise_src, "roughness", tier, direction)
     coarse_bits = min(a, b)
     first, last = clean_block(res, sched, 2), clean_block(res, sched, -3)
     coarse, fine = (first, last) if a < b else (last, first)
@@ -244,12 +242,9 @@ def hf_share(seg, cutoff):
     return spec[freqs > cutoff + 400].sum() / spec.sum()
 
 
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_clarity_bandwidth(noise_src, tier, direction):
-    item, x, span = noise_src
-    res, _ = clip(item, x, span, "clarity", tier, "jump", direction)
-    a, b = expected_tier("clarity", tier, direction)
+    x, span, res, _, a, b = jump_clip(noise_src, "clarity", tier, direction)
     y = np.asarray(res.y)
     first = y[res.onset + 4800: res.onset + 4800 + 24000]
     last = y[res.offset - 4800 - 24000: res.offset - 4800]
@@ -260,12 +255,9 @@ def test_clarity_bandwidth(noise_src, tier, direction):
 
 
 # ---- vibration: LFO depth and rate ----------------------------------------------------------------
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_vibration_depth_and_rate(tone, tier, direction):
-    item, x, span = tone
-    res, _ = clip(item, x, span, "vibration", tier, "jump", direction)
-    a, b = expected_tier("vibration", tier, direction)
+    x, span, res, _, a, b = jump_clip(tone, "vibration", tier, direction)
     gain = np.asarray(res.y)[span.onset:span.offset] / np.where(x[span.onset:span.offset] == 0, np.nan,
                                                                x[span.onset:span.offset])
     half = span.length // 2
@@ -283,12 +275,9 @@ def test_vibration_depth_and_rate(tone, tier, direction):
 
 
 # ---- echo: wet mix by least squares, and the reverb tail after the offset --------------------
-@pytest.mark.parametrize("direction", DIRS)
-@pytest.mark.parametrize("tier", TIERS)
+@each_tier_and_direction
 def test_echo_wet_mix(tone, tier, direction):
-    item, x, span = tone
-    res, sched = clip(item, x, span, "echo", tier, "jump", direction)
-    a, b = expected_tier("echo", tier, direction)
+    x, span, res, sched, a, b = jump_clip(tone, "echo", tier, direction)
     p = REC.category("echo").params
     ir = schroeder_ir(SR, seconds=p["ir_sec"], comb_ms=p["comb_ms"], comb_feedback=p["comb_feedback"],
                       allpass_ms=p["allpass_ms"], allpass_gain=p["allpass_gain"], room=p["room"][tier])

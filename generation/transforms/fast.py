@@ -150,7 +150,7 @@ def _stretch_rows(st: _SegmentSTFT, chunks: np.ndarray, rates: np.ndarray) -> li
     return out
 
 
-_ROW_BATCH = 8
+_ROW_BATCH = 16
 
 
 def _stretch_batch(st, gi, chunks, sel, steps, rates, out):

@@ -16,7 +16,7 @@ volume      RMS level, dB
 noise       spectral floor: median over frames of the 10th-percentile bin power, dB
 distortion  share of repeated consecutive samples (sample-and-hold leaves flat steps)
 roughness   minus log2 of the number of distinct sample values (bit-depth reduction)
-echo        minus the frame-level dynamic range (95th - 10th percentile, dB)
+echo        minus the mean absolute change of the 10-ms log envelope, dB (reverb smooths it)
 clarity     bandwidth: highest frequency within 60 dB of the spectral peak
 vibration   mean absolute change of the 5-ms log envelope, dB (LFO depth and rate)
 =========== ========================================================================
@@ -165,8 +165,11 @@ def _roughness(x, sr):
 
 
 def _echo(x, sr):
-    db = _frame_db(x, sr, 0.02)
-    return -float(np.percentile(db, 95) - np.percentile(db, 10))
+    # reverberation smooths the level envelope: less frame-to-frame change = more echo
+    db = np.maximum(_frame_db(x, sr, 0.01), -100.0)
+    loud = db > db.max() - 60
+    d = np.abs(np.diff(db))[loud[1:] & loud[:-1]]
+    return -float(d.mean()) if d.size else 0.0
 
 
 def _clarity(x, sr):

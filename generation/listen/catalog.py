@@ -1,0 +1,183 @@
+"""The clips a listening test or ``vocalgrad show`` can use: a render folder or a Hub folder.
+
+A :class:`Catalog` maps clip ids to their metadata (category, direction, tier, trajectory,
+source id, speech span, value schedule ends) and returns a clip's FLAC bytes on request. A render
+folder reads ``manifest.parquet`` and the files under ``clips/``; every path is resolved and must
+stay inside the folder. A Hub folder (``<config>/test-*.parquet``) is indexed once; audio is read
+one parquet row group at a time and the last few groups are kept in memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import vocalgrad
+
+__all__ = ["Catalog", "CatalogError", "ClipInfo", "open_catalog"]
+
+#: Metadata fields kept per clip (Hub names; a render's ``clip_id``/``value_unit`` are renamed).
+_FIELDS = ("category", "direction", "tier", "trajectory", "source_id", "duration_sec", "onset_sec",
+           "offset_sec", "source_onset_sec", "source_offset_sec", "value_start", "value_end", "unit",
+           "sample_rate", "recipe", "split")
+_ROW_GROUP_CACHE = 4
+
+
+class CatalogError(ValueError):
+    """The data folder cannot be used; the message names the file and what to do."""
+
+
+@dataclass(frozen=True)
+class ClipInfo:
+    """Metadata of one clip (``extra`` holds every other field found, Hub names)."""
+
+    clip_id: str
+    category: str
+    direction: str
+    tier: str
+    trajectory: str
+    source_id: str
+    extra: dict
+
+    def get(self, name: str, default=None):
+        return self.extra.get(name, default)
+
+
+def _info(row: dict) -> ClipInfo:
+    row = {vocalgrad.HUB_RENAMES.get(k, k): v for k, v in row.items()}
+    return ClipInfo(row["id"], row["category"], row["direction"], row["tier"], row["trajectory"],
+                    row["source_id"], {k: row[k] for k in _FIELDS if k in row})
+
+
+class Catalog:
+    """Clips of one data folder (use :func:`open_catalog`).
+
+    Attributes
+    ----------
+    root : pathlib.Path
+        The folder (resolved).
+    kind : {"render", "hub"}
+    clips : dict
+        Clip id -> :class:`ClipInfo`, sorted by clip id.
+    """
+
+    def __init__(self, root: Path, kind: str, clips: dict[str, ClipInfo], locator: dict):
+        self.root, self.kind, self.clips = root, kind, clips
+        self._locator = locator  # clip id -> relative path (render) or (file, row group, row) (hub)
+        self._groups: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __contains__(self, clip_id: object) -> bool:
+        return clip_id in self.clips
+
+    def __len__(self) -> int:
+        return len(self.clips)
+
+    def audio_bytes(self, clip_id: str) -> bytes:
+        """FLAC bytes of a clip.
+
+        Raises
+        ------
+        KeyError
+            Unknown clip id.
+        """
+        where = self._locator[clip_id]
+        if self.kind == "render":
+            return _inside(self.root, where).read_bytes()
+        path, group, index = where
+        with self._lock:
+            key = (path, group)
+            col = self._groups.get(key)
+            if col is None:
+                import pyarrow.parquet as pq
+
+                col = pq.ParquetFile(path).read_row_group(group, columns=["audio"]).column("audio")
+                self._groups[key] = col
+                while len(self._groups) > _ROW_GROUP_CACHE:
+                    self._groups.popitem(last=False)
+            else:
+                self._groups.move_to_end(key)
+        return col[index].as_py()["bytes"]
+
+    def source_path(self, source_id: str) -> Path | None:
+        """``sources/<source_id>.flac`` of a render folder, or None (Hub folders hold no sources)."""
+        if self.kind != "render":
+            return None
+        try:
+            path = _inside(self.root, f"sources/{source_id}.flac")
+        except CatalogError:
+            return None
+        return path if path.is_file() else None
+
+
+def _inside(root: Path, rel: str) -> Path:
+    path = (root / rel).resolve()
+    if not path.is_relative_to(root):
+        raise CatalogError(f"{root}: path {rel!r} points outside the data folder; the manifest is not trusted")
+    return path
+
+
+def open_catalog(data, *, config: str | None = None) -> Catalog:
+    """Open a render folder (``manifest.parquet``) or a Hub folder (``<config>/*.parquet``).
+
+    Parameters
+    ----------
+    data : path-like
+        The folder.
+    config : str, optional
+        Hub folders only: the config to read (``beep``, ``train``, a category). Default: the
+        nine category configs (the test set; ``all`` repeats them and is never read twice).
+
+    Raises
+    ------
+    CatalogError
+        Not a folder of either kind, an unreadable manifest, or a clip path outside the folder.
+    """
+    root = Path(data).expanduser().resolve()
+    if not root.is_dir():
+        raise CatalogError(f"{data}: not a folder; pass a `vocalgrad render` output or a `vocalgrad hub` folder")
+    if (root / "manifest.parquet").is_file():
+        try:
+            rows = vocalgrad._manifest_rows(root)
+        except vocalgrad.RenderDirError as exc:
+            raise CatalogError(str(exc)) from None
+        clips, locator = {}, {}
+        for row in rows:
+            _inside(root, row["path"])
+            info = _info(row)
+            clips[info.clip_id] = info
+            locator[info.clip_id] = row["path"]
+        return Catalog(root, "render", clips, locator)
+    return _open_hub(root, config)
+
+
+def _open_hub(root: Path, config: str | None) -> Catalog:
+    import pyarrow.parquet as pq
+
+    names = [config] if config else list(vocalgrad.CATEGORY_NAMES)
+    files = [p for name in names for p in sorted((root / name).glob("*.parquet")) if (root / name).is_dir()]
+    if not files:
+        raise CatalogError(
+            f"{root}: neither manifest.parquet (a render folder) nor "
+            f"{'/'.join([config or '<category>', '*.parquet'])} (a Hub folder) found")
+    clips, locator = {}, {}
+    meta_cols = ["id"] + list(_FIELDS)
+    for path in files:
+        try:
+            pf = pq.ParquetFile(path)
+        except Exception as exc:  # pyarrow raises several types for a damaged file
+            raise CatalogError(f"{path}: not a readable parquet file ({exc})") from None
+        have = set(pf.schema_arrow.names)
+        missing = {"audio", "id", "category", "direction", "tier", "trajectory", "source_id"} - have
+        if missing:
+            raise CatalogError(f"{path}: missing columns {sorted(missing)}; rebuild it with `vocalgrad hub`")
+        cols = [c for c in meta_cols if c in have]
+        for group in range(pf.num_row_groups):
+            for index, row in enumerate(pf.read_row_group(group, columns=cols).to_pylist()):
+                info = _info(row)
+                clips[info.clip_id] = info
+                locator[info.clip_id] = (path, group, index)
+    clips = dict(sorted(clips.items()))
+    return Catalog(root, "hub", clips, locator)

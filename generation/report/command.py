@@ -1,0 +1,170 @@
+"""``vocalgrad report RESULTS... --out DIR``: load, analyse, plot, write ``report.md`` + ``report.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .analysis import analyse
+from .loading import ResultsError, load_evaluations
+from .markdown import render_markdown, slug
+from .stats import DRAWS, SEED
+
+__all__ = ["build_report", "register_cli"]
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return None if math.isnan(obj) or math.isinf(obj) else obj
+    if isinstance(obj, dict):
+        return {("null" if k is None else str(k)): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item"):  # numpy scalar
+        return _jsonable(obj.item())
+    return obj
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
+                 plots: bool = True, labels: dict[str, str] | None = None, human=None) -> dict[str, Any]:
+    """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
+
+    Parameters
+    ----------
+    results : iterable of str or Path
+        lm-eval output folders or ``results_*.json`` files; ``LABEL=PATH`` sets a model's name.
+    out_dir : str or Path
+        Created if needed; existing report files are replaced.
+    draws, seed : int
+        Bootstrap settings (default 10,000 draws, seed 1234 as in SPEC §8).
+    top : int
+        Number of most frequent raw outputs listed per model.
+    plots : bool
+        Draw the PNG figures (matplotlib).
+    labels : dict, optional
+        Path -> label, an alternative to ``LABEL=PATH``.
+    human : list of path-like, optional
+        ``answers.jsonl`` files of ``vocalgrad listen``: the annotators become one "human" model
+        row, and an agreement section (per annotator, pairwise, Fleiss' kappa) is added.
+
+    Returns
+    -------
+    dict
+        The analysed numbers (what ``report.json`` holds, with ``nan`` as ``null`` there), plus
+        ``"paths"``: the files written.
+    """
+    specs = [str(r) for r in results]
+    if labels:
+        specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
+    evaluations = load_evaluations(specs) if specs else []
+    agreement = None
+    if human:
+        from generation.listen.answers import annotator_agreement, human_evaluation
+
+        evaluations.append(human_evaluation(human))
+        agreement = annotator_agreement(evaluations[-1].records)
+    if not evaluations:
+        raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
+    report = analyse(evaluations, draws=draws, seed=seed, top=top)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plot_paths: dict[str, str] = {}
+    if plots:
+        from .plots import plot_comparison, plot_model
+
+        used = set()
+        for m in report["models"]:
+            name = slug(m["label"])
+            while name in used:
+                name += "-x"
+            used.add(name)
+            rel = f"plots/{name}.png"
+            plot_model(m, out / rel)
+            plot_paths[m["label"]] = rel
+        plot_comparison(report, out / "plots" / "comparison.png")
+        plot_paths["comparison"] = "plots/comparison.png"
+    md = render_markdown(report, plots=plot_paths)
+    if agreement is not None:
+        report["human_agreement"] = agreement
+        md += _agreement_markdown(agreement)
+    _write_text(out / "report.md", md)
+    report["plots"] = plot_paths
+    _write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
+    written = {"report.md": str(out / "report.md"), "report.json": str(out / "report.json")}
+    written.update({k: str(out / v) for k, v in plot_paths.items()})
+    report["paths"] = written
+    return report
+
+
+def _agreement_markdown(agr: dict[str, Any]) -> str:
+    """The human-annotator section: accuracy and agreement per annotator, pairwise, Fleiss' kappa."""
+    def pct(v):
+        return "" if v is None or v != v else f"{100 * v:.1f}"
+
+    lines = ["", "## Human annotators", "",
+             "Agreement = share of shared clips where the annotator gave the majority answer of the others "
+             "(ties count half).", "", "| annotator | answers | acc % | shared clips | agreement % |",
+             "|---|---|---|---|---|"]
+    for name, a in sorted(agr.get("per_annotator", {}).items()):
+        lines.append(f"| {name} | {a.get('n', '')} | {pct(a.get('acc'))} | {a.get('shared', '')} | "
+                     f"{pct(a.get('agreement'))} |")
+    if agr.get("pairwise"):
+        lines += ["", "| pair | shared clips | agreement % |", "|---|---|---|"]
+        for pair, a in sorted(agr["pairwise"].items()):
+            lines.append(f"| {pair} | {a.get('n', '')} | {pct(a.get('agreement'))} |")
+    kappa = agr.get("fleiss_kappa")
+    if kappa is not None and kappa == kappa:
+        lines += ["", f"Fleiss' kappa: {kappa:.3f}"]
+    return "\n".join(lines) + "\n"
+
+
+def register_cli(sub) -> None:
+    p = sub.add_parser(
+        "report", help="tables, intervals, bias and plots from lm-eval outputs",
+        description="Read lm-eval output folders (results JSON + --log_samples JSONL) and write "
+                    "DIR/report.md, DIR/report.json and DIR/plots/*.png.")
+    p.add_argument("results", nargs="*", metavar="RESULTS",
+                   help="lm-eval --output_path folder or results_*.json file; LABEL=PATH names the model")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--draws", type=int, default=DRAWS, help=f"bootstrap draws (default {DRAWS})")
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    p.add_argument("--top", type=int, default=20, help="most frequent raw outputs to list (default 20)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    p.add_argument("--human", nargs="+", metavar="ANSWERS",
+                   help="answers.jsonl of `vocalgrad listen`: adds a 'human' row and annotator agreement")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    if args.draws < 1:
+        print("vocalgrad report: error: --draws must be >= 1", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    try:
+        rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
+                           plots=not args.no_plots, human=args.human)
+    except (ResultsError, OSError) as exc:
+        print(f"vocalgrad report: error: {exc}", file=sys.stderr)
+        return 2
+    for m in rep["models"]:
+        ov = m["overall"]
+        acc = ov.get("acc", ov.get("category_mean_acc"))
+        extra = ""
+        if m["has_samples"]:
+            lo, hi = ov["ci"]["acc"]["binomial"]
+            extra = f" [{100 * lo:.1f}, {100 * hi:.1f}] {ov['verdict']}"
+        print(f"{m['label']}: acc {100 * acc:.1f} %{extra}", file=sys.stderr)
+    print(f"report written to {rep['paths']['report.md']} in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)
+    return 0

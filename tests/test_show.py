@@ -1,0 +1,103 @@
+"""`vocalgrad show`: the figure, the schedule curve and the measurements."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vocalgrad
+from generation.cli import main as cli_main
+from generation.listen import open_catalog
+from generation.show import measure, schedule_curve
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def volume_render(tmp_path_factory):
+    from generation.render import render
+
+    out = tmp_path_factory.mktemp("show") / "render"
+    render("tones", out, categories=["volume"], n_sources=1, jobs=1, progress=False)
+    return out
+
+
+def _png_ok(path, *, columns=2):
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(path)
+    assert img.shape[0] >= 600 and img.shape[1] >= 600 * columns  # clip (and source) side by side
+    rgb = img[..., :3]
+    assert rgb.std() > 0.1  # not a blank canvas
+    assert (rgb.min(axis=-1) < 0.9).mean() > 0.3  # spectrograms and curves cover much of the canvas
+    blue = np.all(np.abs(rgb - np.array([0.12, 0.47, 0.71])) < 0.08, axis=-1)  # the schedule line
+    orange = np.all(np.abs(rgb - np.array([1.0, 0.5, 0.05])) < 0.1, axis=-1)  # the measurement
+    assert blue.sum() > 300 and orange.sum() > 100
+    return img
+
+
+def test_cli_writes_the_figure_for_a_render_and_a_hub_folder(volume_render, tmp_path, capsys):
+    cid = vocalgrad.clip_id("tone00_pure_220hz", "volume", "quad_first_flat", "high", "decrease")
+    out = tmp_path / "figs" / "clip.png"
+    assert cli_main(["show", cid, "--data", str(volume_render), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    _png_ok(out)
+
+    from generation.hub import build_hub
+
+    build_hub(volume_render, tmp_path / "hub", allow_partial=True)
+    out2 = tmp_path / "hub.png"
+    assert cli_main(["show", cid, "--data", str(tmp_path / "hub"), "--out", str(out2)]) == 0
+    _png_ok(out2, columns=1)  # no source panel (a Hub folder holds no sources), still a full figure
+
+    assert cli_main(["show", cid.replace("decrease", "decreas"), "--data", str(volume_render),
+                     "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert "is not in" in err and "did you mean" in err and cid in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_volume_measurement_follows_the_schedule(volume_render):
+    cat = open_catalog(volume_render)
+    from generation.show import _decode
+
+    for cid in (vocalgrad.clip_id("tone00_pure_220hz", "volume", "linear", "low", d) for d in vocalgrad.DIRECTIONS):
+        info = cat.clips[cid]
+        t, v, unit = schedule_curve(info)
+        assert unit == "dB"
+        assert v[0] == info.get("value_start") and v[-1] == info.get("value_end")  # held outside the span
+        y, sr = _decode(cat.audio_bytes(cid))
+        src, _ = _decode(str(cat.source_path(info.source_id)))
+        mt, mv, label, same = measure("volume", y, sr, source=src)
+        assert same and "dB" in label
+        inside = (mt > info.get("onset_sec") + 0.05) & (mt < info.get("offset_sec") - 0.05)
+        expected = np.interp(mt[inside], t, v)
+        assert np.nanmax(np.abs(mv[inside] - expected)) < 1.0  # within 1 dB of the gain steps
+        assert np.sign(mv[inside][-1] - mv[inside][0]) == (1 if info.direction == "increase" else -1)
+
+
+def test_schedule_curve_of_pitch_leaves_audio_outside_the_span_untouched(volume_render):
+    info = next(iter(open_catalog(volume_render).clips.values()))
+    pitch = type(info)(info.clip_id, "pitch", "increase", "high", "jump", info.source_id,
+                       {**info.extra, "value_start": -3.0, "value_end": 3.0, "recipe": "faithful-v1"})
+    t, v, unit = schedule_curve(pitch)
+    assert unit == "semitones" and v[0] == 0.0 and v[-1] == 0.0
+    inside = (t > pitch.get("onset_sec")) & (t < pitch.get("offset_sec"))
+    assert set(np.unique(v[inside])) == {-3.0, 3.0}  # a jump: start value, then end value
+    assert np.all(np.diff(t) >= 0)
+
+
+def test_measurements_on_synthetic_signals():
+    sr = 16000
+    t = np.arange(sr) / sr
+    src = 0.3 * np.sin(2 * np.pi * 220 * t)
+    clip = 0.3 * np.sin(2 * np.pi * 220 * 2 ** (2 / 12) * t)
+    _, st, label, same = measure("pitch", clip, sr, source=src)
+    assert same and abs(np.nanmedian(st) - 2.0) < 0.1
+    held = np.repeat(src[::4], 4)[: src.size]  # sample-and-hold by 4 samples -> sr / 4
+    _, rate, _, _ = measure("distortion", held, sr)
+    assert abs(np.nanmedian(rate) - sr / 4) < sr * 0.01
+    noisy = src + 0.05 * np.random.default_rng(0).standard_normal(src.size) * np.sqrt(np.mean(src**2))
+    _, ratio, _, _ = measure("noise", noisy, sr, source=src)
+    assert abs(np.nanmedian(ratio) - 0.05) < 0.01
+    assert measure("speed", clip, sr) is None  # needs the source
