@@ -11,7 +11,7 @@ pytest.importorskip("lm_eval")
 
 from _probe_helpers import ARCHS, TINY_LAYERS, build_tiny, make_probe_hub  # noqa: E402
 
-from generation.probe.model_features import ModelFeatures, pool_segments_torch  # noqa: E402
+from generation.probe.model_features import ModelFeatures, pooling_matrix  # noqa: E402
 from generation.probe.pooling import pool_segments  # noqa: E402
 from generation.probe.run import run_probe  # noqa: E402
 
@@ -39,11 +39,18 @@ def mf(model_dir):
 WANTED = [("pre_lm", None), ("lm_audio", 1), ("lm_audio", 2), ("lm_text", 1), ("lm_text", 2)]
 
 
-def test_torch_pooling_matches_numpy():
+def test_pooling_matrix_matches_numpy_pooling_of_the_masked_positions():
     import torch
 
-    x = np.random.default_rng(0).standard_normal((2, 37, 5)).astype(np.float32)
-    np.testing.assert_allclose(pool_segments_torch(torch.from_numpy(x)).numpy(), pool_segments(x), rtol=1e-5)
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal((2, 60, 5)).astype(np.float32)
+    mask = np.zeros((2, 60), bool)
+    mask[0, 30:42] = True          # 12 positions (< 16 segments), shifted right as with left padding
+    mask[1, 5:42] = True           # 37 positions
+    p = pooling_matrix(torch.from_numpy(mask))
+    got = torch.bmm(p, torch.from_numpy(h)).flatten(1).numpy()
+    for b in range(2):
+        np.testing.assert_allclose(got[b], pool_segments(h[b][mask[b]]), rtol=1e-5, atol=1e-6)
 
 
 def test_feature_shapes(mf):

@@ -24,7 +24,7 @@ import numpy as np
 
 from .pooling import N_SEGMENTS, segment_bounds
 
-__all__ = ["MODEL_STAGES", "ModelFeatures", "audio_token_id", "num_lm_layers", "pool_segments_torch"]
+__all__ = ["MODEL_STAGES", "ModelFeatures", "audio_token_id", "num_lm_layers", "pooling_matrix"]
 
 #: Stages computed from the model (the order of the pipeline).
 MODEL_STAGES: tuple[str, ...] = ("pre_lm", "lm_audio", "lm_text")
@@ -69,13 +69,30 @@ def audio_token_id(model: Any, processor: Any) -> int:
     )
 
 
-def pool_segments_torch(x, n_segments: int = N_SEGMENTS):
-    """Torch version of :func:`~generation.probe.pooling.pool_segments` (time is axis -2)."""
+def pooling_matrix(mask, n_segments: int = N_SEGMENTS):
+    """Per-row averaging weights over the ``True`` positions of ``mask``.
+
+    Parameters
+    ----------
+    mask : torch.BoolTensor, shape (batch, tokens)
+        Audio positions of each row (any number per row, at least one).
+
+    Returns
+    -------
+    torch.Tensor, shape (batch, n_segments, tokens)
+        float32 on ``mask``'s device; ``P[b] @ h[b]`` gives the ``n_segments`` segment means
+        of ``h[b]`` over the row's positions, exactly as
+        :func:`~generation.probe.pooling.pool_segments` of the gathered sequence.
+    """
     import torch
 
-    x = x.float()
-    segs = [x[..., a:b, :].mean(dim=-2) for a, b in segment_bounds(x.shape[-2], n_segments)]
-    return torch.cat(segs, dim=-1)
+    b, t = mask.shape
+    p = torch.zeros((b, n_segments, t), dtype=torch.float32)
+    for row, m in enumerate(mask.cpu()):
+        pos = torch.nonzero(m)[:, 0]
+        for s, (start, stop) in enumerate(segment_bounds(len(pos), n_segments)):
+            p[row, s, pos[start:stop]] = 1.0 / (stop - start)
+    return p.to(mask.device)
 
 
 class ModelFeatures:
@@ -166,17 +183,13 @@ class ModelFeatures:
         out: dict[tuple[str, int | None], np.ndarray] = {}
         audio_layers = sorted({0 if s == "pre_lm" else int(l) for s, l in wanted if s in ("pre_lm", "lm_audio")})
         if audio_layers:
-            stacked = torch.stack([hs[l] for l in audio_layers])          # (L, B, T, H)
-            pooled = []
-            for b in range(stacked.shape[1]):
-                pos = torch.nonzero(mask[b])[:, 0]
-                pooled.append(pool_segments_torch(stacked[:, b, pos, :], n_segments))   # (L, S*H)
-            arr = torch.stack(pooled, dim=1).cpu().numpy()                 # (L, B, S*H)
+            weights = pooling_matrix(mask, n_segments)                     # (B, S, T)
+            pooled = {l: torch.bmm(weights, hs[l].float()).flatten(1).cpu().numpy() for l in audio_layers}
             for stage, layer in wanted:
                 if stage == "pre_lm":
-                    out[(stage, layer)] = arr[audio_layers.index(0)]
+                    out[(stage, layer)] = pooled[0]
                 elif stage == "lm_audio":
-                    out[(stage, layer)] = arr[audio_layers.index(int(layer))]
+                    out[(stage, layer)] = pooled[int(layer)]
         for stage, layer in wanted:
             if stage == "lm_text":
                 out[(stage, layer)] = hs[int(layer)][:, -1, :].float().cpu().numpy()
