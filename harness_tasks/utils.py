@@ -172,8 +172,7 @@ def load_task_dataset(*, vocalgrad_config: str, vocalgrad_category: str | None =
         raise ValueError(f"vocalgrad_format must be one of {', '.join(FORMATS)}, got {vocalgrad_format!r}")
     if vocalgrad_format != "binary":
         ds = with_source_clips(ds, vocalgrad_category or vocalgrad_config, source=vocalgrad_dataset)
-        fmt = vocalgrad_format
-        ds = ds.map(lambda d: {"label": format_label(d["direction"], fmt)}, input_columns="direction")
+        ds = _replace_columns(ds, label=[format_label(d, vocalgrad_format) for d in ds["direction"]])
     if _as_bool(vocalgrad_fewshot):
         ds = attach_fewshot(ds, vocalgrad_category or vocalgrad_config, k=vocalgrad_fewshot_k,
                             seed=vocalgrad_fewshot_seed, source=vocalgrad_dataset)
@@ -209,6 +208,15 @@ def format_label(direction: str, fmt: str) -> str:
     raise ValueError(f"no {fmt!r} label for direction {direction!r}")
 
 
+def _replace_columns(ds, **columns):
+    """``ds`` with the given columns replaced (same position and type); the audio is not rewritten."""
+    order = ds.column_names
+    feats = ds.features
+    for name, values in columns.items():
+        ds = ds.remove_columns(name).add_column(name, values, feature=feats[name])
+    return ds.select_columns(order)
+
+
 def with_source_clips(ds, category: str, *, source: str | None = None):
     """``ds`` plus every unmodified source clip (Hub config ``sources``) as a ``constant`` clip
     of ``category`` (id ``<source_id>__<category>__source``)."""
@@ -216,10 +224,10 @@ def with_source_clips(ds, category: str, *, source: str | None = None):
 
     src = load_split(SOURCES_CONFIG, source=source)
     cat = vocalgrad.category(category)
-    src = src.map(lambda sid: {"id": f"{sid}__{cat.name}__source", "category": cat.name,
-                               "attribute": cat.attribute, "direction": vocalgrad.CONSTANT,
-                               "label": vocalgrad.CONSTANT},
-                  input_columns="source_id")
+    n = len(src)
+    src = _replace_columns(src, id=[f"{sid}__{cat.name}__source" for sid in src["source_id"]],
+                           category=[cat.name] * n, attribute=[cat.attribute] * n,
+                           direction=[vocalgrad.CONSTANT] * n, label=[vocalgrad.CONSTANT] * n)
     try:
         src = src.select_columns(ds.column_names).cast(ds.features)
     except (ValueError, KeyError) as exc:

@@ -118,7 +118,7 @@ def layout(prompt: str, audios: Sequence[Any], *, audio_first: bool = False) -> 
             raise ValueError(f"prompt has {len(pieces) - 1} audio markers but the request has {len(audios)} clip(s)")
         out: list[tuple[str, Any]] = []
         for i, text in enumerate(pieces):
-            text = text.strip("\n") if i in (0, len(pieces) - 1) else text
+            text = text.strip("\n")  # each text is its own content part; the marker's line breaks go
             if text.strip():
                 out.append(("text", text))
             if i < len(audios):
