@@ -397,3 +397,38 @@ def test_fewshot_k_zero_is_the_plain_prompt(env_hub):
     q = lm.seen[0]
     assert len(q.audios) == 1 and kinds(q) == ["text", "audio"]
     assert q.parts()[0][1] == vocalgrad.build_prompt("echo")
+
+
+def test_oracle_answers_in_the_task_words_and_judges_the_query_clip(env_hub):
+    from harness_tasks.models.oracle import OracleLM
+
+    tasks = ["vocalgrad_paraphrase_volume", "vocalgrad_yesno_volume", "vocalgrad_fewshot_volume",
+             "vocalgrad_audiofirst_volume"]
+    res = evaluate(OracleLM(), tasks, metadata={"vocalgrad_fewshot_k": 2}, log_samples=True)
+    r = res["results"]
+    assert r["vocalgrad_paraphrase_volume"]["acc,none"] == 1.0
+    assert {s["resps"][0][0] for s in res["samples"]["vocalgrad_paraphrase_volume"]} == {"rise", "fall"}
+    assert r["vocalgrad_fewshot_volume"]["acc,none"] == 1.0   # the last clip is the query
+    assert r["vocalgrad_audiofirst_volume"]["acc,none"] == 1.0
+    # yes/no: increase clips -> yes, decrease -> no; the source clips are steady tones
+    samples = res["samples"]["vocalgrad_yesno_volume"]
+    assert all(s["resps"][0][0] == "yes" for s in samples if s["doc"]["direction"] == "increase")
+    assert all(s["resps"][0][0] == "no" for s in samples if s["doc"]["direction"] == "decrease")
+
+
+def test_num_fewshot_flag_becomes_the_example_count(env_hub, tmp_path):
+    import json
+
+    from harness_tasks.cli import _fewshot_to_metadata, main
+
+    assert _fewshot_to_metadata(["--num_fewshot", "3", "--tasks", "x"], ["vocalgrad_fewshot"]) == [
+        "--tasks", "x", "--metadata", '{"vocalgrad_fewshot_k": 3}']
+    merged = _fewshot_to_metadata(["--metadata", '{"vocalgrad_dataset": "d"}', "--num_fewshot=1"], ["vocalgrad"])
+    assert json.loads(merged[1]) == {"vocalgrad_dataset": "d", "vocalgrad_fewshot_k": 1}
+    assert _fewshot_to_metadata(["--num_fewshot", "3"], ["mmlu"]) == ["--num_fewshot", "3"]  # not ours: untouched
+    out = tmp_path / "out"
+    assert main(["--model", "vocalgrad-constant", "--tasks", "vocalgrad_fewshot_pitch", "--num_fewshot", "1",
+                 "--output_path", str(out), "--log_samples"]) == 0
+    (samples,) = out.rglob("samples_vocalgrad_fewshot_pitch_*.jsonl")
+    docs = [json.loads(line)["doc"] for line in samples.read_text().splitlines()]
+    assert len(docs) == 2 * N_SOURCES and all(len(d["fewshot_ids"]) == 1 for d in docs)
