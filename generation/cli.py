@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "generation.hub",
     "generation.publish",
     "generation.demo",
+    "generation.report",
 )
 
 

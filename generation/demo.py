@@ -6,7 +6,9 @@ Steps (each resumable; rerun the command to continue after an interruption):
 2. build the Hub folder ``OUT/hub`` from it;
 3. score the reference baselines through lm-eval (``vocalgrad-eval``) on that folder:
    the signal-processing oracle, a seeded coin and the constant "increase" answer;
-4. write ``OUT/summary.md``: accuracy per category for each baseline, next to the paper's numbers.
+4. write ``OUT/summary.md``: accuracy per category for each baseline, next to the paper's numbers;
+5. write the full report (``vocalgrad report``) into ``OUT/report``: ``report.md``, ``report.json``
+   and plots, with intervals, the response-bias table and paired comparisons.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 
 import vocalgrad as vg
 
+from .report.paper import PAPER_CATEGORY_ACC
+
 __all__ = ["run_demo", "register_cli", "BASELINES"]
 
 #: (label, model name, model_args) of the baselines the demo scores.
@@ -28,12 +32,8 @@ BASELINES = (
     ("chance", "vocalgrad-chance", "seed=1234"),
     ("always-increase", "vocalgrad-constant", "direction=increase"),
 )
-#: Paper rows shown for comparison (SPEC §9): accuracy % per category in CATEGORY_NAMES order, avg.
-PAPER_ROWS = {
-    "Human (paper)": (95.3, 84.7, 100.0, 86.0, 99.3, 100.0, 94.7, 90.7, 99.3, 94.4),
-    "Gemini 3 Flash (paper)": (50.0, 51.5, 49.9, 48.1, 44.8, 55.5, 50.3, 54.0, 47.6, 50.2),
-}
-_PAPER_ORDER = ("speed", "pitch", "volume", "distortion", "roughness", "noise", "echo", "clarity", "vibration")
+#: Paper rows shown in the summary (SPEC §9; the data live in generation.report.paper).
+SUMMARY_PAPER_SYSTEMS = ("Human", "Gemini 3 Flash")
 
 
 def _step(msg: str) -> None:
@@ -83,9 +83,10 @@ def write_summary(out_dir: Path, accs: dict[str, dict[str, float]], n_clips: int
         avg = sum(have) / len(have) if have else None
         cells = ["" if v is None else f"{v:.1f}" for v in vals + [avg]]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    for name, row in PAPER_ROWS.items():
-        by = dict(zip(_PAPER_ORDER, row[:9]))
-        lines.append(f"| {name} | " + " | ".join(f"{by[c]:.1f}" for c in vg.CATEGORY_NAMES) + f" | {row[9]:.1f} |")
+    for name in SUMMARY_PAPER_SYSTEMS:
+        row = PAPER_CATEGORY_ACC[name]
+        lines.append(f"| {name} (paper) | " + " | ".join(f"{row[c]:.1f}" for c in vg.CATEGORY_NAMES)
+                     + f" | {row['avg']:.1f} |")
     path = out_dir / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -93,34 +94,47 @@ def write_summary(out_dir: Path, accs: dict[str, dict[str, float]], n_clips: int
 
 def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None = None,
              evaluate: bool = True) -> Path:
-    """Render, build the Hub folder, score the baselines, write the summary. Returns summary.md."""
+    """Render, build the Hub folder, score the baselines, write the summary and the report.
+
+    Returns the path of ``summary.md``; the full report is ``OUT/report/report.md`` (written
+    when ``evaluate`` is true).
+    """
     from .hub import build_hub
     from .render import render
 
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _step(f"1/4 render the demo set ({'all' if n_sources is None else n_sources} sources x 216 clips)")
+    _step(f"1/5 render the demo set ({'all' if n_sources is None else n_sources} sources x 216 clips)")
     summary = render("demo", out / "render", n_sources=n_sources, jobs=jobs)
     n_clips = summary.clips_total
-    _step("2/4 build the Hub folder")
+    _step("2/5 build the Hub folder")
     build_hub([out / "render"], out / "hub")
     accs: dict[str, dict[str, float]] = {}
     if evaluate:
         for k, (name, model, args) in enumerate(BASELINES, 1):
-            _step(f"3/4 score baseline {k}/{len(BASELINES)}: {name} ({model}) through lm-eval")
+            _step(f"3/5 score baseline {k}/{len(BASELINES)}: {name} ({model}) through lm-eval")
             accs[name] = _category_acc(_evaluate(out / "hub", out / "results", name, model, args))
-    _step("4/4 summary")
+    _step("4/5 summary")
     path = write_summary(out, accs, n_clips)
     print(path.read_text())
+    if evaluate:
+        from .report import build_report
+
+        _step("5/5 report: intervals, response bias, paired comparisons, plots")
+        rep = build_report([f"{name}={out / 'results' / name}" for name, _, _ in BASELINES], out / "report")
+        print(f"report: {rep['paths']['report.md']}", file=sys.stderr)
     print(f"done in {time.perf_counter() - t0:.0f} s: clips in {out / 'render'}, Hub folder in {out / 'hub'}, "
-          f"lm-eval results in {out / 'results'}", file=sys.stderr)
+          f"lm-eval results in {out / 'results'}"
+          + (f", report in {out / 'report'}" if evaluate else ""), file=sys.stderr)
     return path
 
 
 def register_cli(sub) -> None:
-    p = sub.add_parser("demo", help="render the embedded demo set, build the Hub folder, score baselines",
-                       description="The whole pipeline on the embedded synthetic voices, offline.")
+    p = sub.add_parser("demo", help="render the demo set, build the Hub folder, score baselines, write the report",
+                       description="The whole pipeline on the embedded synthetic voices, offline: render, "
+                                   "Hub folder, three baselines through lm-eval, OUT/summary.md and "
+                                   "the full report in OUT/report.")
     p.add_argument("--out", default="demo_out", help="output folder (default demo_out)")
     p.add_argument("--sources", type=int, default=4, help="demo sources to render (default 4 = 864 clips)")
     p.add_argument("--full", action="store_true", help="render all 100 test sources (21,600 clips)")

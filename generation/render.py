@@ -354,10 +354,10 @@ def render(
                desc=f"render {split}", disable=not progress, file=sys.stderr, dynamic_ncols=True)
     skipped: dict[str, str] = {}
     skipped_units = 0
+    pool = None
     try:
         if jobs == 1:
             results = map(_run_unit, tasks)
-            pool = None
         else:
             import multiprocessing as mp
 
@@ -374,13 +374,11 @@ def render(
             else:
                 summary.clips_rendered += n_rows
                 bar.update(n_rows)
-        if pool is not None:
-            pool.close()
-            pool.join()
     finally:
         bar.close()
-        if jobs > 1 and "pool" in locals() and pool is not None:
+        if pool is not None:
             pool.terminate()
+            pool.join()
     summary.skipped = sorted(skipped.items())
     by_id = {it.source_id: it for it in items}
     aio.atomic_write_bytes(out / "skipped.csv", _csv_bytes(

@@ -1,0 +1,184 @@
+"""Turn loaded evaluations into the report's numbers (the content of ``report.json``).
+
+Every point metric comes from :mod:`harness_tasks.metrics` (one definition of each metric);
+intervals from :func:`generation.report.stats.intervals`. Values are fractions (0.51), not
+percent; an undefined value is ``nan`` (``null`` in the JSON).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from itertools import combinations
+from typing import Any
+
+import vocalgrad
+from harness_tasks.metrics import summarize
+
+from .loading import Evaluation
+from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
+from .stats import DRAWS, SEED, chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
+
+__all__ = ["analyse", "analyse_evaluation", "compare", "top_outputs"]
+
+#: Below this many source utterances the clustered interval is flagged as unreliable.
+MIN_CLUSTERS = 10
+#: Metrics that get both intervals in every breakdown.
+CI_METRICS = ("acc",)
+#: Group keys of the breakdowns and the order of their values.
+BREAKDOWNS = {
+    "category": vocalgrad.CATEGORY_NAMES,
+    "tier": vocalgrad.TIERS,
+    "trajectory": vocalgrad.TRAJECTORIES,
+    "direction": vocalgrad.DIRECTIONS,
+}
+
+
+def top_outputs(records, k: int = 20) -> list[dict[str, Any]]:
+    """The ``k`` most frequent raw outputs with their count and share (ties: first seen first)."""
+    cnt = Counter("" if r.get("raw") is None else r["raw"] for r in records)
+    n = sum(cnt.values())
+    return [{"output": out, "count": c, "share": c / n} for out, c in cnt.most_common(k)]
+
+
+def _group(records, *, draws: int, seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = dict(summarize(records))
+    out["parse_rate"] = out["n_parsed"] / out["n"] if out["n"] else math.nan
+    out["n_sources"] = len({r["source_id"] for r in records})
+    ci = {m: intervals(records, m, draws=draws, seed=seed) for m in CI_METRICS}
+    out["ci"] = ci
+    out["verdict"] = chance_verdict(ci["acc"]["binomial"])
+    out["verdict_clustered"] = chance_verdict(ci["acc"]["clustered"])
+    return out
+
+
+def _ordered(groups: dict, order) -> dict:
+    known = [k for k in order if k in groups]
+    rest = sorted((k for k in groups if k not in order), key=str)
+    return {k: groups[k] for k in known + rest}
+
+
+def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, top: int = 20) -> dict[str, Any]:
+    """Numbers of one model: overall, breakdowns with intervals, bias table, parsing, top outputs."""
+    out: dict[str, Any] = {
+        "label": ev.label, "model": ev.model, "model_args": ev.model_args, "variant": ev.variant,
+        "categories": ev.categories, "has_samples": ev.has_samples,
+        "files": [str(p) for p in ev.files], "warnings": list(ev.warnings),
+    }
+    if not ev.has_samples:
+        # only lm-eval's aggregated point metrics are available
+        out["by_category"] = {c: dict(ev.task_metrics[c], n=ev.n_samples.get(c))
+                              for c in ev.categories}
+        accs = [ev.task_metrics[c].get("acc", math.nan) for c in ev.categories]
+        out["overall"] = {"category_mean_acc": _mean(accs)}
+        return out
+    recs = ev.records
+    overall = _group(recs, draws=draws, seed=seed)
+    overall["ci"]["balanced_acc"] = intervals(recs, "balanced_acc", draws=draws, seed=seed)
+    overall["n_retried"] = sum(bool(r.get("retried")) for r in recs)
+    if overall["n_sources"] < MIN_CLUSTERS:
+        out["warnings"].append(
+            f"only {overall['n_sources']} source utterance(s): the clustered interval resamples too few "
+            f"clusters to be reliable (use at least {MIN_CLUSTERS} sources)")
+    out["overall"] = overall
+    for key, order in BREAKDOWNS.items():
+        split: dict[Any, list] = {}
+        for r in recs:
+            split.setdefault(r[key], []).append(r)
+        groups = {value: _group(sub, draws=draws, seed=seed) for value, sub in split.items()}
+        out[f"by_{key}"] = _ordered(groups, order)
+    overall["category_mean_acc"] = _mean([g["acc"] for g in out["by_category"].values()])
+    # response bias per category: increase ratio over parsed / all, with an interval
+    bias = {}
+    for cat in ev.categories:
+        sub = [r for r in recs if r["category"] == cat]
+        g = out["by_category"][cat]
+        bias[cat] = {
+            "increase_ratio": g["increase_ratio"],
+            "increase_ratio_ci": intervals(sub, "increase_ratio", draws=draws, seed=seed)["binomial"],
+            "increase_ratio_all": g["increase_ratio_all"],
+            "acc_increase": g["acc_increase"],
+            "acc_decrease": g["acc_decrease"],
+        }
+    bias["all"] = {
+        "increase_ratio": overall["increase_ratio"],
+        "increase_ratio_ci": intervals(recs, "increase_ratio", draws=draws, seed=seed)["binomial"],
+        "increase_ratio_all": overall["increase_ratio_all"],
+        "acc_increase": overall["acc_increase"],
+        "acc_decrease": overall["acc_decrease"],
+    }
+    out["bias"] = bias
+    out["top_outputs"] = top_outputs(recs, top)
+    return out
+
+
+def _mean(vals) -> float:
+    vals = [v for v in vals if v is not None and not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def _paired(ra: list[dict], rb: list[dict], *, draws: int, seed: int) -> dict[str, Any]:
+    a = [bool(r["correct"]) for r in ra]
+    b = [bool(r["correct"]) for r in rb]
+    n = len(a)
+    only_a = sum(x and not y for x, y in zip(a, b))
+    only_b = sum(y and not x for x, y in zip(a, b))
+    acc_a = sum(a) / n if n else math.nan
+    acc_b = sum(b) / n if n else math.nan
+    return {
+        "n": n, "acc_a": acc_a, "acc_b": acc_b, "diff": acc_a - acc_b,
+        "only_a": only_a, "only_b": only_b, "mcnemar_p": mcnemar_exact(only_a, only_b),
+        "ci": {
+            "binomial": list(paired_bootstrap_diff(a, b, draws=draws, seed=seed)),
+            "clustered": list(paired_bootstrap_diff(a, b, clusters=[r["source_id"] for r in ra],
+                                                    draws=draws, seed=seed)),
+        },
+    }
+
+
+def compare(ev_a: Evaluation, ev_b: Evaluation, *, draws: int = DRAWS, seed: int = SEED) -> dict[str, Any] | None:
+    """Paired comparison of two models on the clips both answered (matched by category and clip id).
+
+    Returns ``None`` when they share no clip. Per category and overall: both accuracies, the
+    difference A - B with its paired bootstrap intervals (clips / source utterances resampled),
+    the discordant counts and the exact McNemar p-value.
+    """
+    by_b = {(r["category"], r["id"]): r for r in ev_b.records}
+    pairs = [(r, by_b[(r["category"], r["id"])]) for r in ev_a.records if (r["category"], r["id"]) in by_b]
+    if not pairs:
+        return None
+    ra, rb = [p[0] for p in pairs], [p[1] for p in pairs]
+    out = {"a": ev_a.label, "b": ev_b.label, "overall": _paired(ra, rb, draws=draws, seed=seed),
+           "by_category": {}}
+    for cat in vocalgrad.CATEGORY_NAMES:
+        idx = [i for i, r in enumerate(ra) if r["category"] == cat]
+        if idx:
+            out["by_category"][cat] = _paired([ra[i] for i in idx], [rb[i] for i in idx],
+                                              draws=draws, seed=seed)
+    return out
+
+
+def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
+            max_pairs: int = 28) -> dict[str, Any]:
+    """The whole report: settings, one entry per model, paired comparisons, the paper's rows.
+
+    Pairs are formed between models of the same task variant that both logged samples (all
+    pairs, in input order, up to ``max_pairs``).
+    """
+    models = [analyse_evaluation(ev, draws=draws, seed=seed, top=top) for ev in evaluations]
+    comparisons = []
+    for ea, eb in combinations([e for e in evaluations if e.has_samples], 2):
+        if ea.variant != eb.variant or len(comparisons) >= max_pairs:
+            continue
+        c = compare(ea, eb, draws=draws, seed=seed)
+        if c is not None:
+            comparisons.append(c)
+    return {
+        "toolkit": "vocalgrad",
+        "settings": {"bootstrap_draws": draws, "seed": seed, "level": 0.95,
+                     "cluster": "source_id", "chance": 0.5},
+        "models": models,
+        "comparisons": comparisons,
+        "paper": {"source": PAPER_SOURCE, "unit": "percent", "category_acc": PAPER_CATEGORY_ACC,
+                  "trajectory_acc": PAPER_TRAJECTORY_ACC},
+    }

@@ -1,0 +1,132 @@
+"""``vocalgrad report RESULTS... --out DIR``: load, analyse, plot, write ``report.md`` + ``report.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .analysis import analyse
+from .loading import ResultsError, load_evaluations
+from .markdown import render_markdown, slug
+from .stats import DRAWS, SEED
+
+__all__ = ["build_report", "register_cli"]
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return None if math.isnan(obj) or math.isinf(obj) else obj
+    if isinstance(obj, dict):
+        return {("null" if k is None else str(k)): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item"):  # numpy scalar
+        return _jsonable(obj.item())
+    return obj
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
+                 plots: bool = True, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
+
+    Parameters
+    ----------
+    results : iterable of str or Path
+        lm-eval output folders or ``results_*.json`` files; ``LABEL=PATH`` sets a model's name.
+    out_dir : str or Path
+        Created if needed; existing report files are replaced.
+    draws, seed : int
+        Bootstrap settings (default 10,000 draws, seed 1234 as in SPEC §8).
+    top : int
+        Number of most frequent raw outputs listed per model.
+    plots : bool
+        Draw the PNG figures (matplotlib).
+    labels : dict, optional
+        Path -> label, an alternative to ``LABEL=PATH``.
+
+    Returns
+    -------
+    dict
+        The analysed numbers (what ``report.json`` holds, with ``nan`` as ``null`` there), plus
+        ``"paths"``: the files written.
+    """
+    specs = [str(r) for r in results]
+    if labels:
+        specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
+    evaluations = load_evaluations(specs)
+    report = analyse(evaluations, draws=draws, seed=seed, top=top)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plot_paths: dict[str, str] = {}
+    if plots:
+        from .plots import plot_comparison, plot_model
+
+        used = set()
+        for m in report["models"]:
+            name = slug(m["label"])
+            while name in used:
+                name += "-x"
+            used.add(name)
+            rel = f"plots/{name}.png"
+            plot_model(m, out / rel)
+            plot_paths[m["label"]] = rel
+        plot_comparison(report, out / "plots" / "comparison.png")
+        plot_paths["comparison"] = "plots/comparison.png"
+    md = render_markdown(report, plots=plot_paths)
+    _write_text(out / "report.md", md)
+    report["plots"] = plot_paths
+    _write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
+    written = {"report.md": str(out / "report.md"), "report.json": str(out / "report.json")}
+    written.update({k: str(out / v) for k, v in plot_paths.items()})
+    report["paths"] = written
+    return report
+
+
+def register_cli(sub) -> None:
+    p = sub.add_parser(
+        "report", help="tables, intervals, bias and plots from lm-eval outputs",
+        description="Read lm-eval output folders (results JSON + --log_samples JSONL) and write "
+                    "DIR/report.md, DIR/report.json and DIR/plots/*.png.")
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="lm-eval --output_path folder or results_*.json file; LABEL=PATH names the model")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--draws", type=int, default=DRAWS, help=f"bootstrap draws (default {DRAWS})")
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    p.add_argument("--top", type=int, default=20, help="most frequent raw outputs to list (default 20)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    if args.draws < 1:
+        print("vocalgrad report: error: --draws must be >= 1", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    try:
+        rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
+                           plots=not args.no_plots)
+    except (ResultsError, OSError) as exc:
+        print(f"vocalgrad report: error: {exc}", file=sys.stderr)
+        return 2
+    for m in rep["models"]:
+        ov = m["overall"]
+        acc = ov.get("acc", ov.get("category_mean_acc"))
+        extra = ""
+        if m["has_samples"]:
+            lo, hi = ov["ci"]["acc"]["binomial"]
+            extra = f" [{100 * lo:.1f}, {100 * hi:.1f}] {ov['verdict']}"
+        print(f"{m['label']}: acc {100 * acc:.1f} %{extra}", file=sys.stderr)
+    print(f"report written to {rep['paths']['report.md']} in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)
+    return 0

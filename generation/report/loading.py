@@ -1,0 +1,313 @@
+"""Read lm-eval output folders (``--output_path``, optionally ``--log_samples``) into evaluations.
+
+lm-eval 0.4.13 writes, per run, ``<output_path>/<model>/results_<timestamp>.json`` and, with
+``--log_samples``, one ``samples_<task>_<timestamp>.jsonl`` per task next to it. This module
+finds those files, keeps the VocalGrad tasks (``vocalgrad_<category>`` and the variants
+``vocalgrad_swap_*``, ``vocalgrad_audioref_*``, ``vocalgrad_beep_*``) and turns every logged
+sample into a *record* as understood by :mod:`harness_tasks.metrics`.
+
+An :class:`Evaluation` is one model on one task variant. Results files of the same model and
+variant are merged (a later run replaces the categories it covers), so re-running only the
+missing categories into the same folder works.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import vocalgrad
+from harness_tasks.metrics import parse_record_code, score_answer
+
+__all__ = ["Evaluation", "ResultsError", "load_evaluations", "parse_task", "read_samples"]
+
+#: Task variants and the suffix they add to a model's label.
+VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "beep")
+_TASK = re.compile(r"^vocalgrad(?:_(swap|audioref|beep))?_([a-z]+)$")
+_RESULTS = re.compile(r"^results_(.+)\.json$")
+
+
+class ResultsError(ValueError):
+    """An lm-eval output file that cannot be read; the message names the file and the fix."""
+
+
+@dataclass
+class Evaluation:
+    """One model on one task variant.
+
+    Attributes
+    ----------
+    label : str
+        Name shown in the report (``"vocalgrad-oracle"``, ``"Qwen/Qwen2-Audio-7B-Instruct [swap]"``).
+    model, model_args : str
+        lm-eval's ``--model`` and ``--model_args`` as recorded in the results file.
+    variant : {"default", "swap", "audioref", "beep"}
+    task_metrics : dict
+        Category -> lm-eval's point metrics (``{"acc": 0.51, "balanced_acc": ...}``).
+    n_samples : dict
+        Category -> number of clips lm-eval evaluated.
+    records : list of dict
+        One per logged sample: ``id, category, tier, trajectory, direction, source_id, raw,
+        pred, status, exact, retried, correct``. Empty when the run had no ``--log_samples``.
+    files : list of Path
+        Results and sample files read.
+    warnings : list of str
+    """
+
+    label: str
+    model: str
+    model_args: str
+    variant: str
+    task_metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+    n_samples: dict[str, int] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def categories(self) -> list[str]:
+        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order."""
+        have = set(self.task_metrics) | {r["category"] for r in self.records}
+        return [c for c in vocalgrad.CATEGORY_NAMES if c in have]
+
+    @property
+    def has_samples(self) -> bool:
+        return bool(self.records)
+
+
+def parse_task(name: str) -> tuple[str, str] | None:
+    """``(variant, category)`` of a VocalGrad task name, ``None`` for any other task or a group.
+
+    >>> parse_task("vocalgrad_swap_pitch")
+    ('swap', 'pitch')
+    >>> parse_task("vocalgrad") is None
+    True
+    """
+    m = _TASK.match(name)
+    if not m or m.group(2) not in vocalgrad.CATEGORY_NAMES:
+        return None
+    return m.group(1) or "default", m.group(2)
+
+
+def _args_text(args: Any) -> str:
+    if isinstance(args, dict):
+        return ",".join(f"{k}={v}" for k, v in args.items())
+    return str(args or "")
+
+
+def _args_dict(text: str) -> dict[str, str]:
+    out = {}
+    for part in text.split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def model_label(model: str, model_args: str) -> str:
+    """Default label: the checkpoint (``pretrained=``/``model=``) or the adapter with its arguments."""
+    args = _args_dict(model_args)
+    for key in ("pretrained", "model"):
+        if args.get(key):
+            return args[key]
+    return f"{model} ({model_args})" if model_args else model
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable lm-eval results JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise ResultsError(f"{path}: no 'results' mapping; is this an lm-eval results_*.json file?")
+    return data
+
+
+def _raw_output(line: dict) -> str | None:
+    resp = line.get("filtered_resps")
+    if resp is None:
+        resp = line.get("resps")
+    while isinstance(resp, list):
+        resp = resp[0] if resp else None
+    return resp if resp is None or isinstance(resp, str) else str(resp)
+
+
+def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
+    """Records of one ``samples_<task>_<timestamp>.jsonl`` file.
+
+    The record logged by the VocalGrad task (under ``acc_parsed``: the compact code of
+    :func:`harness_tasks.metrics.record_code`, or a dict in logs of earlier toolkit versions) is
+    used when present, so that adapter errors keep their status; otherwise the raw output is
+    parsed again.
+
+    Raises
+    ------
+    ResultsError
+        On a line that is not JSON or lacks the clip's gold direction.
+    """
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, text in enumerate(fh, 1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); the file may be truncated, "
+                                   f"rerun lm-eval with --log_samples") from None
+            doc = line.get("doc") or {}
+            logged = line.get("acc_parsed")
+            if isinstance(logged, str):
+                try:
+                    logged = parse_record_code(logged)
+                except ValueError as exc:
+                    raise ResultsError(f"{path}:{lineno}: {exc}") from None
+            elif not isinstance(logged, dict):
+                logged = None
+            raw = _raw_output(line)
+            cid = doc.get("id") or (logged or {}).get("id") or f"{category}#{line.get('doc_id', lineno)}"
+            try:
+                fields = vocalgrad.parse_clip_id(cid)
+            except ValueError:
+                fields = {}
+            gold = (logged or {}).get("direction") or doc.get("label") or doc.get("direction") \
+                or line.get("target") or fields.get("direction")
+            if gold not in vocalgrad.DIRECTIONS:
+                raise ResultsError(f"{path}:{lineno}: no gold direction for clip {cid!r} (got {gold!r})")
+            if logged is not None and "status" in logged:
+                pred, status, exact = logged.get("pred"), logged["status"], bool(logged.get("exact"))
+            else:
+                scored = score_answer(raw, gold)
+                pred, status, exact = scored["pred"], scored["status"], scored["exact"]
+            records.append({
+                "id": cid,
+                "category": doc.get("category") or category,
+                "tier": doc.get("tier") or fields.get("tier"),
+                "trajectory": doc.get("trajectory") or fields.get("trajectory"),
+                "direction": gold,
+                "source_id": doc.get("source_id") or fields.get("source_id") or cid,
+                "raw": raw,
+                "pred": pred,
+                "status": status,
+                "exact": exact,
+                "retried": bool((logged or {}).get("retried", False)),
+                "correct": pred == gold,
+            })
+    return records
+
+
+def _results_files(path: Path) -> list[Path]:
+    if path.is_file():
+        if not _RESULTS.match(path.name):
+            raise ResultsError(f"{path}: expected an lm-eval results_<timestamp>.json file or a folder")
+        return [path]
+    if not path.is_dir():
+        raise ResultsError(f"{path}: no such file or folder")
+    found = sorted(p for p in path.rglob("results_*.json") if _RESULTS.match(p.name))
+    if not found:
+        raise ResultsError(f"{path}: no lm-eval results_*.json below this folder; run vocalgrad-eval "
+                           f"with --output_path {path} --log_samples")
+    return found
+
+
+def _split_spec(spec: str | Path) -> tuple[str | None, Path]:
+    text = str(spec)
+    if "=" in text and not Path(text).exists():
+        label, _, path = text.partition("=")
+        if label and path:
+            return label, Path(path)
+    return None, Path(text)
+
+
+def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
+    """Load lm-eval outputs.
+
+    Parameters
+    ----------
+    specs : iterable of str or Path
+        Results files or folders (searched recursively for ``results_*.json``). ``LABEL=PATH``
+        names the model shown in the report; without it the label comes from the recorded
+        ``--model``/``--model_args``.
+    strict : bool
+        Raise instead of warning when a task's sample file is missing.
+
+    Returns
+    -------
+    list of Evaluation
+        In the order the models were first found; one per (label, variant).
+
+    Raises
+    ------
+    ResultsError
+        When a path holds no results, or a file cannot be read.
+    """
+    evals: dict[tuple[str, str], Evaluation] = {}
+    stamps: dict[tuple[str, str, str], str] = {}
+    for spec in specs:
+        label_override, path = _split_spec(spec)
+        files = _results_files(path)
+        # order by the timestamp in the file name so that later runs win
+        files.sort(key=lambda p: _RESULTS.match(p.name).group(1))
+        loaded = []
+        for rfile in files:
+            data = _read_json(rfile)
+            cfg = data.get("config") or {}
+            model = str(cfg.get("model") or data.get("model_name") or "model")
+            loaded.append((rfile, data, model, _args_text(cfg.get("model_args"))))
+        models_here = {(m, a) for _, _, m, a in loaded}
+        for rfile, data, model, margs in loaded:
+            stamp = _RESULTS.match(rfile.name).group(1)
+            base = model_label(model, margs)
+            if label_override:
+                base = label_override if len(models_here) == 1 else f"{label_override} / {base}"
+            nsamp = data.get("n-samples") or {}
+            for task, res in data["results"].items():
+                parsed = parse_task(task)
+                if parsed is None:
+                    continue
+                variant, cat = parsed
+                label = base if variant == "default" else f"{base} [{variant}]"
+                ev = evals.setdefault((label, variant), Evaluation(label, model, margs, variant))
+                prev = stamps.get((label, variant, cat))
+                if prev is not None:
+                    ev.warnings.append(f"{cat}: results of {stamp} replace those of {prev}")
+                    ev.records = [r for r in ev.records if r["category"] != cat]
+                stamps[(label, variant, cat)] = stamp
+                ev.task_metrics[cat] = {k.split(",")[0]: v for k, v in res.items()
+                                        if isinstance(v, (int, float)) and not k.split(",")[0].endswith("_stderr")}
+                n = (nsamp.get(task) or {}).get("effective")
+                if n is not None:
+                    ev.n_samples[cat] = int(n)
+                if rfile not in ev.files:
+                    ev.files.append(rfile)
+                sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
+                if sfile.is_file():
+                    recs = read_samples(sfile, cat)
+                    ev.records.extend(recs)
+                    ev.files.append(sfile)
+                    _check_counts(ev, cat, recs, sfile)
+                else:
+                    msg = (f"{cat}: no sample log {sfile.name} next to {rfile}; intervals and "
+                           f"breakdowns need lm-eval's --log_samples")
+                    if strict:
+                        raise ResultsError(msg)
+                    ev.warnings.append(msg)
+    if not evals:
+        raise ResultsError("no VocalGrad tasks (vocalgrad_<category>) in "
+                           + ", ".join(str(s) for s in specs))
+    return list(evals.values())
+
+
+def _check_counts(ev: Evaluation, cat: str, recs: list[dict], sfile: Path) -> None:
+    n = ev.n_samples.get(cat)
+    if n is not None and n != len(recs):
+        ev.warnings.append(f"{cat}: {sfile.name} has {len(recs)} samples, the results file says {n}")
+    acc = ev.task_metrics[cat].get("acc")
+    if acc is not None and recs:
+        mine = sum(r["correct"] for r in recs) / len(recs)
+        if abs(mine - acc) > 1e-9:
+            ev.warnings.append(f"{cat}: accuracy from the sample log ({mine:.4f}) differs from the "
+                               f"results file ({acc:.4f}); were the files produced by the same run?")

@@ -1,0 +1,198 @@
+"""Render the analysed numbers (:func:`generation.report.analysis.analyse`) as ``report.md``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import vocalgrad
+
+__all__ = ["render_markdown", "slug"]
+
+
+def slug(label: str) -> str:
+    """File-name-safe form of a model label (``"Qwen/Qwen2-Audio [swap]"`` -> ``qwen-qwen2-audio-swap``)."""
+    out = "".join(ch.lower() if ch.isalnum() else "-" for ch in label)
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out.strip("-") or "model"
+
+
+def _nan(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def pct(v, digits: int = 1) -> str:
+    """``0.512 -> "51.2"``; undefined -> ``"–"``."""
+    return "–" if _nan(v) else f"{100 * v:.{digits}f}"
+
+
+def ci(pair) -> str:
+    if pair is None or any(_nan(v) for v in pair):
+        return "–"
+    return f"[{100 * pair[0]:.1f}, {100 * pair[1]:.1f}]"
+
+
+def _pval(p) -> str:
+    if _nan(p):
+        return "–"
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out + [""]
+
+
+def _mark(g: dict) -> str:
+    """Verdict cell: the paper's (binomial) verdict, plus the clustered one when they differ."""
+    v = g.get("verdict", "n/a")
+    vc = g.get("verdict_clustered", v)
+    cell = f"**{v}**" if v == "not above chance" else v
+    return cell if vc == v else f"{cell} (clustered: {vc})"
+
+
+def _escape(text: str, limit: int = 80) -> str:
+    t = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("|", "\\|")
+    t = t.replace("`", "'")
+    if len(t) > limit:
+        t = t[: limit - 1] + "…"
+    return f"`{t}`" if t else "*(empty)*"
+
+
+def _breakdown_table(groups: dict, first: str) -> list[str]:
+    rows = []
+    for name, g in groups.items():
+        rows.append([name, g["n"], pct(g["acc"]), ci(g["ci"]["acc"]["binomial"]),
+                     ci(g["ci"]["acc"]["clustered"]), pct(g["acc_parsed"]), pct(g["balanced_acc"]),
+                     pct(g["parse_rate"]), _mark(g)])
+    return _table([first, "clips", "acc %", "95 % CI binomial", "95 % CI clustered", "acc parsed %",
+                   "balanced acc %", "parsed %", "vs chance"], rows)
+
+
+def _model_section(m: dict, plot: str | None) -> list[str]:
+    lines = [f"## {m['label']}", ""]
+    args = f" `--model_args {m['model_args']}`" if m["model_args"] else ""
+    lines += [f"lm-eval model `{m['model']}`{args}, task variant `{m['variant']}`, "
+              f"categories: {', '.join(m['categories'])}.", ""]
+    for w in m.get("warnings", []):
+        lines.append(f"> warning: {w}")
+    if m.get("warnings"):
+        lines.append("")
+    if plot:
+        lines += [f"![{m['label']}]({plot})", ""]
+    if not m["has_samples"]:
+        lines += ["No per-sample log (`--log_samples`) was found: only lm-eval's aggregated accuracy "
+                  "is shown; intervals, breakdowns and the bias table need the sample log.", ""]
+        rows = [[c, g.get("n") or "–", pct(g.get("acc")), pct(g.get("balanced_acc")),
+                 pct(g.get("increase_ratio"))] for c, g in m["by_category"].items()]
+        return lines + _table(["category", "clips", "acc %", "balanced acc %", "increase ratio %"], rows)
+    ov = m["overall"]
+    lines += ["### Overall", ""]
+    lines += _table(["clips", "acc %", "95 % CI binomial", "95 % CI clustered", "mean over categories %",
+                     "acc parsed %", "balanced acc %", "95 % CI binomial (balanced)", "vs chance"],
+                    [[ov["n"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]), ci(ov["ci"]["acc"]["clustered"]),
+                      pct(ov["category_mean_acc"]), pct(ov["acc_parsed"]), pct(ov["balanced_acc"]),
+                      ci(ov["ci"]["balanced_acc"]["binomial"]), _mark(ov)]])
+    for key, title in (("category", "By category"), ("tier", "By tier"), ("trajectory", "By trajectory"),
+                       ("direction", "By direction (gold label)")):
+        lines += [f"### {title}", ""] + _breakdown_table(m[f"by_{key}"], key)
+    lines += ["### Response bias (increase ratio)", "",
+              "Share of answers that say *increase*: over parsed answers and over all clips (unparsed "
+              "= not increase). 50 % = no bias; a constant answer gives 0 % or 100 %.", ""]
+    rows = [[c, pct(b["increase_ratio"]), ci(b["increase_ratio_ci"]), pct(b["increase_ratio_all"]),
+             pct(b["acc_increase"]), pct(b["acc_decrease"])] for c, b in m["bias"].items()]
+    lines += _table(["category", "increase ratio (parsed) %", "95 % CI binomial", "increase ratio (all) %",
+                     "acc on increase clips %", "acc on decrease clips %"], rows)
+    lines += ["### Answer parsing", ""]
+    lines += _table(["clips", "parsed", "unparsed (no direction)", "ambiguous (both)", "adapter errors",
+                     "retried", "exact match %", "rule-based parse %"],
+                    [[ov["n"], ov["n_parsed"], ov["n_unparsed"], ov["n_ambiguous"], ov["n_error"],
+                      ov["n_retried"], pct(ov["exact_match_rate"]), pct(ov["parse_rate"])]])
+    lines += [f"### {len(m['top_outputs'])} most frequent raw outputs", ""]
+    rows = [[i, _escape(t["output"]), t["count"], pct(t["share"])] for i, t in enumerate(m["top_outputs"], 1)]
+    lines += _table(["#", "output", "count", "share %"], rows)
+    return lines
+
+
+def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = None) -> str:
+    """The Markdown text of ``report.md``.
+
+    Parameters
+    ----------
+    report : dict
+        Output of :func:`generation.report.analysis.analyse`.
+    plots : dict, optional
+        Model label (or ``"comparison"``) -> relative path of its PNG.
+    """
+    plots = plots or {}
+    s = report["settings"]
+    models = report["models"]
+    lines = ["# VocalGrad report", "",
+             f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (SPEC §7–§8). "
+             f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
+             "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
+             "source utterances (the 24 conditions of a source per category are not independent). "
+             "**not above chance** marks an interval that contains 50 %.", ""]
+    lines += ["## Summary", ""]
+    rows = []
+    for m in models:
+        ov = m["overall"]
+        if m["has_samples"]:
+            rows.append([m["label"], ov["n"], ov["n_sources"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
+                         ci(ov["ci"]["acc"]["clustered"]), pct(ov["balanced_acc"]), pct(ov["acc_parsed"]),
+                         pct(ov["parse_rate"]), pct(ov["exact_match_rate"]), pct(ov["increase_ratio"]),
+                         _mark(ov)])
+        else:
+            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "–", "–", "–", "–", "–", "–",
+                         "n/a (no sample log)"])
+    lines += _table(["model", "clips", "sources", "acc %", "95 % CI binomial", "95 % CI clustered",
+                     "balanced acc %", "acc parsed %", "parsed %", "exact match %", "increase ratio %",
+                     "vs chance"], rows)
+    # category table next to the paper's rows
+    cats = list(vocalgrad.CATEGORY_NAMES)
+    lines += ["## Accuracy by category, with the paper's numbers", "",
+              "Rows marked *(paper)* are the published results of the paper on its VCTK test set "
+              f"({report['paper']['source']}), copied as data for comparison — they were not computed from "
+              "these results. *avg* is the unweighted mean over categories; † = interval contains 50 %.", ""]
+    rows = []
+    for m in models:
+        cells = []
+        for c in cats:
+            g = m["by_category"].get(c)
+            if g is None:
+                cells.append("")
+            else:
+                mark = "†" if g.get("verdict") == "not above chance" else ""
+                cells.append(pct(g.get("acc")) + mark)
+        rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
+    for name, row in report["paper"]["category_acc"].items():
+        rows.append([f"{name} (paper)"] + [f"{row[c]:.1f}" for c in cats] + [f"{row['avg']:.1f}"])
+    lines += _table(["model"] + cats + ["avg"], rows)
+    traj = report["paper"].get("trajectory_acc", {})
+    if any(m["has_samples"] for m in models):
+        lines += ["## Accuracy by trajectory, with the paper's numbers", ""]
+        trajs = list(vocalgrad.TRAJECTORIES)
+        rows = [[m["label"]] + [pct(m["by_trajectory"].get(t, {}).get("acc")) for t in trajs]
+                for m in models if m["has_samples"]]
+        rows += [[f"{name} (paper)"] + [f"{row[t]:.1f}" for t in trajs] for name, row in traj.items()]
+        lines += _table(["model"] + trajs, rows)
+    if report["comparisons"]:
+        lines += ["## Paired comparisons (same clips)", "",
+                  "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
+                  "intervals (clips / source utterances resampled) and the exact McNemar test on the "
+                  "clips only one of them got right.", ""]
+        rows = []
+        for c in report["comparisons"]:
+            for scope, p in [("all", c["overall"])] + list(c["by_category"].items()):
+                rows.append([c["a"], c["b"], scope, p["n"], pct(p["acc_a"]), pct(p["acc_b"]),
+                             f"{100 * p['diff']:+.1f}", ci(p["ci"]["binomial"]), ci(p["ci"]["clustered"]),
+                             p["only_a"], p["only_b"], _pval(p["mcnemar_p"])])
+        lines += _table(["A", "B", "scope", "clips", "acc A %", "acc B %", "A − B (pts)", "95 % CI binomial",
+                         "95 % CI clustered", "only A right", "only B right", "McNemar p"], rows)
+    if "comparison" in plots:
+        lines += ["## All models", "", f"![comparison]({plots['comparison']})", ""]
+    for m in models:
+        lines += _model_section(m, plots.get(m["label"]))
+    return "\n".join(lines).rstrip() + "\n"
