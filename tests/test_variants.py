@@ -118,6 +118,7 @@ def test_paraphrase_asks_for_its_own_answer_words(category):
     asked = re.findall(r'"(\w+)"', instruction)
     assert asked == [words["increase"][0], words["decrease"][0]]
     assert "increase" not in prompt.lower() and "decrease" not in prompt.lower()
+    assert vocalgrad.category(category).attribute not in prompt.lower()
     for label, ws in words.items():  # the question names both answers, each parses to its label
         assert re.search(rf"\b{ws[0]}\b", question, re.IGNORECASE), (category, ws[0])
         for w in ws:
