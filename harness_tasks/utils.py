@@ -266,7 +266,8 @@ def choose_fewshot(query_ids: Sequence[str], query_sources: Sequence[str], pool_
     k = int(k)
     if k < 0:
         raise ValueError(f"vocalgrad_fewshot_k must be >= 0, got {k}")
-    pool_sources = np.asarray(pool_sources, dtype=object)
+    codes: dict[str, int] = {}
+    pool_sources = np.array([codes.setdefault(str(s), len(codes)) for s in pool_sources], dtype=np.int64)
     by_label: dict[str, np.ndarray] = {}
     for lab in sorted(set(pool_labels)):
         by_label[lab] = np.flatnonzero(np.asarray(pool_labels, dtype=object) == lab)
@@ -280,7 +281,7 @@ def choose_fewshot(query_ids: Sequence[str], query_sources: Sequence[str], pool_
             quota[str(lab)] += 1
         picked: list[int] = []
         for lab in labels:
-            allowed = by_label[lab][pool_sources[by_label[lab]] != qsrc]
+            allowed = by_label[lab][pool_sources[by_label[lab]] != codes.get(str(qsrc), -1)]
             if len(allowed) < quota[lab]:
                 raise ValueError(
                     f"few-shot pool has {len(allowed)} {lab!r} example(s) from sources other than "

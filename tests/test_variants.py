@@ -263,9 +263,10 @@ def test_hf_adapter_honours_the_task_audio_order(tmp_path):
         [lm.conversation(f"EX {AUDIO_MARKER} ANS NOW {AUDIO_MARKER}", [y, y])], tokenize=False,
         add_generation_prompt=True)[0]
     assert few.count("<|AUDIO|>") == 2 and few.index("EX") < few.index("<|AUDIO|>") < few.index("NOW")
-    q = Query("QUESTION", [ClipAudio("c", {"array": y, "sampling_rate": 16000})], max_new_tokens=2,
-              audio_first=True)
-    assert len(lm.answer([q])) == 1
+    c = ClipAudio("c", {"array": y, "sampling_rate": 16000})
+    q = Query("QUESTION", [c], max_new_tokens=2, audio_first=True)
+    two = Query(f"EX {AUDIO_MARKER} ANS NOW {AUDIO_MARKER}", [c, c], max_new_tokens=2)
+    assert len(lm.answer([q, two])) == 2    # a few-shot query with two clips runs in a batch
 
 
 # ----------------------------------------------------------------------------- paraphrase
