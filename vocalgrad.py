@@ -27,11 +27,17 @@ __all__ = [
     "DIRECTIONS",
     "HUB_COLUMNS",
     "MANIFEST_COLUMNS",
+    "ANSWER_WORDS",
+    "CONSTANT",
+    "FEWSHOT_TEXT",
+    "PARAPHRASES",
     "PROMPT_VARIANTS",
     "TIERS",
     "TRAJECTORIES",
     "SPLITS",
+    "answer_words",
     "build_prompt",
+    "prompt_variant_names",
     "category",
     "clip_id",
     "parse_clip_id",
@@ -151,6 +157,78 @@ PROMPT_VARIANTS: dict[str, tuple[str, str]] = {
 }
 
 
+PROMPT_VARIANTS.update({
+    # Problem formats (docs/variants.md): yes/no on "increase", and a third answer "constant"
+    # for the unmodified source clips.
+    "yesno": (
+        "Does the {attribute} increase over time?",
+        'Answer with only one word: "yes" or "no".',
+    ),
+    "ternary": (
+        "Does the {attribute} increase, decrease, or stay constant over time?",
+        'Answer with only one word: "increase", "decrease" or "constant".',
+    ),
+})
+
+#: Paraphrased prompts (variant ``paraphrase``): category -> (question, answer instruction,
+#: answer words). The answer words map each label to the whole words (case-insensitive) that
+#: name it; the first word of each label is the one the instruction asks for.
+PARAPHRASES: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
+    "speed": ("Does the person speak faster or slower as the audio progresses?",
+              'Answer with only one word: "faster" or "slower".',
+              {"increase": ("faster",), "decrease": ("slower",)}),
+    "pitch": ("Does the tone rise or fall over time?",
+              'Answer with only one word: "rise" or "fall".',
+              {"increase": ("rise", "rises"), "decrease": ("fall", "falls")}),
+    "volume": ("Does the loudness rise or fall as the audio progresses?",
+               'Answer with only one word: "rise" or "fall".',
+               {"increase": ("rise", "rises"), "decrease": ("fall", "falls")}),
+    "distortion": ("Does the sound become more or less distorted over time?",
+                   'Answer with only one word: "more" or "less".',
+                   {"increase": ("more",), "decrease": ("less",)}),
+    "roughness": ("Does the sound get rougher or smoother over time?",
+                  'Answer with only one word: "rougher" or "smoother".',
+                  {"increase": ("rougher",), "decrease": ("smoother",)}),
+    "noise": ("Does the noise behind the voice get louder or quieter over time?",
+              'Answer with only one word: "louder" or "quieter".',
+              {"increase": ("louder",), "decrease": ("quieter",)}),
+    "echo": ("Does the reverberation grow or fade as the audio progresses?",
+             'Answer with only one word: "grow" or "fade".',
+             {"increase": ("grow", "grows"), "decrease": ("fade", "fades")}),
+    "clarity": ("Does the voice become clearer or more muffled over time?",
+                'Answer with only one word: "clearer" or "muffled".',
+                {"increase": ("clearer",), "decrease": ("muffled",)}),
+    "vibration": ("Does the trembling of the voice get stronger or weaker over time?",
+                  'Answer with only one word: "stronger" or "weaker".',
+                  {"increase": ("stronger",), "decrease": ("weaker",)}),
+}
+
+#: Answer words of the variants that do not depend on the category: label -> whole words.
+ANSWER_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "default": {"increase": ("increase", "increases"), "decrease": ("decrease", "decreases")},
+    "yesno": {"yes": ("yes",), "no": ("no",)},
+    "ternary": {"increase": ("increase", "increases"), "decrease": ("decrease", "decreases"),
+                "constant": ("constant",)},
+}
+ANSWER_WORDS["swap"] = ANSWER_WORDS["audioref"] = ANSWER_WORDS["default"]
+
+#: Label of the unmodified source clips in the ternary format.
+CONSTANT = "constant"
+
+#: Few-shot prompt pieces (variant ``fewshot``): lead-in per example, the example's answer line,
+#: and the lead-in of the query. ``{n}`` is the example number, ``{answer}`` its answer word.
+FEWSHOT_TEXT: dict[str, str] = {
+    "example": "Example {n}:",
+    "answer": "Answer: {answer}",
+    "query": "Now answer for this clip:",
+}
+
+
+def prompt_variant_names() -> tuple[str, ...]:
+    """Every name :func:`build_prompt` accepts."""
+    return (*PROMPT_VARIANTS, "paraphrase")
+
+
 def build_prompt(category_name: str, variant: str = "default") -> str:
     """Text prompt for a category: question, blank line, answer instruction (SPEC §7).
 
@@ -159,13 +237,36 @@ def build_prompt(category_name: str, variant: str = "default") -> str:
     category_name : str
         Config name or internal id of the category.
     variant : str
-        Key of :data:`PROMPT_VARIANTS`. Audio order (text first or audio first) is a property of
-        the model adapter, not of the text.
+        Key of :data:`PROMPT_VARIANTS`, or ``"paraphrase"`` (:data:`PARAPHRASES`). Audio order
+        (text first or audio first) is a task/adapter setting, not part of the text.
     """
+    cat = category(category_name)
+    if variant == "paraphrase":
+        question, instruction, _ = PARAPHRASES[cat.name]
+        return question + "\n\n" + instruction
     if variant not in PROMPT_VARIANTS:
-        raise ValueError(f"unknown prompt variant {variant!r}; choose from {', '.join(PROMPT_VARIANTS)}")
+        raise ValueError(f"unknown prompt variant {variant!r}; choose from {', '.join(prompt_variant_names())}")
     question, instruction = PROMPT_VARIANTS[variant]
-    return question.format(attribute=category(category_name).attribute) + "\n\n" + instruction
+    return question.format(attribute=cat.attribute) + "\n\n" + instruction
+
+
+def answer_words(variant: str = "default", category_name: str | None = None) -> dict[str, tuple[str, ...]]:
+    """Label -> accepted answer words of a prompt variant (the parser's vocabulary).
+
+    Parameters
+    ----------
+    variant : str
+        A name of :func:`prompt_variant_names`.
+    category_name : str, optional
+        Needed for ``"paraphrase"``, whose words differ per category.
+    """
+    if variant == "paraphrase":
+        if category_name is None:
+            raise ValueError("answer_words('paraphrase') needs the category (its words differ per category)")
+        return dict(PARAPHRASES[category(category_name).name][2])
+    if variant not in ANSWER_WORDS:
+        raise ValueError(f"unknown prompt variant {variant!r}; choose from {', '.join(prompt_variant_names())}")
+    return dict(ANSWER_WORDS[variant])
 
 
 # --------------------------------------------------------------------------------------------

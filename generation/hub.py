@@ -4,7 +4,9 @@ The folder holds ``README.md`` (the dataset card with its YAML header: licence, 
 ``dataset_info``) and one sub-folder of parquet shards per config, e.g.
 ``pitch/test-00000-of-00001.parquet``. The ``all`` config lists the nine category folders as its
 data files, so no audio is stored twice; ``beep`` and ``train`` get their own folders when those
-renders are given. No ``.py`` file is written: ``datasets`` >= 4 refuses repos with scripts.
+renders are given, and ``sources`` (the unmodified source clips of the test render, for the
+yes/no and ternary formats) when asked for. No ``.py`` file is written: ``datasets`` >= 4
+refuses repos with scripts.
 
 Shards are byte-identical on re-run for the same inputs and the same pyarrow version: rows are
 sorted by clip id, the writer settings are fixed and nothing time-dependent is written.
@@ -27,6 +29,7 @@ __all__ = [
     "MAX_SHARD_BYTES",
     "ROW_GROUP_ROWS",
     "RenderCheck",
+    "SOURCES_CONFIG",
     "build_hub",
     "check_render",
     "register_cli",
@@ -43,6 +46,8 @@ ROW_GROUP_ROWS = 100
 _LIST_AT_MOST = 20
 _CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
 _PRETTY_NAME = "VocalGrad"
+#: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
+SOURCES_CONFIG = "sources"
 
 
 class HubBuildError(ValueError):
@@ -222,6 +227,7 @@ def build_hub(
     row_group_rows: int = ROW_GROUP_ROWS,
     card_template=None,
     verify_sha256: bool = True,
+    sources: bool = False,
 ) -> dict:
     """Write the publishable Hub folder for one or more render directories.
 
@@ -243,6 +249,10 @@ def build_hub(
         Card template; defaults to ``dataset_card.md`` next to ``vocalgrad.py``.
     verify_sha256 : bool
         Hash every clip against the manifest before writing.
+    sources : bool
+        Add the ``sources`` config: one row per source utterance of the test render, its audio
+        the unmodified source (``DIR/sources/<source_id>.flac``), ``direction`` and ``label``
+        ``constant``, empty category/tier/trajectory (see :func:`source_rows`).
 
     Returns
     -------
@@ -277,6 +287,14 @@ def build_hub(
         problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
     if out.resolve() in {Path(d).resolve() for d in render_dirs}:
         problems.append(f"{out}: --out must differ from the render directory")
+    if sources:
+        if "test" not in by_split:
+            problems.append("the sources config needs the test render; pass it or drop --sources")
+        else:
+            t = by_split["test"]
+            lacking = [str(t.path / "sources" / f"{sid}.flac") for sid in sorted({r["source_id"] for r in t.rows})
+                       if not (t.path / "sources" / f"{sid}.flac").is_file()]
+            problems += _listed("source clip missing (needed by --sources; re-run the render)", lacking)
     template = Path(card_template) if card_template else _CARD_TEMPLATE
     if not template.is_file():
         problems.append(f"{template}: card template not found; pass card_template= (--card PATH)")
@@ -318,6 +336,24 @@ def build_hub(
                     cfg.download_size += (stage / rel).stat().st_size
                     files.append(rel)
                 configs.append(cfg)
+        if sources:
+            import pyarrow as pa
+
+            check = by_split["test"]
+            srows = source_rows(check)
+            cfg = _Config(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
+            sizes = {r["id"]: len(r["audio"]["bytes"]) for r in srows}
+            shards = _shard([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
+            (stage / SOURCES_CONFIG).mkdir()
+            for i, shard in enumerate(shards):
+                rel = f"{SOURCES_CONFIG}/test-{i:05d}-of-{len(shards):05d}.parquet"
+                table = pa.Table.from_pylist([{k: r[k] for k in feats} for r in shard], schema=feats.arrow_schema)
+                _write_parquet(table, stage / rel, row_group_rows=row_group_rows)
+                cfg.rows += table.num_rows
+                cfg.num_bytes += table.nbytes
+                cfg.download_size += (stage / rel).stat().st_size
+                files.append(rel)
+            configs.append(cfg)
         cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
         if cats_cfgs:
             configs.insert(len(cats_cfgs), _Config(
@@ -337,6 +373,40 @@ def build_hub(
         "configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size} for c in configs},
         "files": sorted(files),
     }
+
+
+def source_rows(check: RenderCheck) -> list[dict]:
+    """Hub rows (all Hub columns) of the unmodified source clips of a render, sorted by source id.
+
+    ``id`` is ``<source_id>__source``; speaker, sentence, text, gender, accent, recipe and the
+    detected speech span come from the source's manifest rows; ``duration_sec``,
+    ``sample_rate`` and ``sha256`` from the file; ``direction`` and ``label`` are ``constant``;
+    ``category``, ``attribute``, ``tier``, ``trajectory``, ``prompt`` and ``unit`` are empty and
+    the value columns null (each task fills in its category).
+    """
+    import soundfile as sf
+
+    first: dict[str, dict] = {}
+    for r in check.rows:
+        first.setdefault(r["source_id"], r)
+    out = []
+    for sid, r in sorted(first.items()):
+        path = check.path / "sources" / f"{sid}.flac"
+        data = path.read_bytes()
+        info = sf.info(path)
+        rec = {
+            "audio": {"bytes": data, "path": f"{sid}.flac"}, "id": f"{sid}__source", "category": "",
+            "attribute": "", "direction": vocalgrad.CONSTANT, "tier": "", "trajectory": "", "source_id": sid,
+            "speaker_id": r["speaker_id"], "sentence_id": r["sentence_id"], "text": r["text"], "prompt": "",
+            "label": vocalgrad.CONSTANT, "duration_sec": info.frames / info.samplerate,
+            "onset_sec": r["source_onset_sec"], "offset_sec": r["source_offset_sec"], "split": r["split"],
+            "value_start": None, "value_end": None, "unit": "", "gender": r["gender"], "accent": r["accent"],
+            "sample_rate": int(info.samplerate), "source_onset_sec": r["source_onset_sec"],
+            "source_offset_sec": r["source_offset_sec"], "speech_found": r["speech_found"],
+            "clipped_ratio": None, "sha256": hashlib.sha256(data).hexdigest(), "recipe": r["recipe"],
+        }
+        out.append(rec)
+    return out
 
 
 def _is_hub_folder(path: Path) -> bool:
@@ -407,7 +477,9 @@ def render_card(template, by_split: dict, configs: list) -> str:
     for c in vocalgrad.CATEGORIES:
         cat_rows.append([f"`{c.name}`", c.attribute, c.increase_means, c.decrease_means,
                          "speaker" if c.origin == "speaker" else "environment", n_by_cat[c.name]])
-    config_rows = [[f"`{c.name}`", c.split, c.rows, ", ".join(c.categories) if c.name in ("all", "beep", "train")
+    config_rows = [[f"`{c.name}`", c.split, c.rows,
+                    "unmodified source clips (label `constant`)" if c.name == SOURCES_CONFIG
+                    else ", ".join(c.categories) if c.name in ("all", "beep", "train")
                     else vocalgrad.category(c.name).attribute] for c in configs]
     partial = [f"{c.path.name}: {len(c.missing)} condition(s) missing" for c in by_split.values() if c.missing]
     values = {
@@ -455,6 +527,9 @@ def register_cli(subparsers) -> None:
                    help="rows per parquet row group (default %(default)d)")
     p.add_argument("--card", metavar="PATH", help="card template (default: dataset_card.md of the toolkit)")
     p.add_argument("--skip-sha256", action="store_true", help="do not hash clips against the manifest")
+    p.add_argument("--sources", action="store_true",
+                   help="add the `sources` config: the unmodified source clips of the test render "
+                        "(for the yes/no and ternary task formats)")
     p.set_defaults(func=_run_cli)
 
 
@@ -465,7 +540,7 @@ def _run_cli(args) -> int:
         summary = build_hub(
             args.render_dirs, args.out, allow_partial=args.allow_partial,
             max_shard_bytes=int(args.max_shard_mb * 1024**2), row_group_rows=args.row_group_rows,
-            card_template=args.card, verify_sha256=not args.skip_sha256,
+            card_template=args.card, verify_sha256=not args.skip_sha256, sources=args.sources,
         )
     except HubBuildError as exc:
         print(f"vocalgrad hub: {exc}", file=sys.stderr)

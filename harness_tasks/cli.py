@@ -4,7 +4,9 @@ Every ``lm_eval`` flag works unchanged. Before handing over to lm-eval this comm
 
 1. registers the ``vocalgrad-*`` model adapters (lm-eval 0.4.13 has no plugin discovery), and
 2. makes the VocalGrad task folder visible: ``--include_path`` defaults to it, and a folder
-   given by the user is searched in addition to ours.
+   given by the user is searched in addition to ours, and
+3. for VocalGrad tasks, reads ``--num_fewshot K`` as the number of audio examples of the
+   ``vocalgrad_fewshot`` tasks (``--metadata '{"vocalgrad_fewshot_k": K}'``).
 
 Examples
 --------
@@ -41,6 +43,48 @@ def _requested_tasks(argv: list[str]) -> list[str]:
     return names
 
 
+def _fewshot_to_metadata(argv: list[str], tasks: list[str]) -> list[str]:
+    """Turn ``--num_fewshot K`` into ``--metadata {"vocalgrad_fewshot_k": K}`` for VocalGrad tasks.
+
+    lm-eval's own few-shot sampler would prepend text-only examples; the ``vocalgrad_fewshot``
+    tasks bring labelled audio examples from the ``train`` config instead (docs/variants.md).
+    Only done when every requested task is a VocalGrad task; an existing ``--metadata`` JSON
+    object is kept and extended.
+    """
+    import json
+
+    if not tasks or not all(t.startswith("vocalgrad") for t in tasks):
+        return argv
+    out, k, meta_at = [], None, None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--num_fewshot" and i + 1 < len(argv):
+            k, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--num_fewshot="):
+            k, i = arg.split("=", 1)[1], i + 1
+            continue
+        if arg == "--metadata" and i + 1 < len(argv):
+            meta_at = len(out) + 1
+        out.append(arg)
+        i += 1
+    if k is None:
+        return argv
+    try:
+        k = int(k)
+    except ValueError:
+        raise SystemExit(f"vocalgrad-eval: --num_fewshot must be an integer, got {k!r}") from None
+    if meta_at is None:
+        return out + ["--metadata", json.dumps({"vocalgrad_fewshot_k": k})]
+    try:
+        meta = json.loads(out[meta_at])
+    except ValueError:
+        raise SystemExit("vocalgrad-eval: --metadata must be a JSON object to combine it with --num_fewshot") from None
+    out[meta_at] = json.dumps({**meta, "vocalgrad_fewshot_k": k})
+    return out
+
+
 def _include_task_dir(*, only_ours: bool = False) -> None:
     """Make every TaskManager lm-eval builds search our task folder too.
 
@@ -75,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     register_models()
     tasks = _requested_tasks(argv)
+    argv = _fewshot_to_metadata(argv, tasks)
     _include_task_dir(only_ours=bool(tasks) and all(t.startswith("vocalgrad") for t in tasks))
 
     from lm_eval.__main__ import cli_evaluate

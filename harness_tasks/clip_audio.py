@@ -18,7 +18,11 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-__all__ = ["AudioDecodeError", "ClipAudio", "decode_audio", "encode_wav"]
+__all__ = ["AUDIO_MARKER", "AudioDecodeError", "ClipAudio", "decode_audio", "encode_wav"]
+
+#: Placeholder a prompt holds once per clip when several clips are interleaved with the text
+#: (few-shot tasks); the model adapters put the clips there (``models.base.layout``).
+AUDIO_MARKER = "<|vocalgrad_audio|>"
 
 
 class AudioDecodeError(ValueError):

@@ -23,6 +23,8 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 __all__ = [
     "ERROR_MARKER",
@@ -32,6 +34,7 @@ __all__ = [
     "is_error_answer",
     "is_exact_match",
     "parse_direction",
+    "parse_label",
 ]
 
 #: Prefix that model adapters put in front of the text they return for a failed request
@@ -55,20 +58,26 @@ def is_error_answer(text: object) -> bool:
     return isinstance(text, str) and text.startswith(ERROR_MARKER)
 
 
-def classify_answer(text: object) -> tuple[str | None, str]:
+def classify_answer(text: object, words: Mapping[str, Sequence[str]] | None = None) -> tuple[str | None, str]:
     """Parse an answer and say why it is (un)parsed.
 
     Parameters
     ----------
     text : str or None
         Raw model output. ``None`` (no output) counts as unparsed.
+    words : mapping of label -> sequence of str, optional
+        Answer vocabulary of a prompt variant (:func:`vocalgrad.answer_words`), e.g.
+        ``{"increase": ("rise", "rises"), "decrease": ("fall", "falls")}``. The same rule
+        applies to it as to the default words (SPEC §7): case-insensitive whole-word matches
+        must name exactly ONE label (repeats allowed). ``None``: the SPEC §7 words.
 
     Returns
     -------
-    label : {"increase", "decrease"} or None
-        The direction named by the answer, ``None`` unless ``status == "parsed"``.
+    label : str or None
+        The label named by the answer (``"increase"``/``"decrease"`` for the default
+        words), ``None`` unless ``status == "parsed"``.
     status : {"parsed", "unparsed", "ambiguous", "error"}
-        ``"ambiguous"``: both directions are named; ``"error"``: the adapter marked the
+        ``"ambiguous"``: more than one label is named; ``"error"``: the adapter marked the
         request as failed; ``"unparsed"``: anything else without a valid match.
     """
     if text is None:
@@ -77,10 +86,46 @@ def classify_answer(text: object) -> tuple[str | None, str]:
         raise TypeError(f"answer must be a string or None, got {type(text).__name__}")
     if is_error_answer(text):
         return None, "error"
-    found = {m.group(1).lower().rstrip("s") for m in _WORDS.finditer(text)}
+    if words is None:
+        found = {m.group(1).lower().rstrip("s") for m in _WORDS.finditer(text)}
+    else:
+        pattern, label_of, _ = _compile(_freeze(words))
+        found = {label_of[m.group(1).lower()] for m in pattern.finditer(text)}
     if len(found) == 1:
         return found.pop(), "parsed"
     return None, ("ambiguous" if found else "unparsed")
+
+
+def _freeze(words: Mapping[str, Sequence[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if isinstance(words, tuple):
+        return words
+    try:
+        return tuple((str(label), tuple(str(w) for w in ws)) for label, ws in words.items())
+    except AttributeError:
+        raise TypeError(f"answer words must map label -> list of words, got {type(words).__name__}") from None
+
+
+@lru_cache(maxsize=256)
+def _compile(frozen: tuple[tuple[str, tuple[str, ...]], ...]):
+    label_of: dict[str, str] = {}
+    for label, ws in frozen:
+        if not ws:
+            raise ValueError(f"answer label {label!r} has no words")
+        for w in ws:
+            key = w.lower()
+            if not re.fullmatch(r"\w+", key):
+                raise ValueError(f"answer word {w!r} of label {label!r} must be one word")
+            if label_of.setdefault(key, label) != label:
+                raise ValueError(f"answer word {w!r} names two labels ({label_of[key]!r} and {label!r})")
+    alts = "|".join(re.escape(w) for w in sorted(label_of, key=len, reverse=True))
+    pattern = re.compile(rf"\b({alts})\b", re.IGNORECASE)  # whole words, as SPEC §7
+    exact = re.compile(rf"({'|'.join(re.escape(ws[0]) for _, ws in frozen)})\.?", re.IGNORECASE)
+    return pattern, label_of, exact
+
+
+def parse_label(text: object, words: Mapping[str, Sequence[str]]) -> str | None:
+    """The label an answer names under ``words`` (see :func:`classify_answer`), else ``None``."""
+    return classify_answer(text, words)[0]
 
 
 def parse_direction(text: object) -> str | None:
@@ -88,12 +133,15 @@ def parse_direction(text: object) -> str | None:
     return classify_answer(text)[0]
 
 
-def is_exact_match(text: object) -> bool:
-    """True when the raw answer is exactly one direction word.
+def is_exact_match(text: object, words: Mapping[str, Sequence[str]] | None = None) -> bool:
+    """True when the raw answer is exactly one answer word.
 
     Surrounding whitespace and one final period are ignored, and case is ignored
     (``" Increase.\\n"`` is an exact match; ``'"increase"'`` and ``"increases"`` are not).
+    With ``words`` (see :func:`classify_answer`) the exact forms are the first word of each
+    label (the word the prompt asks for).
     """
     if not isinstance(text, str) or is_error_answer(text):
         return False
-    return _EXACT.fullmatch(text.strip()) is not None
+    exact = _EXACT if words is None else _compile(_freeze(words))[2]
+    return exact.fullmatch(text.strip()) is not None

@@ -24,9 +24,10 @@ from harness_tasks.metrics import parse_record_code, score_answer
 
 __all__ = ["Evaluation", "ResultsError", "load_evaluations", "parse_task", "read_samples"]
 
-#: Task variants and the suffix they add to a model's label.
-VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "beep")
-_TASK = re.compile(r"^vocalgrad(?:_(swap|audioref|beep))?_([a-z]+)$")
+#: Task variants (increase/decrease answers, same record codes) and the suffix they add to a
+#: model's label. The yes/no and ternary formats are scored by macro-F1 in lm-eval's own output.
+VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "audiofirst", "paraphrase", "fewshot", "beep")
+_TASK = re.compile(r"^vocalgrad(?:_(" + "|".join(VARIANTS[1:]) + r"))?_([a-z]+)$")
 _RESULTS = re.compile(r"^results_(.+)\.json$")
 
 

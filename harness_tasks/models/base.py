@@ -6,7 +6,18 @@ Adapters subclass :class:`VocalGradLM` and implement :meth:`VocalGradLM.answer` 
 reference decoding protocol (SPEC §7): greedy, ``max_gen_toks`` new tokens (128 in the
 task YAMLs), then **one retry with 256 tokens for answers that do not parse**. The retry is
 done only by adapters that generate text (``RETRIES = True``) and is turned off with the
-model argument ``retry_unparsed=false``. Answers of failed requests are marked with
+model argument ``retry_unparsed=false``.
+
+Task-level settings travel in the task's ``generation_kwargs`` (the only per-request channel
+lm-eval offers) and are taken out before an adapter sees them:
+
+``vocalgrad_audio_first``   true/false: audio before the text (overrides the adapter's own
+                            ``audio_first`` argument for that task; ``vocalgrad_audiofirst``)
+``vocalgrad_answer_words``  label -> answer words of the task's prompt (paraphrase, yes/no,
+                            ternary); the unparsed-answer retry parses with them
+
+A prompt containing :data:`~harness_tasks.clip_audio.AUDIO_MARKER` once per clip (few-shot
+tasks) is split there and the clips are interleaved with the text (:func:`layout`). Answers of failed requests are marked with
 :func:`harness_tasks.parsing.error_answer` so that they are counted as errors, not crashes.
 """
 
@@ -19,11 +30,15 @@ from typing import Any
 
 from lm_eval.api.model import LM
 
+from ..clip_audio import AUDIO_MARKER
 from ..parsing import classify_answer
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["Answer", "Query", "VocalGradLM", "as_bool"]
+__all__ = ["Answer", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout"]
+
+#: generation_kwargs keys that carry task settings to the adapters (removed from gen_kwargs).
+TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words")
 
 #: Token budget of the single retry for unparsed answers (SPEC §7).
 RETRY_MAX_NEW_TOKENS = 256
@@ -63,10 +78,55 @@ class Query:
     max_new_tokens: int = 128
     gen_kwargs: dict[str, Any] = field(default_factory=dict)
     index: int = 0
+    #: Audio before the text: True/False as the task demands, None = the adapter's setting.
+    audio_first: bool | None = None
+    #: Label -> answer words of the task's prompt; None = the SPEC §7 words.
+    answer_words: dict[str, tuple[str, ...]] | None = None
 
     @property
     def clip_id(self) -> str:
-        return getattr(self.audios[0], "clip_id", "?") if self.audios else "?"
+        """Id of the clip being judged (the last clip: few-shot examples come first)."""
+        return getattr(self.audios[-1], "clip_id", "?") if self.audios else "?"
+
+    def parts(self, default_audio_first: bool = False) -> list[tuple[str, Any]]:
+        """``("text", str)`` / ``("audio", clip)`` parts in the order the model must see them."""
+        first = default_audio_first if self.audio_first is None else self.audio_first
+        return layout(self.prompt, self.audios, audio_first=first)
+
+
+def layout(prompt: str, audios: Sequence[Any], *, audio_first: bool = False) -> list[tuple[str, Any]]:
+    """Order text and audio of one request.
+
+    Parameters
+    ----------
+    prompt : str
+        Request text. If it contains :data:`AUDIO_MARKER`, it must contain it once per clip; the
+        clips then go where the markers are (few-shot prompts) and ``audio_first`` is ignored.
+    audios : sequence
+        Clips of the request.
+    audio_first : bool
+        Without markers: all clips before the text (True) or after it (False).
+
+    Returns
+    -------
+    list of (kind, value)
+        ``kind`` is ``"text"`` (value: non-empty str) or ``"audio"`` (value: the clip).
+    """
+    if AUDIO_MARKER in prompt:
+        pieces = prompt.split(AUDIO_MARKER)
+        if len(pieces) - 1 != len(audios):
+            raise ValueError(f"prompt has {len(pieces) - 1} audio markers but the request has {len(audios)} clip(s)")
+        out: list[tuple[str, Any]] = []
+        for i, text in enumerate(pieces):
+            text = text.strip("\n")  # each text is its own content part; the marker's line breaks go
+            if text.strip():
+                out.append(("text", text))
+            if i < len(audios):
+                out.append(("audio", audios[i]))
+        return out
+    text = [("text", prompt)]
+    clips = [("audio", a) for a in audios]
+    return clips + text if audio_first else text + clips
 
 
 class VocalGradLM(LM):
@@ -115,7 +175,8 @@ class VocalGradLM(LM):
         queries = [self._to_query(i, req) for i, req in enumerate(requests)]
         answers = self._run(queries, disable_tqdm=disable_tqdm)
         if self.retry_unparsed:
-            todo = [q for q, a in zip(queries, answers) if classify_answer(a)[1] in ("unparsed", "ambiguous")]
+            todo = [q for q, a in zip(queries, answers)
+                    if classify_answer(a, q.answer_words)[1] in ("unparsed", "ambiguous")]
             if todo:
                 for q in todo:
                     q.max_new_tokens = max(RETRY_MAX_NEW_TOKENS, q.max_new_tokens)
@@ -123,9 +184,10 @@ class VocalGradLM(LM):
                 for q, a in zip(todo, again):
                     answers[q.index] = Answer(a, retried=True)
                     self.n_retried += 1
-                    self.n_retry_parsed += classify_answer(a)[1] == "parsed"
+                    self.n_retry_parsed += classify_answer(a, q.answer_words)[1] == "parsed"
                 log.info("retried %d unparsed answers with %d tokens; %d parsed after the retry",
-                         len(todo), RETRY_MAX_NEW_TOKENS, sum(classify_answer(answers[q.index])[1] == "parsed" for q in todo))
+                         len(todo), RETRY_MAX_NEW_TOKENS,
+                         sum(classify_answer(answers[q.index], q.answer_words)[1] == "parsed" for q in todo))
         return [a if isinstance(a, Answer) else Answer(a) for a in answers]
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
@@ -153,7 +215,15 @@ class VocalGradLM(LM):
         if isinstance(audios, Mapping):
             audios = [audios]
         max_new = int(gen.get("max_gen_toks", gen.get("max_new_tokens", 128)))
-        return Query(prompt=prompt, audios=list(audios), max_new_tokens=max_new, gen_kwargs=gen, index=index)
+        first = gen.pop("vocalgrad_audio_first", None)
+        words = gen.pop("vocalgrad_answer_words", None)
+        if words is not None:
+            if not isinstance(words, Mapping):
+                raise ValueError(f"generation_kwargs vocalgrad_answer_words must map label -> words, got {words!r}")
+            words = {str(k): tuple(v) if isinstance(v, (list, tuple)) else (str(v),) for k, v in words.items()}
+        return Query(prompt=prompt, audios=list(audios), max_new_tokens=max_new, gen_kwargs=gen, index=index,
+                     audio_first=None if first is None else as_bool(first, name="vocalgrad_audio_first"),
+                     answer_words=words)
 
     def _run(self, queries: list[Query], *, disable_tqdm: bool = False) -> list[str]:
         from tqdm import tqdm

@@ -4,6 +4,11 @@ Neither looks at the audio. ``chance`` draws each answer from a generator seeded
 ``seed`` and the clip id, so an answer never depends on request order, batch size or
 ``--limit``. ``constant`` always answers the same direction (response-bias extremes:
 accuracy 0.5 on a balanced set, increase ratio 1 or 0).
+
+Tasks with their own answer words (paraphrase, yes/no, ternary: the request's
+``answer_words``) get answers in those words: ``chance`` draws a label (``p_increase`` for
+``increase`` when the labels are the two directions, else uniformly) and says its first
+word; ``constant`` says the first word of its label when the task has that label.
 """
 
 from __future__ import annotations
@@ -41,7 +46,13 @@ class ChanceLM(VocalGradLM):
         for q in queries:
             h = hashlib.sha256(f"{self.seed}\x00{q.clip_id}\x00{q.prompt}".encode()).digest()
             u = int.from_bytes(h[:8], "big") / 2**64
-            out.append("increase" if u < self.p_increase else "decrease")
+            words = q.answer_words
+            if words is None or set(words) == set(vocalgrad.DIRECTIONS):
+                label = "increase" if u < self.p_increase else "decrease"
+                out.append(label if words is None else words[label][0])
+            else:
+                labels = list(words)
+                out.append(words[labels[min(int(u * len(labels)), len(labels) - 1)]][0])
         return out
 
 
@@ -50,14 +61,22 @@ class ConstantLM(VocalGradLM):
 
     Parameters
     ----------
-    direction : {"increase", "decrease"}
+    direction : {"increase", "decrease", "constant", "yes", "no"}
+        The label to give; in a task with its own answer words, said as that label's first
+        word (``increase`` -> ``rise`` for the volume paraphrase).
     """
+
+    LABELS: tuple[str, ...] = (*vocalgrad.DIRECTIONS, vocalgrad.CONSTANT, *vocalgrad.ANSWER_WORDS["yesno"])
 
     def __init__(self, *, direction: str = "increase", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if direction not in vocalgrad.DIRECTIONS:
-            raise ValueError(f"direction must be one of {vocalgrad.DIRECTIONS}, got {direction!r}")
+        if direction not in self.LABELS:
+            raise ValueError(f"direction must be one of {self.LABELS}, got {direction!r}")
         self.direction = direction
 
     def answer(self, queries: list[Query]) -> list[str]:
-        return [self.direction] * len(queries)
+        out = []
+        for q in queries:
+            words = q.answer_words or {}
+            out.append(words[self.direction][0] if self.direction in words else self.direction)
+        return out

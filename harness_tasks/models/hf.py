@@ -17,7 +17,8 @@ model_class : str             transformers class name, e.g. ``Qwen2_5OmniThinker
 dtype : str                   ``auto`` (default), ``float32``, ``bfloat16``, ``float16``
 device : str                  ``auto`` (default: cuda if available), ``cpu``, ``cuda``, ``cuda:1`` ...
 batch_size : int              clips per forward pass (default 1)
-audio_first : bool            audio before the question (default false: text, then audio)
+audio_first : bool            audio before the question (default false: text, then audio); a task
+                              can set it (``vocalgrad_audiofirst``), which wins
 system_prompt : str           optional system turn
 trust_remote_code : bool      passed to ``from_pretrained`` (default false)
 attn_implementation : str     passed to ``from_pretrained``
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Query, VocalGradLM, as_bool
+from .base import Query, VocalGradLM, as_bool, layout
 
 log = logging.getLogger("vocalgrad")
 
@@ -161,20 +162,25 @@ class HFAudioLM(VocalGradLM):
             y = soxr.resample(np.asarray(y, dtype=np.float32), sr, self.target_sr, quality="HQ")
         return np.asarray(y, dtype=np.float32)
 
-    def conversation(self, prompt: str, audios: list[np.ndarray]) -> list[dict]:
-        """The chat (one user turn) for a prompt and its decoded audio."""
-        text = [{"type": "text", "text": prompt}]
-        parts = [{"type": "audio", "audio": a} for a in audios]
+    def conversation(self, prompt: str, audios: list[np.ndarray], *, audio_first: bool | None = None) -> list[dict]:
+        """The chat (one user turn) for a prompt and its decoded audio.
+
+        ``audio_first`` (None: the adapter's argument) puts the audio before the text; a prompt
+        with one :data:`~harness_tasks.clip_audio.AUDIO_MARKER` per clip interleaves them.
+        """
+        first = self.audio_first if audio_first is None else audio_first
+        content = [{"type": "text", "text": v} if kind == "text" else {"type": "audio", "audio": v}
+                   for kind, v in layout(prompt, audios, audio_first=first)]
         turns = []
         if self.system_prompt:
             turns.append({"role": "system", "content": [{"type": "text", "text": self.system_prompt}]})
-        turns.append({"role": "user", "content": parts + text if self.audio_first else text + parts})
+        turns.append({"role": "user", "content": content})
         return turns
 
     def prepare(self, queries: list[Query]):
         """Processor outputs (left-padded tensors on the model's device) for a batch."""
         audios = [[self._audio(a) for a in q.audios] for q in queries]
-        convs = [self.conversation(q.prompt, a) for q, a in zip(queries, audios)]
+        convs = [self.conversation(q.prompt, a, audio_first=q.audio_first) for q, a in zip(queries, audios)]
         texts = self.processor.apply_chat_template(convs, tokenize=False, add_generation_prompt=True)
         flat = [a for group in audios for a in group]
         kw: dict[str, Any] = {"text": texts, "return_tensors": "pt",

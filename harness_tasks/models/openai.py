@@ -19,7 +19,8 @@ base_url : str                 default ``$OPENAI_BASE_URL`` or ``https://api.ope
 api_key_env : str              environment variable holding the key (default ``OPENAI_API_KEY``;
                                may be unset for a local server)
 audio_format : str             ``input_audio`` (default) or ``audio_url``
-audio_first : bool             put the audio before the text (default false)
+audio_first : bool             put the audio before the text (default false; a task's own
+                               setting, e.g. ``vocalgrad_audiofirst``, wins)
 sample_rate : int              resample before sending (default 0 = keep the clip's rate)
 concurrency : int              parallel requests (default 8)
 timeout : float                seconds per request (default 120)
@@ -48,7 +49,7 @@ from typing import Any
 
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
-from .base import Query, VocalGradLM, as_bool
+from .base import Query, VocalGradLM, as_bool, layout
 
 log = logging.getLogger("vocalgrad")
 
@@ -177,9 +178,14 @@ class OpenAIAudioLM(VocalGradLM):
                 parts.append({"type": "audio_url", "audio_url": {"url": f"data:audio/wav;base64,{b64}"}})
         return parts, digest.hexdigest()
 
+    def _first(self, q: Query) -> bool:
+        return self.audio_first if q.audio_first is None else q.audio_first
+
     def _body(self, q: Query, audio_parts: list[dict]) -> dict:
-        text = [{"type": "text", "text": q.prompt}]
-        content = audio_parts + text if self.audio_first else text + audio_parts
+        # audio_parts are in q.audios order; layout() places them (text/audio order, markers)
+        clips = iter(audio_parts)
+        content = [{"type": "text", "text": v} if kind == "text" else next(clips)
+                   for kind, v in layout(q.prompt, list(range(len(audio_parts))), audio_first=self._first(q))]
         return {
             "model": self.model,
             "messages": [{"role": "user", "content": content}],
@@ -225,7 +231,7 @@ class OpenAIAudioLM(VocalGradLM):
             parts, audio_sha = self._audio_payload(q)
         except Exception as exc:
             return error_answer(f"audio of {q.clip_id}: {exc}")
-        variant = f"{self.audio_format}|{int(self.audio_first)}|{self.sample_rate}"
+        variant = f"{self.audio_format}|{int(self._first(q))}|{self.sample_rate}"
         key = AnswerCache.key(self.model, q.prompt, audio_sha, q.max_new_tokens, variant)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit

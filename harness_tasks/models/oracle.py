@@ -215,8 +215,11 @@ _PHRASES = sorted(((c.attribute, c.name) for c in vocalgrad.CATEGORIES), key=lam
 
 
 def category_from_prompt(prompt: str) -> str | None:
-    """Category whose attribute phrase appears in the prompt (longest phrase first)."""
+    """Category whose attribute phrase (or paraphrased question) appears in the prompt."""
     low = prompt.lower()
+    for name, (question, _, _) in vocalgrad.PARAPHRASES.items():
+        if question.lower() in low:
+            return name
     for phrase, name in _PHRASES:
         if f"the {phrase}" in low:
             return name
@@ -243,6 +246,19 @@ class OracleLM(VocalGradLM):
             if not q.audios:
                 out.append(error_answer(f"oracle: no audio for {q.clip_id}"))
                 continue
-            y, sr = q.audios[0]["array"], q.audios[0]["sampling_rate"]
-            out.append(oracle_direction(cat, y, sr) or "unsure")
+            y, sr = q.audios[-1]["array"], q.audios[-1]["sampling_rate"]  # few-shot examples come first
+            out.append(_in_task_words(oracle_direction(cat, y, sr), q.answer_words))
         return out
+
+
+def _in_task_words(direction: str | None, words: dict | None) -> str:
+    """The oracle's direction said in the task's answer words (paraphrase, yes/no, ternary)."""
+    if direction is None:
+        return "unsure"
+    if not words:
+        return direction
+    if direction in words:
+        return words[direction][0]
+    if set(words) == set(vocalgrad.ANSWER_WORDS["yesno"]):
+        return words["yes" if direction == "increase" else "no"][0]
+    return direction

@@ -13,17 +13,4 @@ if "harness_tasks" not in sys.modules:
     if (_root / "harness_tasks" / "__init__.py").is_file() and str(_root) not in sys.path:
         sys.path.insert(0, str(_root))
 
-from harness_tasks.utils import *  # noqa: E402,F401,F403
-from harness_tasks.utils import (  # noqa: E402,F401
-    agg_acc_decrease,
-    agg_acc_increase,
-    agg_acc_parsed,
-    agg_balanced_acc,
-    agg_error_rate,
-    agg_exact_match_rate,
-    agg_increase_ratio,
-    agg_increase_ratio_all,
-    agg_unparsed_rate,
-    doc_to_text_audioref,
-    doc_to_text_swap,
-)
+from harness_tasks.utils import *  # noqa: E402,F401,F403  (hooks and agg_* functions, see __all__)

@@ -1,0 +1,436 @@
+"""Prompt variants and problem formats: prompt text, answer vocabularies, scoring, lm-eval runs.
+
+Covers the groups vocalgrad_audiofirst, vocalgrad_paraphrase, vocalgrad_yesno,
+vocalgrad_ternary and vocalgrad_fewshot on a tiny local Hub folder (docs/variants.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+import vocalgrad
+from _harness_helpers import hub_rows, make_hub_folder, write_config
+
+import harness_tasks
+from harness_tasks import metrics, task_configs, utils
+from harness_tasks.clip_audio import AUDIO_MARKER, ClipAudio
+from harness_tasks.models.base import Query, VocalGradLM, layout
+from harness_tasks.models.baselines import ChanceLM, ConstantLM
+from harness_tasks.parsing import classify_answer, is_exact_match
+
+N_SOURCES = 2  # test sources per category in the fixture (tone00, tone01): 4 clips per category
+NEW_GROUPS = ("vocalgrad_audiofirst", "vocalgrad_paraphrase", "vocalgrad_fewshot", "vocalgrad_yesno",
+              "vocalgrad_ternary")
+
+
+def source_rows(n: int) -> list[dict]:
+    """Rows of the `sources` config as `vocalgrad hub --sources` writes them (Hub columns)."""
+    rows = []
+    for r in hub_rows("volume", sources=n):
+        if r["direction"] != "increase":
+            continue
+        sid = r["source_id"]
+        rows.append({**r, "id": f"{sid}__source", "category": "", "attribute": "", "direction": "constant",
+                     "tier": "", "trajectory": "", "prompt": "", "label": "constant",
+                     "value_start": None, "value_end": None})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    root = make_hub_folder(tmp_path_factory.mktemp("vhub"), sources=N_SOURCES)
+    write_config(root, "sources", source_rows(N_SOURCES))
+    # train pool: 4 sources, two of which (tone00, tone01) are also test sources -> leak check bites
+    train = [dict(r, split="train") for c in vocalgrad.CATEGORY_NAMES
+             for r in hub_rows(c, sources=4, config_split="train", tiers=("low", "high"))]
+    write_config(root, "train", train, split="train")
+    return root
+
+
+@pytest.fixture
+def env_hub(hub, monkeypatch):
+    monkeypatch.setenv(utils.DATASET_ENV, str(hub))
+    return hub
+
+
+@pytest.fixture(autouse=True)
+def _fast_lm_eval(monkeypatch):
+    import lm_eval.evaluator
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(lm_eval.evaluator, "add_env_info", lambda results: None)
+
+
+def evaluate(model, tasks, metadata=None, **kw):
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    tm = TaskManager(include_path=harness_tasks.TASK_DIR, include_defaults=False, metadata=metadata)
+    return lm_eval.simple_evaluate(model=model, tasks=tasks, task_manager=tm, bootstrap_iters=0, **kw)
+
+
+class RecordingLM(VocalGradLM):
+    """Answers a fixed word and records, per request, the order of text and audio parts."""
+
+    def __init__(self, word: str = "increase", **kw):
+        super().__init__(**kw)
+        self.word = word
+        self.seen: list[Query] = []
+
+    def answer(self, queries):
+        self.seen += queries
+        return [self.word] * len(queries)
+
+
+def kinds(q: Query, default_audio_first: bool = False) -> list[str]:
+    return [k for k, _ in q.parts(default_audio_first)]
+
+
+# ----------------------------------------------------------------------------- prompt text
+def test_prompt_text_of_every_variant():
+    assert vocalgrad.build_prompt("volume", "paraphrase") == (
+        "Does the loudness rise or fall as the audio progresses?\n\n"
+        'Answer with only one word: "rise" or "fall".')
+    assert vocalgrad.build_prompt("pitch", "paraphrase").startswith("Does the tone rise or fall over time?")
+    assert vocalgrad.build_prompt("pitch", "yesno") == (
+        'Does the voice pitch increase over time?\n\nAnswer with only one word: "yes" or "no".')
+    assert vocalgrad.build_prompt("echo", "ternary") == (
+        "Does the echo increase, decrease, or stay constant over time?\n\n"
+        'Answer with only one word: "increase", "decrease" or "constant".')
+    assert set(vocalgrad.PARAPHRASES) == set(vocalgrad.CATEGORY_NAMES)
+    assert set(vocalgrad.prompt_variant_names()) >= {"default", "swap", "audioref", "paraphrase", "yesno", "ternary"}
+    with pytest.raises(ValueError, match="paraphrase"):
+        vocalgrad.build_prompt("pitch", "poetic")
+    with pytest.raises(ValueError, match="needs the category"):
+        vocalgrad.answer_words("paraphrase")
+
+
+@pytest.mark.parametrize("category", vocalgrad.CATEGORY_NAMES)
+def test_paraphrase_asks_for_its_own_answer_words(category):
+    prompt = vocalgrad.build_prompt(category, "paraphrase")
+    words = vocalgrad.answer_words("paraphrase", category)
+    assert set(words) == set(vocalgrad.DIRECTIONS)
+    question, instruction = prompt.split("\n\n")
+    asked = re.findall(r'"(\w+)"', instruction)
+    assert asked == [words["increase"][0], words["decrease"][0]]
+    assert "increase" not in prompt.lower() and "decrease" not in prompt.lower()
+    assert vocalgrad.category(category).attribute not in prompt.lower()
+    for label, ws in words.items():  # the question names both answers, each parses to its label
+        assert re.search(rf"\b{ws[0]}\b", question, re.IGNORECASE), (category, ws[0])
+        for w in ws:
+            assert classify_answer(w.upper() + ".", words) == (label, "parsed")
+
+
+# ----------------------------------------------------------------------------- parser vocabulary
+def test_synonym_parser_keeps_the_unique_direction_rule():
+    w = vocalgrad.answer_words("paraphrase", "volume")
+    assert classify_answer("It rises, and rises again.", w) == ("increase", "parsed")
+    assert classify_answer("The loudness falls", w) == ("decrease", "parsed")
+    assert classify_answer("rise or fall", w) == (None, "ambiguous")
+    assert classify_answer("It rose", w) == (None, "unparsed")        # forms not listed are unparsed
+    assert classify_answer("increase", w) == (None, "unparsed")       # the default words do not count
+    assert classify_answer("sunrise", w) == (None, "unparsed")        # whole words only
+    assert classify_answer("does not rise", w) == ("increase", "parsed")  # no negation handling
+    assert is_exact_match(" Rise.\n", w) and not is_exact_match("rises", w) and not is_exact_match("increase", w)
+    yn = vocalgrad.answer_words("yesno")
+    assert classify_answer("Yes.", yn) == ("yes", "parsed") and classify_answer("no", yn) == ("no", "parsed")
+    assert classify_answer("yes and no", yn) == (None, "ambiguous")
+    assert classify_answer("nope", yn) == (None, "unparsed")
+    t3 = vocalgrad.answer_words("ternary")
+    assert classify_answer("It stays constant", t3) == ("constant", "parsed")
+    assert classify_answer("constant, then increases", t3) == (None, "ambiguous")
+    assert classify_answer("decreases", t3) == ("decrease", "parsed")
+    with pytest.raises(ValueError, match="names two labels"):
+        classify_answer("x", {"a": ("up",), "b": ("UP",)})
+    with pytest.raises(ValueError, match="one word"):
+        classify_answer("x", {"a": ("go up",), "b": ("down",)})
+
+
+# ----------------------------------------------------------------------------- metrics
+def test_macro_f1_and_distribution_on_hand_made_predictions():
+    # gold x pred for ternary; one unparsed answer on a constant clip
+    recs = [
+        {"direction": "increase", "pred": "increase", "status": "parsed"},
+        {"direction": "increase", "pred": "constant", "status": "parsed"},
+        {"direction": "decrease", "pred": "decrease", "status": "parsed"},
+        {"direction": "decrease", "pred": "increase", "status": "parsed"},
+        {"direction": "constant", "pred": "constant", "status": "parsed"},
+        {"direction": "constant", "pred": None, "status": "unparsed"},
+    ]
+    # F1: increase 2*1/(2+2)=0.5, decrease 2*1/(2+1)=2/3, constant 2*1/(2+2)=0.5
+    assert metrics.f1_per_label(recs, "ternary") == pytest.approx(
+        {"increase": 0.5, "decrease": 2 / 3, "constant": 0.5})
+    assert metrics.macro_f1(recs, "ternary") == pytest.approx((0.5 + 2 / 3 + 0.5) / 3)
+    dist = metrics.prediction_distribution(recs, "ternary")
+    assert dist["constant"] == {"increase": 0.0, "decrease": 0.0, "constant": 0.5, "unparsed": 0.5}
+    assert dist["all"]["increase"] == pytest.approx(2 / 6) and dist["all"]["unparsed"] == pytest.approx(1 / 6)
+    s = metrics.summarize_labels(recs, "ternary")
+    assert s["acc"] == pytest.approx(0.5) and s["unparsed_rate"] == pytest.approx(1 / 6) and s["n"] == 6
+    # yes/no: always "yes" -> F1(yes) = 2*1/(1+3) = 0.5, F1(no) = 0
+    yn = [metrics.record_code({"direction": g, "pred": "yes", "status": "parsed"}) for g in ("yes", "no", "no")]
+    assert metrics.macro_f1(yn, "yesno") == pytest.approx(0.25)
+    assert metrics.macro_f1(["yes:yes:parsed:exact"] * 3, "yesno") == 1.0  # "no" absent everywhere: left out
+    assert math.isnan(metrics.macro_f1([], "yesno"))
+    with pytest.raises(ValueError, match="gold label 'increase'"):
+        metrics.confusion(["increase:yes:parsed:exact"], "yesno")
+
+
+def test_format_labels():
+    assert [utils.format_label(d, "yesno") for d in ("increase", "decrease", "constant")] == ["yes", "no", "no"]
+    assert [utils.format_label(d, "ternary") for d in ("increase", "decrease", "constant")] == [
+        "increase", "decrease", "constant"]
+    with pytest.raises(ValueError, match="no 'binary' label"):
+        utils.format_label("constant", "binary")
+
+
+# ----------------------------------------------------------------------------- task files
+def test_groups_are_generated_and_indexed():
+    from lm_eval.tasks import TaskManager
+
+    files = task_configs.expected_files()
+    tm = TaskManager(include_path=harness_tasks.TASK_DIR, include_defaults=False)
+    for g in NEW_GROUPS:
+        assert g in tm.all_groups and f"_{g}.yaml" in files
+        for c in vocalgrad.CATEGORY_NAMES:
+            assert f"{g}_{c}" in tm.all_subtasks
+    assert "vocalgrad_audio_first: true" in files["vocalgrad_audiofirst_pitch.yaml"]
+    assert "vocalgrad_audio_first" not in files["vocalgrad_pitch.yaml"]
+    # yes/no stay strings in YAML (YAML 1.1 would read a bare yes/no as a boolean)
+    assert '{"yes": ["yes"], "no": ["no"]}' in files["vocalgrad_yesno_echo.yaml"]
+    assert "agg_macro_f1_ternary" in files["vocalgrad_ternary_echo.yaml"]
+    assert "macro_f1" in files["_vocalgrad_ternary.yaml"] and "balanced_acc" not in files["_vocalgrad_ternary.yaml"]
+
+
+# ----------------------------------------------------------------------------- audio order
+def test_layout_orders_text_and_audio():
+    a, b = "A", "B"
+    assert layout("Q", [a]) == [("text", "Q"), ("audio", a)]
+    assert layout("Q", [a], audio_first=True) == [("audio", a), ("text", "Q")]
+    p = f"one\n{AUDIO_MARKER}\ntwo\n{AUDIO_MARKER}"
+    assert layout(p, [a, b], audio_first=True) == [("text", "one"), ("audio", a), ("text", "two"), ("audio", b)]
+    with pytest.raises(ValueError, match="2 audio markers but the request has 1"):
+        layout(p, [a])
+
+
+def test_audiofirst_task_puts_the_audio_first_in_every_adapter(env_hub):
+    lm = RecordingLM()
+    evaluate(lm, ["vocalgrad_audiofirst_pitch", "vocalgrad_pitch"])
+    first = [q for q in lm.seen if q.audio_first is True]
+    plain = [q for q in lm.seen if q.audio_first is None]
+    assert len(first) == len(plain) == 2 * N_SOURCES
+    assert all(kinds(q) == ["audio", "text"] for q in first)
+    assert all(kinds(q) == ["text", "audio"] for q in plain)
+    assert all(kinds(q, default_audio_first=True) == ["audio", "text"] for q in plain)  # model arg still works
+    assert all("vocalgrad_audio_first" not in q.gen_kwargs for q in lm.seen)  # taken out of gen_kwargs
+    assert {q.prompt for q in first} == {vocalgrad.build_prompt("pitch")}
+
+
+def test_openai_request_follows_the_task_audio_order(tmp_path):
+    from harness_tasks.models.openai import OpenAIAudioLM
+
+    lm = OpenAIAudioLM(model="m", base_url="http://127.0.0.1:9", cache="none")
+    clip = ClipAudio("c", {"array": np.zeros(160, np.float32), "sampling_rate": 16000})
+    for flag, order in ((True, ["input_audio", "text"]), (None, ["text", "input_audio"])):
+        q = Query("Q", [clip], audio_first=flag)
+        parts, _ = lm._audio_payload(q)
+        assert [p["type"] for p in lm._body(q, parts)["messages"][0]["content"]] == order
+    q = Query(f"ex {AUDIO_MARKER} ans\n\nnow {AUDIO_MARKER}", [clip, clip])
+    parts, _ = lm._audio_payload(q)
+    content = lm._body(q, parts)["messages"][0]["content"]
+    assert [p["type"] for p in content] == ["text", "input_audio", "text", "input_audio"]
+
+
+def test_hf_adapter_honours_the_task_audio_order(tmp_path):
+    pytest.importorskip("transformers")
+    from _harness_helpers import build_tiny_qwen2_audio
+
+    from harness_tasks.models.hf import HFAudioLM
+
+    lm = HFAudioLM(pretrained=str(build_tiny_qwen2_audio(tmp_path / "m")), device="cpu", dtype="float32")
+    y = np.zeros(16000, dtype=np.float32)
+
+    def text(**kw):
+        return lm.processor.apply_chat_template([lm.conversation("QUESTION", [y], **kw)], tokenize=False,
+                                                add_generation_prompt=True)[0]
+
+    assert text().index("QUESTION") < text().index("<|AUDIO|>")
+    assert text(audio_first=True).index("<|AUDIO|>") < text(audio_first=True).index("QUESTION")
+    few = lm.processor.apply_chat_template(
+        [lm.conversation(f"EX {AUDIO_MARKER} ANS NOW {AUDIO_MARKER}", [y, y])], tokenize=False,
+        add_generation_prompt=True)[0]
+    assert few.count("<|AUDIO|>") == 2 and few.index("EX") < few.index("<|AUDIO|>") < few.index("NOW")
+    c = ClipAudio("c", {"array": y, "sampling_rate": 16000})
+    q = Query("QUESTION", [c], max_new_tokens=2, audio_first=True)
+    two = Query(f"EX {AUDIO_MARKER} ANS NOW {AUDIO_MARKER}", [c, c], max_new_tokens=2)
+    assert len(lm.answer([q, two])) == 2    # a few-shot query with two clips runs in a batch
+
+
+# ----------------------------------------------------------------------------- paraphrase
+def test_paraphrase_group_scores_with_the_synonym_parser(env_hub):
+    res = evaluate(ConstantLM(direction="increase"), ["vocalgrad_paraphrase"], log_samples=True)
+    r = res["results"]
+    for c in vocalgrad.CATEGORY_NAMES:
+        t = r[f"vocalgrad_paraphrase_{c}"]
+        assert t["acc,none"] == 0.5 and t["increase_ratio,none"] == 1.0, c
+        assert t["exact_match_rate,none"] == 1.0 and t["unparsed_rate,none"] == 0.0, c
+    s = res["samples"]["vocalgrad_paraphrase_volume"][0]
+    assert s["resps"] == [["rise"]]
+    assert s["arguments"][0][0] == vocalgrad.build_prompt("volume", "paraphrase")
+    assert r["vocalgrad_paraphrase"]["acc,none"] == pytest.approx(0.5)
+    # the default words are not answers to a paraphrase: a model saying "increase" is unparsed
+    res = evaluate(RecordingLM("increase"), ["vocalgrad_paraphrase_speed"])
+    assert res["results"]["vocalgrad_paraphrase_speed"]["unparsed_rate,none"] == 1.0
+
+
+def test_retry_uses_the_task_answer_words():
+    class Twice(VocalGradLM):
+        RETRIES = True
+
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def answer(self, queries):
+            self.calls.append([q.max_new_tokens for q in queries])
+            return ["it rises" if len(self.calls) == 1 else "increase" for _ in queries]
+
+    clip = ClipAudio("c", {"array": np.zeros(10, np.float32), "sampling_rate": 16000})
+    words = vocalgrad.answer_words("paraphrase", "volume")
+    req = ("Q", {"until": [], "max_gen_toks": 128, "vocalgrad_answer_words": {k: list(v) for k, v in words.items()}},
+           {"audio": [clip]})
+    lm = Twice()
+    assert list(lm.generate_until([req], disable_tqdm=True)) == ["it rises"] and lm.calls == [[128]]
+    plain = Twice()   # without the task's words "it rises" would not parse and be retried
+    assert list(plain.generate_until([("Q", {"until": [], "max_gen_toks": 128}, {"audio": [clip]})],
+                                     disable_tqdm=True)) == ["increase"]
+    assert plain.calls == [[128], [256]]
+
+
+# ----------------------------------------------------------------------------- yes/no, ternary
+def test_yesno_and_ternary_add_the_sources_and_score_macro_f1(env_hub):
+    res = evaluate(ConstantLM(direction="constant"), ["vocalgrad_ternary_pitch"], log_samples=True)
+    t = res["results"]["vocalgrad_ternary_pitch"]
+    samples = res["samples"]["vocalgrad_ternary_pitch"]
+    golds = sorted(s["doc"]["label"] for s in samples)
+    assert golds == sorted(["increase", "decrease"] * N_SOURCES + ["constant"] * N_SOURCES)
+    src = [s for s in samples if s["doc"]["label"] == "constant"]
+    assert {s["doc"]["id"] for s in src} == {f"tone{i:02d}__pitch__source" for i in range(N_SOURCES)}
+    assert all(s["doc"]["category"] == "pitch" for s in src)
+    assert samples[0]["arguments"][0][0] == vocalgrad.build_prompt("pitch", "ternary")
+    # always "constant": F1(constant) = 2*2/(2+6) = 0.5, the others 0 -> macro 1/6
+    assert t["acc,none"] == pytest.approx(1 / 3) and t["macro_f1,none"] == pytest.approx(1 / 6)
+    assert t["pred_constant,none"] == 1.0 and t["pred_unparsed,none"] == 0.0
+
+    res = evaluate(ConstantLM(direction="yes"), ["vocalgrad_yesno"], log_samples=True)
+    y = res["results"]["vocalgrad_yesno_volume"]
+    # gold: yes for increase (2), no for decrease (2) and sources (2); always yes -> F1 yes 2*2/(2+6)
+    assert y["acc,none"] == pytest.approx(1 / 3) and y["macro_f1,none"] == pytest.approx((0.5 + 0) / 2)
+    assert y["pred_yes,none"] == 1.0
+    assert res["results"]["vocalgrad_yesno"]["macro_f1,none"] == pytest.approx(0.25)
+    s = res["samples"]["vocalgrad_yesno_volume"][0]
+    assert s["arguments"][0][0] == vocalgrad.build_prompt("volume", "yesno") and s["resps"] == [["yes"]]
+    # chance over three labels says each of them
+    res = evaluate(ChanceLM(seed=5), ["vocalgrad_ternary"], log_samples=True)
+    said = {s["resps"][0][0] for t in res["samples"].values() for s in t}
+    assert said == {"increase", "decrease", "constant"}
+
+
+def test_missing_sources_config_is_a_clear_error(tmp_path, monkeypatch):
+    root = make_hub_folder(tmp_path / "h", categories=("pitch",))
+    with pytest.raises(FileNotFoundError, match="no config folder 'sources'"):
+        utils.load_task_dataset(vocalgrad_config="pitch", vocalgrad_category="pitch",
+                                vocalgrad_dataset=str(root), vocalgrad_format="ternary")
+    with pytest.raises(ValueError, match="vocalgrad_format"):
+        utils.load_task_dataset(vocalgrad_config="pitch", vocalgrad_dataset=str(root), vocalgrad_format="quaternary")
+
+
+# ----------------------------------------------------------------------------- few-shot
+def test_choose_fewshot_never_shares_the_query_source_and_is_balanced():
+    pool_sources = [f"s{i % 5}" for i in range(200)]
+    pool_labels = ["increase" if i % 2 else "decrease" for i in range(200)]
+    qids = [f"q{i}" for i in range(300)]
+    qsrc = [f"s{i % 5}" for i in range(300)]
+    for k in (1, 3, 4):
+        rows = utils.choose_fewshot(qids, qsrc, pool_labels, pool_sources, k=k, seed=7)
+        for src, r in zip(qsrc, rows):
+            assert len(r) == len(set(r)) == k
+            assert all(pool_sources[i] != src for i in r)
+            labs = [pool_labels[i] for i in r]
+            assert abs(labs.count("increase") - labs.count("decrease")) <= 1
+    a = utils.choose_fewshot(qids, qsrc, pool_labels, pool_sources, k=4, seed=7)
+    b = utils.choose_fewshot(qids[::-1], qsrc[::-1], pool_labels, pool_sources, k=4, seed=7)[::-1]
+    assert a == b  # independent of query order
+    assert a != utils.choose_fewshot(qids, qsrc, pool_labels, pool_sources, k=4, seed=8)
+    with pytest.raises(ValueError, match="from sources other than 's0'"):
+        utils.choose_fewshot(["q"], ["s0"], ["increase", "decrease"], ["s0", "s1"], k=2)
+
+
+def test_fewshot_group_sends_k_labelled_examples_before_the_query(env_hub):
+    lm = RecordingLM()
+    res = evaluate(lm, ["vocalgrad_fewshot_noise"], metadata={"vocalgrad_fewshot_k": 3}, log_samples=True)
+    assert len(lm.seen) == 2 * N_SOURCES
+    prompt1 = vocalgrad.build_prompt("noise")
+    for q, s in zip(lm.seen, res["samples"]["vocalgrad_fewshot_noise"]):
+        doc = s["doc"]
+        assert len(q.audios) == 4 and q.clip_id == doc["id"]          # 3 examples, then the query
+        ex_ids = [a.clip_id for a in q.audios[:3]]
+        assert ex_ids == doc["fewshot_ids"]
+        assert all(vocalgrad.parse_clip_id(e)["source_id"] != doc["source_id"] for e in ex_ids)  # no leak
+        assert all(vocalgrad.parse_clip_id(e)["category"] == "noise" for e in ex_ids)
+        assert [vocalgrad.parse_clip_id(e)["direction"] for e in ex_ids] == doc["fewshot_labels"]
+        assert kinds(q) == ["text", "audio", "text", "audio", "text", "audio", "text", "audio"]
+        assert q.prompt.count(prompt1) == 4 and q.prompt.count(AUDIO_MARKER) == 4
+        for n, lab in enumerate(doc["fewshot_labels"], 1):
+            assert f"Example {n}:" in q.prompt and q.prompt.count(f"Answer: {lab}") >= 1
+        y = q.audios[0]["array"]
+        assert y.dtype == np.float32 and y.size > 1000
+    assert res["results"]["vocalgrad_fewshot_noise"]["acc,none"] == 0.5
+    # the examples are in the per-sample log by id (auditable), not as audio
+    assert "fewshot_refs" in res["samples"]["vocalgrad_fewshot_noise"][0]["doc"]
+
+
+def test_fewshot_k_zero_is_the_plain_prompt(env_hub):
+    lm = RecordingLM()
+    evaluate(lm, ["vocalgrad_fewshot_echo"], metadata={"vocalgrad_fewshot_k": 0})
+    q = lm.seen[0]
+    assert len(q.audios) == 1 and kinds(q) == ["text", "audio"]
+    assert q.parts()[0][1] == vocalgrad.build_prompt("echo")
+
+
+def test_oracle_answers_in_the_task_words_and_judges_the_query_clip(env_hub):
+    from harness_tasks.models.oracle import OracleLM
+
+    tasks = ["vocalgrad_paraphrase_volume", "vocalgrad_yesno_volume", "vocalgrad_fewshot_volume",
+             "vocalgrad_audiofirst_volume"]
+    res = evaluate(OracleLM(), tasks, metadata={"vocalgrad_fewshot_k": 2}, log_samples=True)
+    r = res["results"]
+    assert r["vocalgrad_paraphrase_volume"]["acc,none"] == 1.0
+    assert {s["resps"][0][0] for s in res["samples"]["vocalgrad_paraphrase_volume"]} == {"rise", "fall"}
+    assert r["vocalgrad_fewshot_volume"]["acc,none"] == 1.0   # the last clip is the query
+    assert r["vocalgrad_audiofirst_volume"]["acc,none"] == 1.0
+    # yes/no: increase clips -> yes, decrease -> no; the source clips are steady tones
+    samples = res["samples"]["vocalgrad_yesno_volume"]
+    assert all(s["resps"][0][0] == "yes" for s in samples if s["doc"]["direction"] == "increase")
+    assert all(s["resps"][0][0] == "no" for s in samples if s["doc"]["direction"] == "decrease")
+
+
+def test_num_fewshot_flag_becomes_the_example_count(env_hub, tmp_path):
+    import json
+
+    from harness_tasks.cli import _fewshot_to_metadata, main
+
+    assert _fewshot_to_metadata(["--num_fewshot", "3", "--tasks", "x"], ["vocalgrad_fewshot"]) == [
+        "--tasks", "x", "--metadata", '{"vocalgrad_fewshot_k": 3}']
+    merged = _fewshot_to_metadata(["--metadata", '{"vocalgrad_dataset": "d"}', "--num_fewshot=1"], ["vocalgrad"])
+    assert json.loads(merged[1]) == {"vocalgrad_dataset": "d", "vocalgrad_fewshot_k": 1}
+    assert _fewshot_to_metadata(["--num_fewshot", "3"], ["mmlu"]) == ["--num_fewshot", "3"]  # not ours: untouched
+    out = tmp_path / "out"
+    assert main(["--model", "vocalgrad-constant", "--tasks", "vocalgrad_fewshot_pitch", "--num_fewshot", "1",
+                 "--output_path", str(out), "--log_samples"]) == 0
+    (samples,) = out.rglob("samples_vocalgrad_fewshot_pitch_*.jsonl")
+    docs = [json.loads(line)["doc"] for line in samples.read_text().splitlines()]
+    assert len(docs) == 2 * N_SOURCES and all(len(d["fewshot_ids"]) == 1 for d in docs)
