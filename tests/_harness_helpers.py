@@ -186,3 +186,22 @@ def build_tiny_audio_flamingo3(folder: Path) -> Path:
     model.save_pretrained(folder)
     proc.save_pretrained(folder)
     return Path(folder)
+
+
+def offline_lm_eval(monkeypatch) -> None:
+    """Offline, and skip lm-eval's environment report (it shells out to pip)."""
+    import lm_eval.evaluator
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(lm_eval.evaluator, "add_env_info", lambda results: None)
+
+
+def run_lm_eval(model, tasks, metadata=None, **kw):
+    """lm-eval's simple_evaluate on our task folder only (no built-in task index, no bootstrap)."""
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    import harness_tasks
+
+    tm = TaskManager(include_path=harness_tasks.TASK_DIR, include_defaults=False, metadata=metadata)
+    return lm_eval.simple_evaluate(model=model, tasks=tasks, task_manager=tm, bootstrap_iters=0, **kw)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import vocalgrad
-from _harness_helpers import CHANGING, make_hub_folder
+from _harness_helpers import CHANGING, make_hub_folder, offline_lm_eval, run_lm_eval
 
 import harness_tasks
 from harness_tasks import task_configs, utils
@@ -35,19 +35,10 @@ def env_hub(hub, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _fast_lm_eval(monkeypatch):
-    """Offline, and skip lm-eval's environment report (it shells out to pip) in these tests."""
-    import lm_eval.evaluator
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(lm_eval.evaluator, "add_env_info", lambda results: None)
+    offline_lm_eval(monkeypatch)
 
 
-def evaluate(model, tasks, metadata=None, **kw):
-    import lm_eval
-    from lm_eval.tasks import TaskManager
-
-    tm = TaskManager(include_path=harness_tasks.TASK_DIR, include_defaults=False, metadata=metadata)
-    return lm_eval.simple_evaluate(model=model, tasks=tasks, task_manager=tm, bootstrap_iters=0, **kw)
+evaluate = run_lm_eval
 
 
 def test_committed_yamls_equal_the_generated_ones():
