@@ -8,7 +8,7 @@ from scipy.signal import fftconvolve, hilbert
 import vocalgrad as vg
 from generation.recipe import load_recipe
 from generation.render import prepare_source, render_clip
-from generation.sources import SourceItem, ToneSpec
+from generation.sources import SourceItem
 from generation.transforms.reverb import schroeder_ir
 
 SR = 48000

@@ -133,10 +133,8 @@ def _stretch_rows(st: _SegmentSTFT, chunks: np.ndarray, rates: np.ndarray) -> li
 
     Equals ``librosa.effects.time_stretch(segment, rate=r, n_fft=..., hop_length=...)`` per row:
     magnitudes are interpolated for all frames at once, only the float32 phase accumulation runs
-    frame by frame (for all rows together).
+    frame by frame (for a batch of rows together).
     """
-    import librosa
-
     out: list = [None] * len(chunks)
     for gi in np.unique(st.group_of[chunks]):
         members = np.flatnonzero(st.group_of[chunks] == gi)
