@@ -34,6 +34,7 @@ __all__ = [
     "PROMPT_VARIANTS",
     "TIERS",
     "TRAJECTORIES",
+    "SOURCES_CONFIG",
     "SPLITS",
     "answer_words",
     "build_prompt",
@@ -371,14 +372,66 @@ def hub_record(row: dict, audio_bytes: bytes) -> dict:
     return {"audio": rec["audio"], **{name: rec[name] for name in hub_column_types()}}
 
 
+#: Hub config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test
+#: render), used by the yes/no and ternary formats; label ``constant``.
+SOURCES_CONFIG = "sources"
+
+
+def source_record(row: dict, audio_bytes: bytes, *, duration_sec: float, sample_rate: int) -> dict:
+    """Turn a source utterance into a Hub example of the ``sources`` config (all Hub columns).
+
+    Parameters
+    ----------
+    row : dict
+        Any manifest row of the source: speaker, sentence, text, gender, accent, recipe, split
+        and the detected speech span are taken from it.
+    audio_bytes : bytes
+        The source file ``DIR/sources/<source_id>.flac``.
+    duration_sec, sample_rate : float, int
+        Length and rate of that file.
+
+    Returns
+    -------
+    dict
+        ``id`` ``<source_id>__source``, ``direction`` and ``label`` :data:`CONSTANT`; category,
+        attribute, tier, trajectory, prompt and unit empty, the value columns and
+        ``clipped_ratio`` null (each task fills in its category).
+    """
+    import hashlib
+
+    sid = row["source_id"]
+    rec = {
+        "audio": {"bytes": audio_bytes, "path": f"{sid}.flac"}, "id": f"{sid}__source", "category": "",
+        "attribute": "", "direction": CONSTANT, "tier": "", "trajectory": "", "source_id": sid,
+        "speaker_id": row["speaker_id"], "sentence_id": row["sentence_id"], "text": row["text"], "prompt": "",
+        "label": CONSTANT, "duration_sec": float(duration_sec), "onset_sec": row["source_onset_sec"],
+        "offset_sec": row["source_offset_sec"], "split": row["split"], "value_start": None, "value_end": None,
+        "unit": "", "gender": row["gender"], "accent": row["accent"], "sample_rate": int(sample_rate),
+        "source_onset_sec": row["source_onset_sec"], "source_offset_sec": row["source_offset_sec"],
+        "speech_found": row["speech_found"], "clipped_ratio": None,
+        "sha256": hashlib.sha256(audio_bytes).hexdigest(), "recipe": row["recipe"],
+    }
+    return {"audio": rec["audio"], **{name: rec[name] for name in hub_column_types()}}
+
+
 #: Config name -> (categories it holds, render split it is built from, Hub split name).
 def builder_config_specs() -> dict[str, tuple[tuple[str, ...], str, str]]:
-    """Every Hub config: the nine categories, ``all`` (default), ``beep`` and ``train``."""
+    """Every Hub config: the nine categories, ``all`` (default), ``beep``, ``train`` and
+    ``sources`` (no category: the unmodified source clips of the test render)."""
     specs = {name: ((name,), "test", "test") for name in CATEGORY_NAMES}
     specs["all"] = (CATEGORY_NAMES, "test", "test")
     specs["beep"] = (BEEP_CATEGORIES, "beep", "test")
     specs["train"] = (CATEGORY_NAMES, "train", "train")
+    specs[SOURCES_CONFIG] = ((), "test", "test")
     return specs
+
+
+def _first_row_per_source(rows: list[dict]) -> dict[str, dict]:
+    """Source id -> its first manifest row, sorted by source id."""
+    first: dict[str, dict] = {}
+    for r in rows:
+        first.setdefault(r["source_id"], r)
+    return dict(sorted(first.items()))
 
 
 class RenderDirError(ValueError):
@@ -437,8 +490,9 @@ def _make_builder_classes() -> dict:
         BUILDER_CONFIGS = [
             VocalGradConfig(
                 name=name, version=datasets.Version("1.0.0"), categories=cats, render_split=rs, hub_split=hs,
-                description=(f"{category(name).attribute}: " if name in CATEGORY_NAMES else f"{name}: ")
-                + ", ".join(cats),
+                description=(f"{category(name).attribute}: " + ", ".join(cats) if name in CATEGORY_NAMES
+                             else "sources: the unmodified source clips (label constant)" if name == SOURCES_CONFIG
+                             else f"{name}: " + ", ".join(cats)),
             )
             for name, (cats, rs, hs) in builder_config_specs().items()
         ]
@@ -452,6 +506,9 @@ def _make_builder_classes() -> dict:
                 digest = hashlib.sha256(Path(data_dir, "manifest.parquet").read_bytes())
                 if Path(data_dir, "render.json").is_file():
                     digest.update(Path(data_dir, "render.json").read_bytes())
+                if kwargs.get("config_name") == SOURCES_CONFIG and Path(data_dir, "sources").is_dir():
+                    for p in sorted(Path(data_dir, "sources").glob("*.flac")):  # names and sizes
+                        digest.update(f"{p.name}:{p.stat().st_size};".encode())
                 kwargs["hash"] = digest.hexdigest()[:16]
             super().__init__(*args, **kwargs)
 
@@ -481,6 +538,18 @@ def _make_builder_classes() -> dict:
                     f"{self.config.name!r} is built from a {self.config.render_split!r} render; "
                     f"pass the matching render folder as data_dir"
                 )
+            if self.config.name == SOURCES_CONFIG:
+                firsts = list(_first_row_per_source(_manifest_rows(data_dir)).values())
+                missing = [str(data_dir / "sources" / f"{r['source_id']}.flac") for r in firsts
+                           if not (data_dir / "sources" / f"{r['source_id']}.flac").is_file()]
+                if not firsts:
+                    raise RenderDirError(f"{data_dir / 'manifest.parquet'}: no clips, so no source utterances")
+                if missing:
+                    raise RenderDirError(
+                        f"{data_dir}: config 'sources' needs sources/<source_id>.flac for every source; "
+                        f"{len(missing)} missing (re-run the render, it resumes):\n  " + "\n  ".join(missing))
+                return [datasets.SplitGenerator(name=self.config.hub_split,
+                                                gen_kwargs={"data_dir": str(data_dir), "rows": firsts})]
             rows = _manifest_rows(data_dir, self.config.categories)
             missing, changed = [], []
             for row in rows:  # check everything first: one error listing every bad clip
@@ -499,6 +568,16 @@ def _make_builder_classes() -> dict:
                                             gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
 
         def _generate_examples(self, data_dir, rows):
+            if self.config.name == SOURCES_CONFIG:
+                import soundfile as sf
+
+                for row in rows:
+                    path = Path(data_dir, "sources", f"{row['source_id']}.flac")
+                    info = sf.info(path)
+                    rec = source_record(row, path.read_bytes(), duration_sec=info.frames / info.samplerate,
+                                        sample_rate=info.samplerate)
+                    yield rec["id"], rec
+                return
             for row in rows:
                 yield row["clip_id"], hub_record(row, Path(data_dir, row["path"]).read_bytes())
 

@@ -5,7 +5,7 @@ The folder holds ``README.md`` (the dataset card with its YAML header: licence, 
 ``pitch/test-00000-of-00001.parquet``. The ``all`` config lists the nine category folders as its
 data files, so no audio is stored twice; ``beep`` and ``train`` get their own folders when those
 renders are given, and ``sources`` (the unmodified source clips of the test render, for the
-yes/no and ternary formats) when asked for. No ``.py`` file is written: ``datasets`` >= 4
+yes/no and ternary formats) whenever the test render has its ``sources/`` folder. No ``.py`` file is written: ``datasets`` >= 4
 refuses repos with scripts.
 
 Shards are byte-identical on re-run for the same inputs and the same pyarrow version: rows are
@@ -14,6 +14,7 @@ sorted by clip id, the writer settings are fixed and nothing time-dependent is w
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import re
@@ -34,6 +35,7 @@ __all__ = [
     "check_render",
     "register_cli",
     "render_card",
+    "source_rows",
 ]
 
 #: Largest shard, counted in FLAC bytes. 256 MB keeps each file well under the dataset viewer's
@@ -47,7 +49,7 @@ _LIST_AT_MOST = 20
 _CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
 _PRETTY_NAME = "VocalGrad"
 #: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
-SOURCES_CONFIG = "sources"
+SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
 
 class HubBuildError(ValueError):
@@ -227,7 +229,7 @@ def build_hub(
     row_group_rows: int = ROW_GROUP_ROWS,
     card_template=None,
     verify_sha256: bool = True,
-    sources: bool = False,
+    sources: bool | None = None,
 ) -> dict:
     """Write the publishable Hub folder for one or more render directories.
 
@@ -249,10 +251,12 @@ def build_hub(
         Card template; defaults to ``dataset_card.md`` next to ``vocalgrad.py``.
     verify_sha256 : bool
         Hash every clip against the manifest before writing.
-    sources : bool
-        Add the ``sources`` config: one row per source utterance of the test render, its audio
-        the unmodified source (``DIR/sources/<source_id>.flac``), ``direction`` and ``label``
-        ``constant``, empty category/tier/trajectory (see :func:`source_rows`).
+    sources : bool or None
+        The ``sources`` config: one row per source utterance of the test render, its audio the
+        unmodified source (``DIR/sources/<source_id>.flac``), ``direction`` and ``label``
+        ``constant``, empty category/tier/trajectory (see :func:`source_rows`). ``None`` (default):
+        added when the test render is given and has a ``sources/`` folder. ``True``: required
+        (an error without the test render). ``False``: left out.
 
     Returns
     -------
@@ -287,6 +291,8 @@ def build_hub(
         problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
     if out.resolve() in {Path(d).resolve() for d in render_dirs}:
         problems.append(f"{out}: --out must differ from the render directory")
+    if sources is None:
+        sources = "test" in by_split and (by_split["test"].path / "sources").is_dir()
     if sources:
         if "test" not in by_split:
             problems.append("the sources config needs the test render; pass it or drop --sources")
@@ -294,7 +300,8 @@ def build_hub(
             t = by_split["test"]
             lacking = [str(t.path / "sources" / f"{sid}.flac") for sid in sorted({r["source_id"] for r in t.rows})
                        if not (t.path / "sources" / f"{sid}.flac").is_file()]
-            problems += _listed("source clip missing (needed by --sources; re-run the render)", lacking)
+            problems += _listed("source clip missing (needed by the sources config; re-run the render, "
+                                "or pass --no-sources)", lacking)
     template = Path(card_template) if card_template else _CARD_TEMPLATE
     if not template.is_file():
         problems.append(f"{template}: card template not found; pass card_template= (--card PATH)")
@@ -386,26 +393,12 @@ def source_rows(check: RenderCheck) -> list[dict]:
     """
     import soundfile as sf
 
-    first: dict[str, dict] = {}
-    for r in check.rows:
-        first.setdefault(r["source_id"], r)
     out = []
-    for sid, r in sorted(first.items()):
+    for sid, r in vocalgrad._first_row_per_source(check.rows).items():
         path = check.path / "sources" / f"{sid}.flac"
-        data = path.read_bytes()
         info = sf.info(path)
-        rec = {
-            "audio": {"bytes": data, "path": f"{sid}.flac"}, "id": f"{sid}__source", "category": "",
-            "attribute": "", "direction": vocalgrad.CONSTANT, "tier": "", "trajectory": "", "source_id": sid,
-            "speaker_id": r["speaker_id"], "sentence_id": r["sentence_id"], "text": r["text"], "prompt": "",
-            "label": vocalgrad.CONSTANT, "duration_sec": info.frames / info.samplerate,
-            "onset_sec": r["source_onset_sec"], "offset_sec": r["source_offset_sec"], "split": r["split"],
-            "value_start": None, "value_end": None, "unit": "", "gender": r["gender"], "accent": r["accent"],
-            "sample_rate": int(info.samplerate), "source_onset_sec": r["source_onset_sec"],
-            "source_offset_sec": r["source_offset_sec"], "speech_found": r["speech_found"],
-            "clipped_ratio": None, "sha256": hashlib.sha256(data).hexdigest(), "recipe": r["recipe"],
-        }
-        out.append(rec)
+        out.append(vocalgrad.source_record(r, path.read_bytes(), duration_sec=info.frames / info.samplerate,
+                                           sample_rate=info.samplerate))
     return out
 
 
@@ -527,9 +520,10 @@ def register_cli(subparsers) -> None:
                    help="rows per parquet row group (default %(default)d)")
     p.add_argument("--card", metavar="PATH", help="card template (default: dataset_card.md of the toolkit)")
     p.add_argument("--skip-sha256", action="store_true", help="do not hash clips against the manifest")
-    p.add_argument("--sources", action="store_true",
-                   help="add the `sources` config: the unmodified source clips of the test render "
-                        "(for the yes/no and ternary task formats)")
+    p.add_argument("--sources", action=argparse.BooleanOptionalAction, default=None,
+                   help="the `sources` config: the unmodified source clips of the test render (for the "
+                        "yes/no and ternary task formats); default: added when the test render has its "
+                        "sources/ folder; --sources requires it, --no-sources leaves it out")
     p.set_defaults(func=_run_cli)
 
 

@@ -35,7 +35,8 @@ def _config_split(header: dict, name: str) -> str:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """A real complete test render (tones, 1 source, 9 categories: 216 clips) and its Hub folder."""
+    """A real complete test render (tones, 1 source, 9 categories: 216 clips) and its Hub folder
+    (built with the defaults: the render has its sources/ folder, so the `sources` config is in)."""
     root = tmp_path_factory.mktemp("hub")
     render = real_render(tmp_path_factory)
     out = root / "hub"
@@ -51,7 +52,7 @@ def test_folder_layout(built):
     _, out, _ = built
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     expected = ["README.md"] + [f"{c}/test-00000-of-00001.parquet" for c in vocalgrad.CATEGORY_NAMES]
-    assert files == sorted(expected)
+    assert files == sorted(expected + ["sources/test-00000-of-00001.parquet"])
     assert not list(out.rglob("*.py"))
 
 
@@ -64,16 +65,18 @@ def test_card_header(built):
     assert header["language"] == ["en"] and header["size_categories"] == ["n<1K"]
     assert "audio-classification" in header["task_categories"] and header["tags"]
     names = [c["config_name"] for c in header["configs"]]
-    assert names == list(vocalgrad.CATEGORY_NAMES) + ["all"]
+    assert names == list(vocalgrad.CATEGORY_NAMES) + ["all", "sources"]
     defaults = [c["config_name"] for c in header["configs"] if c.get("default")]
     assert defaults == ["all"]
-    all_cfg = header["configs"][-1]
+    all_cfg = header["configs"][names.index("all")]
     assert all_cfg["data_files"] == [{"split": "test", "path": [f"{c}/test-*.parquet" for c in vocalgrad.CATEGORY_NAMES]}]
     infos = {d["config_name"]: d for d in header["dataset_info"]}
     assert set(infos) == set(names)
     for cat in vocalgrad.CATEGORY_NAMES:
         assert infos[cat]["splits"][0]["num_examples"] == sum(r["category"] == cat for r in rows) == 24
     assert infos["all"]["splits"][0]["num_examples"] == len(rows) == 216
+    assert infos["sources"]["splits"][0]["num_examples"] == 1
+    assert header["configs"][-1]["data_files"] == [{"split": "test", "path": ["sources/test-*.parquet"]}]
     assert infos["pitch"]["features"][0] == {"name": "audio", "dtype": {"audio": {"sampling_rate": 48000}}}
     assert infos["pitch"]["download_size"] == (out / "pitch/test-00000-of-00001.parquet").stat().st_size
 
@@ -88,6 +91,7 @@ def test_card_body_is_filled(built):
     assert "Does the voice pitch increase or decrease over time?" in text
     assert "vocalgrad-eval" in text and "@inproceedings" in text
     assert "| `pitch` | test | 24 | voice pitch |" in text
+    assert "| `sources` | test | 1 | unmodified source clips (label `constant`) |" in text
 
 
 def test_parquet_schema_carries_audio_feature(built):
@@ -161,7 +165,7 @@ def test_datasets_cli_test_all_configs(built, tmp_path):
          "--cache_dir", str(tmp_path / "cli")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Test successful." in proc.stdout + proc.stderr
-    assert "Testing builder 'all' (10/10)" in proc.stdout + proc.stderr
+    assert "Testing builder 'sources' (11/11)" in proc.stdout + proc.stderr
 
 
 def test_streaming(built):
@@ -207,7 +211,7 @@ def test_beep_and_train_configs(built, tmp_path, tmp_path_factory):
     assert run_cli(["hub", str(train), str(test), str(beep), "--out", str(out), "--allow-partial"]) == 0
     header = _header(out)
     names = [c["config_name"] for c in header["configs"]]
-    assert names == list(vocalgrad.CATEGORY_NAMES) + ["all", "beep", "train"]
+    assert names == list(vocalgrad.CATEGORY_NAMES) + ["all", "beep", "train", "sources"]
     assert _config_split(header, "beep") == "test" and _config_split(header, "train") == "train"
     assert (out / "beep/test-00000-of-00001.parquet").is_file()
     assert (out / "train/train-00000-of-00001.parquet").is_file()
@@ -243,11 +247,13 @@ def test_builder_from_render_dir(built, tmp_path):
 
 def test_builder_configs():
     names = [c.name for c in vocalgrad.VocalGrad.BUILDER_CONFIGS]
-    assert names == list(vocalgrad.CATEGORY_NAMES) + ["all", "beep", "train"]
+    assert names == list(vocalgrad.CATEGORY_NAMES) + ["all", "beep", "train", "sources"]
     assert vocalgrad.VocalGrad.DEFAULT_CONFIG_NAME == "all"
     by_name = {c.name: c for c in vocalgrad.VocalGrad.BUILDER_CONFIGS}
     assert by_name["beep"].categories == vocalgrad.BEEP_CATEGORIES and by_name["train"].hub_split == "train"
     assert isinstance(by_name["pitch"], vocalgrad.VocalGradConfig)
+    assert by_name["sources"].categories == () and by_name["sources"].render_split == "test"
+    assert "unmodified source clips" in by_name["sources"].description
 
 
 def test_import_vocalgrad_stays_light():

@@ -152,7 +152,7 @@ def test_republish_removes_stale_shards_and_branch(server, hub_dir, tmp_path):
     assert not repo.private  # an existing repo keeps its visibility
     on_branch = server.files("ynk/vg-test2", "v1")
     assert sorted(p for p in on_branch if p.endswith(".parquet")) == [
-        f"{c}/test-00000-of-00001.parquet" for c in sorted(vocalgrad.CATEGORY_NAMES)]
+        f"{c}/test-00000-of-00001.parquet" for c in sorted((*vocalgrad.CATEGORY_NAMES, "sources"))]
     assert len([p for p in server.files("ynk/vg-test2", "main") if p.endswith(".parquet")]) > 9
     assert len(result["ids"]) == 24
 

@@ -11,7 +11,7 @@ import pytest
 import vocalgrad
 from generation import cli
 from generation.report import build_report
-from generation.report.loading import ResultsError, load_evaluations, parse_task
+from generation.report.loading import ResultsError, load_all, load_evaluations, parse_format_task, parse_task
 from generation.report.paper import PAPER_CATEGORY_ACC
 from harness_tasks.parsing import error_answer
 from tests._report_helpers import clips, write_results
@@ -217,3 +217,167 @@ def test_sample_log_formats_agree(tmp_path, log_format):
     statuses = [r["status"] for r in ev.records]
     assert statuses.count("error") == 8 and statuses.count("parsed") == 16
     assert not ev.warnings
+
+
+# ----------------------------------------------------------------------------- yes/no and ternary
+def format_docs(fmt: str, *, sources: int, categories) -> list[dict]:
+    """Docs of a yes/no or ternary task: the clips of ``clips()`` plus one unmodified source clip
+    per source and category, gold ``label`` as the task sets it."""
+    docs = []
+    for doc in clips(sources=sources, categories=categories):
+        docs.append(doc)
+    for s in range(sources):
+        sid = f"spk{s:02d}_{s:02d}"
+        for cat in categories:
+            docs.append({"id": f"{sid}__{cat}__source", "category": cat, "direction": "constant",
+                         "tier": "", "trajectory": "", "source_id": sid})
+    for doc in docs:
+        doc["label"] = ({"increase": "yes"}.get(doc["direction"], "no") if fmt == "yesno" else doc["direction"])
+    return docs
+
+
+def write_format_results(root, model: str, fmt: str, answer, *, docs: list[dict], samples: bool = True,
+                         codes: bool = True, stamp: str = "2026-01-01T00-00-00.000000"):
+    """Write what `vocalgrad-eval --tasks vocalgrad_<fmt> --log_samples` leaves: per-sample values from
+    the task's own ``process_results_<fmt>``, per-task metrics from its lm-eval aggregations."""
+    from harness_tasks import utils
+
+    out = root / model
+    out.mkdir(parents=True, exist_ok=True)
+    process = getattr(utils, f"process_results_{fmt}")
+    results, nsamp = {}, {}
+    for cat in dict.fromkeys(d["category"] for d in docs):
+        task = f"vocalgrad_{fmt}_{cat}"
+        lines, per_metric = [], {}
+        for i, doc in enumerate(d for d in docs if d["category"] == cat):
+            raw = answer(doc)
+            values = process(doc, [raw])
+            for k, v in values.items():
+                per_metric.setdefault(k, []).append(v)
+            line = {"doc_id": i, "doc": doc, "target": doc["label"], "resps": [[raw]], "filtered_resps": [raw],
+                    "filter": "none", **(values if codes else {"acc": values["acc"]})}
+            lines.append(json.dumps(line))
+        if samples:
+            (out / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
+        res = {"alias": cat, "acc,none": float(np.mean(per_metric["acc"])), "acc_stderr,none": "N/A"}
+        for name in utils.label_metric_names(fmt):
+            res[f"{name},none"] = getattr(utils, f"agg_{name}_{fmt}")(per_metric[name])
+        results[task] = res
+        nsamp[task] = {"original": len(lines), "effective": len(lines)}
+    results[f"vocalgrad_{fmt}"] = {"alias": f"vocalgrad_{fmt}", "acc,none": 0.5}
+    path = out / f"results_{stamp}.json"
+    path.write_text(json.dumps({"results": results, "n-samples": nsamp,
+                                "config": {"model": model, "model_args": ""}, "model_name": model}))
+    return path
+
+
+def good_format_answer(doc):
+    """Ternary/yes-no: right, except the sources of echo ('increase' / 'yes') and one unparsed pitch clip."""
+    if doc["category"] == "pitch" and doc["id"] == vocalgrad.clip_id("spk00_00", "pitch", "linear", "low", "increase"):
+        return "no idea"
+    if doc["direction"] == "constant" and doc["category"] == "echo":
+        return "It increases." if doc["label"] == "constant" else "Yes."
+    return doc["label"].capitalize() + "."
+
+
+@pytest.fixture(scope="module")
+def format_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fmt")
+    cats = ("pitch", "echo")
+    for i, fmt in enumerate(("yesno", "ternary")):  # one lm-eval run per group: its own time stamp
+        docs = format_docs(fmt, sources=2, categories=cats)
+        stamp = f"2026-01-0{i + 2}T00-00-00.000000"
+        write_format_results(root, "good", fmt, good_format_answer, docs=docs, stamp=stamp)
+        write_format_results(root, "const", fmt, lambda d: "constant" if d["label"] in ("increase", "decrease",
+                             "constant") else "no", docs=docs, samples=fmt == "ternary", stamp=stamp)
+    write_results(root, "good", lambda d: d["direction"], docs=clips(sources=2, categories=cats))
+    out = tmp_path_factory.mktemp("fmtrep")
+    rep = build_report([root], out, draws=200, plots=False)
+    return root, out, rep
+
+
+def test_format_numbers(format_runs):
+    _, out, _ = format_runs
+    data = json.loads((out / "report.json").read_text())
+    assert [m["label"] for m in data["models"]] == ["good"]  # the binary task is still reported
+    tern = {e["label"]: e for e in data["formats"]["ternary"]}
+    g, c = tern["good"], tern["const"]
+    assert g["categories"] == ["pitch", "echo"] and g["has_samples"] and not g["warnings"]
+    # pitch: 23/24 increase right (1 unparsed), 24 decrease, 2 constant -> 49/50
+    assert g["by_category"]["pitch"]["acc"] == pytest.approx(49 / 50)
+    assert g["by_category"]["pitch"]["macro_f1"] == pytest.approx((46 / 47 + 1 + 1) / 3)
+    # echo: the 2 sources said 'increase' -> F1(constant) = 0, F1(increase) = 48/50
+    assert g["by_category"]["echo"]["acc"] == pytest.approx(48 / 50)
+    assert g["by_category"]["echo"]["macro_f1"] == pytest.approx((48 / 50 + 1 + 0) / 3)
+    assert g["overall"]["mean_macro_f1"] == pytest.approx(((46 / 47 + 2) / 3 + (1.96 / 3)) / 2)
+    assert g["overall"]["acc"] == pytest.approx(97 / 100) and g["overall"]["n"] == 100
+    assert g["gold_counts"] == {"increase": 48, "decrease": 48, "constant": 4, "all": 100}
+    dist = g["distribution"]
+    assert dist["increase"] == pytest.approx({"increase": 47 / 48, "decrease": 0, "constant": 0, "unparsed": 1 / 48})
+    assert dist["constant"] == pytest.approx({"increase": 0.5, "decrease": 0, "constant": 0.5, "unparsed": 0})
+    assert dist["all"] == pytest.approx({"increase": 0.49, "decrease": 0.48, "constant": 0.02, "unparsed": 0.01})
+    assert g["distribution_by_category"]["echo"]["constant"]["increase"] == 1.0
+    # constant answer: acc 2/50, macro-F1 = F1(constant)/3 = (4/52)/3 in each category
+    assert c["by_category"]["echo"]["acc"] == pytest.approx(2 / 50)
+    assert c["overall"]["mean_macro_f1"] == pytest.approx(4 / 52 / 3)
+    assert {row["constant"] for row in c["distribution"].values()} == {1.0}
+    # yes/no: the const model has no sample log -> lm-eval's numbers only
+    yn = {e["label"]: e for e in data["formats"]["yesno"]}
+    assert yn["good"]["overall"]["acc"] == pytest.approx(97 / 100)
+    assert yn["good"]["overall"]["pred_yes"] == pytest.approx((47 + 2) / 100)
+    assert not yn["const"]["has_samples"] and "distribution" not in yn["const"]
+    assert yn["const"]["by_category"]["pitch"]["acc"] == pytest.approx(26 / 50)  # 'no' on 24 decrease + 2 sources
+    assert "acc" not in yn["const"]["overall"]  # no pooled numbers without a sample log
+    assert any("--log_samples" in w for w in yn["const"]["warnings"])
+
+
+def test_format_markdown(format_runs):
+    _, out, _ = format_runs
+    md = (out / "report.md").read_text()
+    lines = md.splitlines()
+    assert "## Yes/no and ternary formats" in md and "### Ternary (`vocalgrad_ternary`)" in md
+    assert md.index("## Summary") < md.index("## Yes/no and ternary formats") < md.index("## good")
+    assert "| model | metric | pitch | echo | mean | pooled |" in lines
+    assert "| good | acc % | 98.0 | 96.0 | 97.0 | 97.0 |" in lines
+    assert "| const | acc % | 52.0 | 52.0 | 52.0 | – |" in lines  # yes/no without a sample log
+    assert "No sample log (`--log_samples`) for const" in md
+    assert "| model | gold | clips | increase % | decrease % | constant % | unparsed % |" in lines
+    assert "| good | constant | 4 | 50.0 | 0.0 | 50.0 | 0.0 |" in lines
+    assert "| good | all | 100 | 49.0 | 48.0 | 2.0 | 1.0 |" in lines
+    assert "| const | increase | 48 | 0.0 | 0.0 | 100.0 | 0.0 |" in lines
+    assert md.count("#### Ternary prediction distribution") == 1
+
+
+def test_formats_only_and_reparsed_logs(tmp_path):
+    docs = format_docs("ternary", sources=1, categories=("volume",))
+    write_format_results(tmp_path / "a", "good", "ternary", good_format_answer, docs=docs)
+    write_format_results(tmp_path / "b", "good", "ternary", good_format_answer, docs=docs, codes=False)
+    ra = build_report([tmp_path / "a"], tmp_path / "ra", draws=100)
+    rb = build_report([tmp_path / "b"], tmp_path / "rb", draws=100)
+    assert ra["models"] == [] and not (tmp_path / "ra" / "plots").exists()
+    ea, eb = ra["formats"]["ternary"][0], rb["formats"]["ternary"][0]
+    assert ea["by_category"] == eb["by_category"] and ea["distribution"] == eb["distribution"]
+    assert ea["by_category"]["volume"]["acc"] == 1.0 and "yesno" not in ra["formats"]
+    assert "#### Ternary prediction distribution" in (tmp_path / "ra" / "report.md").read_text()
+    with pytest.raises(ResultsError, match="no VocalGrad tasks"):
+        load_evaluations([tmp_path / "a"])  # binary tasks only, as before
+    evs, fevs = load_all([tmp_path / "a"])
+    assert evs == [] and [(f.label, f.fmt, f.categories) for f in fevs] == [("good", "ternary", ["volume"])]
+    assert parse_format_task("vocalgrad_yesno_speed") == ("yesno", "speed")
+    assert parse_format_task("vocalgrad_ternary") is None and parse_task("vocalgrad_ternary_echo") is None
+
+
+def test_format_reruns_and_bad_labels(tmp_path):
+    docs = format_docs("yesno", sources=1, categories=("noise", "echo"))
+    write_format_results(tmp_path, "m", "yesno", lambda d: "no", docs=docs)
+    write_format_results(tmp_path, "m", "yesno", lambda d: d["label"], stamp="2026-02-01T00-00-00.000000",
+                         docs=[d for d in docs if d["category"] == "noise"])
+    _, (fev,) = load_all([tmp_path])
+    assert fev.task_metrics["noise"]["acc"] == 1.0 and fev.task_metrics["echo"]["acc"] == pytest.approx(13 / 25)
+    assert sorted(r["correct"] for r in fev.records if r["category"] == "noise") == [True] * 25
+    assert len(fev.records) == 50 and any("replace" in w for w in fev.warnings)
+    sfile = next(tmp_path.rglob("samples_vocalgrad_yesno_echo_*.jsonl"))
+    sfile.write_text(sfile.read_text().replace('"label": "no"', '"label": "maybe"', 1)
+                     .replace('"no:', '"maybe:', 1))
+    with pytest.raises(ResultsError, match=r"samples_vocalgrad_yesno_echo.*:\d+: gold label 'maybe'"):
+        load_all([tmp_path])

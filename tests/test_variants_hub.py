@@ -1,5 +1,5 @@
-"""`vocalgrad hub --sources`: the `sources` config of unmodified source clips, and the ternary
-task reading it from a real Hub folder."""
+"""The `sources` config of unmodified source clips (`vocalgrad hub`, default when the render has
+its sources/ folder; the `VocalGrad` builder), and the ternary task reading it from a Hub folder."""
 
 from __future__ import annotations
 
@@ -60,16 +60,49 @@ def test_sources_config_rows_and_card(built, render, tmp_path):
     assert all(ds.features[k] == expected[k] for k in expected if k != "audio")
 
 
-def test_sources_are_opt_in_and_checked(render, tmp_path):
-    out = tmp_path / "plain"
-    hub.build_hub(render, out)
-    assert not (out / "sources").exists()
-    broken = make_render_dir(tmp_path / "broken", categories=("pitch",), n_sources=2)
+def test_sources_by_default_and_no_sources(render, built, tmp_path):
+    out = tmp_path / "default"
+    summary = hub.build_hub(render, out)  # the render has its sources/ folder: config added
+    assert summary["configs"]["sources"]["rows"] == N_SOURCES
+    for name in ("README.md", "sources/test-00000-of-00001.parquet"):
+        assert (out / name).read_bytes() == (built / name).read_bytes(), name  # same as --sources
+    plain = tmp_path / "plain"
+    assert run_cli(["hub", str(render), "--out", str(plain), "--no-sources"]) == 0
+    header = yaml.safe_load((plain / "README.md").read_text()[4:].split("\n---\n", 1)[0])
+    assert not (plain / "sources").exists()
+    assert "sources" not in [c["config_name"] for c in header["configs"]]
+    assert "sources" not in [c["config_name"] for c in header["dataset_info"]]
+
+
+def test_sources_checked(render, tmp_path, capsys):
+    bare = make_render_dir(tmp_path / "bare", categories=("pitch",), n_sources=2)  # no sources/ folder
+    assert "sources" not in hub.build_hub(bare, tmp_path / "h1", allow_partial=True)["configs"]
     with pytest.raises(hub.HubBuildError, match=r"source clip missing.*tone00\.flac"):
-        hub.build_hub(broken, tmp_path / "h2", allow_partial=True, sources=True)
+        hub.build_hub(bare, tmp_path / "h2", allow_partial=True, sources=True)
+    (bare / "sources").mkdir()  # folder present, files missing: an error by default too
+    sf.write(bare / "sources" / "tone01.flac", np.zeros(4800), 48000, subtype="PCM_16")
+    assert run_cli(["hub", str(bare), "--out", str(tmp_path / "h3"), "--allow-partial"]) == 2
+    err = capsys.readouterr().err
+    assert "tone00.flac" in err and "tone01.flac" not in err and "--no-sources" in err
+    assert run_cli(["hub", str(bare), "--out", str(tmp_path / "h3"), "--allow-partial", "--no-sources"]) == 0
     beep = make_render_dir(tmp_path / "beep", split="beep", categories=vocalgrad.BEEP_CATEGORIES)
     with pytest.raises(hub.HubBuildError, match="needs the test render"):
-        hub.build_hub(beep, tmp_path / "h3", sources=True)
+        hub.build_hub(beep, tmp_path / "h4", sources=True)
+    assert "sources" not in hub.build_hub(beep, tmp_path / "h5")["configs"]
+
+
+def test_builder_sources_config(render, built, tmp_path):
+    b = vocalgrad.VocalGrad(config_name="sources", data_dir=str(render), cache_dir=str(tmp_path / "b"))
+    b.download_and_prepare()
+    ref = b.as_dataset(split="test").cast_column("audio", datasets.Audio(decode=False))
+    ds = datasets.load_dataset(str(built), "sources", split="test", cache_dir=str(tmp_path / "c"))
+    ds = ds.cast_column("audio", datasets.Audio(decode=False))
+    assert ref.features == ds.features == vocalgrad.features(48000).copy() | {"audio": datasets.Audio(decode=False)}
+    assert ref.to_list() == ds.to_list()  # every column, audio bytes included
+    broken = make_render_dir(tmp_path / "broken", categories=("pitch",), n_sources=1)
+    with pytest.raises(vocalgrad.RenderDirError, match=r"sources/<source_id>\.flac.*\n.*tone00\.flac"):
+        vocalgrad.VocalGrad(config_name="sources", data_dir=str(broken),
+                            cache_dir=str(tmp_path / "b2")).download_and_prepare()
 
 
 def test_ternary_task_on_the_built_folder(built, monkeypatch):

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .analysis import analyse
-from .loading import ResultsError, load_evaluations
+from .formats import analyse_formats
+from .loading import ResultsError, load_all
 from .markdown import render_markdown, slug
 from .stats import DRAWS, SEED
 
@@ -67,20 +68,21 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
-    evaluations = load_evaluations(specs) if specs else []
+    evaluations, format_evals = load_all(specs) if specs else ([], [])
     agreement = None
     if human:
         from generation.listen.answers import annotator_agreement, human_evaluation
 
         evaluations.append(human_evaluation(human))
         agreement = annotator_agreement(evaluations[-1].records)
-    if not evaluations:
+    if not evaluations and not format_evals:
         raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
     report = analyse(evaluations, draws=draws, seed=seed, top=top)
+    report["formats"] = analyse_formats(format_evals)  # yes/no and ternary, {} when absent
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_paths: dict[str, str] = {}
-    if plots:
+    if plots and report["models"]:
         from .plots import plot_comparison, plot_model
 
         used = set()
@@ -157,6 +159,10 @@ def _cli(args) -> int:
     except (ResultsError, OSError) as exc:
         print(f"vocalgrad report: error: {exc}", file=sys.stderr)
         return 2
+    for fmt, entries in rep["formats"].items():
+        for e in entries:
+            print(f"{e['label']} [{fmt}]: macro-F1 {100 * e['overall']['mean_macro_f1']:.1f} %, "
+                  f"acc {100 * e['overall']['mean_acc']:.1f} % (mean over categories)", file=sys.stderr)
     for m in rep["models"]:
         ov = m["overall"]
         acc = ov.get("acc", ov.get("category_mean_acc"))

@@ -8,7 +8,9 @@ sample into a *record* as understood by :mod:`harness_tasks.metrics`.
 
 An :class:`Evaluation` is one model on one task variant. Results files of the same model and
 variant are merged (a later run replaces the categories it covers), so re-running only the
-missing categories into the same folder works.
+missing categories into the same folder works. The yes/no and ternary formats
+(``vocalgrad_yesno_<category>``, ``vocalgrad_ternary_<category>``) have other labels and are
+read into a :class:`FormatEvaluation` each (:func:`load_all`), merged the same way.
 """
 
 from __future__ import annotations
@@ -20,14 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import parse_record_code, score_answer
+from harness_tasks.metrics import FORMAT_LABELS, parse_record_code, score_answer
+from harness_tasks.parsing import classify_answer
 
-__all__ = ["Evaluation", "ResultsError", "load_evaluations", "parse_task", "read_samples"]
+__all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_evaluations", "parse_format_task",
+           "parse_task", "read_format_samples", "read_samples"]
 
 #: Task variants (increase/decrease answers, same record codes) and the suffix they add to a
 #: model's label. The yes/no and ternary formats are scored by macro-F1 in lm-eval's own output.
 VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "audiofirst", "paraphrase", "fewshot", "beep")
 _TASK = re.compile(r"^vocalgrad(?:_(" + "|".join(VARIANTS[1:]) + r"))?_([a-z]+)$")
+#: Problem formats with their own labels (``harness_tasks.metrics.FORMAT_LABELS``).
+FORMATS: tuple[str, ...] = tuple(FORMAT_LABELS)
+_FORMAT_TASK = re.compile(r"^vocalgrad_(" + "|".join(FORMATS) + r")_([a-z]+)$")
 _RESULTS = re.compile(r"^results_(.+)\.json$")
 
 
@@ -91,6 +98,107 @@ def parse_task(name: str) -> tuple[str, str] | None:
     if not m or m.group(2) not in vocalgrad.CATEGORY_NAMES:
         return None
     return m.group(1) or "default", m.group(2)
+
+
+@dataclass
+class FormatEvaluation:
+    """One model on the yes/no or the ternary format.
+
+    Attributes
+    ----------
+    label, model, model_args : str
+        As in :class:`Evaluation` (the label carries no format suffix).
+    fmt : {"yesno", "ternary"}
+    task_metrics : dict
+        Category -> lm-eval's point metrics (``acc``, ``macro_f1``, ``pred_<label>``, ...).
+    n_samples : dict
+        Category -> number of clips lm-eval evaluated.
+    records : list of dict
+        One per logged sample: ``id, category, source_id, direction`` (the gold *label*:
+        yes/no or increase/decrease/constant), ``pred, status, raw, correct``; what
+        :func:`harness_tasks.metrics.confusion` reads. Empty without ``--log_samples``.
+    files : list of Path
+    warnings : list of str
+    """
+
+    label: str
+    model: str
+    model_args: str
+    fmt: str
+    task_metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+    n_samples: dict[str, int] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def categories(self) -> list[str]:
+        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order."""
+        have = set(self.task_metrics) | {r["category"] for r in self.records}
+        return [c for c in vocalgrad.CATEGORY_NAMES if c in have]
+
+    @property
+    def has_samples(self) -> bool:
+        return bool(self.records)
+
+
+def parse_format_task(name: str) -> tuple[str, str] | None:
+    """``(format, category)`` of a yes/no or ternary task name, ``None`` otherwise.
+
+    >>> parse_format_task("vocalgrad_ternary_echo")
+    ('ternary', 'echo')
+    >>> parse_format_task("vocalgrad_ternary") is None
+    True
+    """
+    m = _FORMAT_TASK.match(name)
+    if not m or m.group(2) not in vocalgrad.CATEGORY_NAMES:
+        return None
+    return m.group(1), m.group(2)
+
+
+def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, Any]]:
+    """Records of one ``samples_vocalgrad_<fmt>_<category>_<timestamp>.jsonl`` file.
+
+    The record code the task logs (under ``macro_f1``: gold label, prediction, status) is used
+    when present; otherwise the raw output is parsed again with the format's answer words.
+
+    Raises
+    ------
+    ResultsError
+        On a line that is not JSON or whose gold label is not one of the format's labels.
+    """
+    labels = FORMAT_LABELS[fmt]
+    words = vocalgrad.answer_words(fmt)
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, text in enumerate(fh, 1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); the file may be truncated, "
+                                   f"rerun lm-eval with --log_samples") from None
+            doc = line.get("doc") or {}
+            raw = _raw_output(line)
+            code = line.get("macro_f1")
+            if isinstance(code, str):
+                try:
+                    logged = parse_record_code(code)
+                except ValueError as exc:
+                    raise ResultsError(f"{path}:{lineno}: {exc}") from None
+                gold, pred, status = logged["direction"], logged["pred"], logged["status"]
+            else:
+                gold = doc.get("label") or line.get("target")
+                pred, status = classify_answer(raw, words)
+            cid = doc.get("id") or f"{category}#{line.get('doc_id', lineno)}"
+            if gold not in labels:
+                raise ResultsError(f"{path}:{lineno}: gold label {gold!r} of clip {cid!r} is not one of "
+                                   f"{', '.join(labels)} ({fmt} format)")
+            records.append({"id": cid, "category": doc.get("category") or category,
+                            "source_id": doc.get("source_id") or cid, "direction": gold, "pred": pred,
+                            "status": status, "raw": raw, "correct": pred == gold})
+    return records
 
 
 def _args_text(args: Any) -> str:
@@ -224,7 +332,21 @@ def _split_spec(spec: str | Path) -> tuple[str | None, Path]:
 
 
 def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
-    """Load lm-eval outputs.
+    """Load lm-eval outputs of the increase/decrease tasks (see :func:`load_all`).
+
+    Raises
+    ------
+    ResultsError
+        When a path holds no results, a file cannot be read, or no increase/decrease task is found.
+    """
+    evals, _ = load_all(specs, strict=strict)
+    if not evals:
+        raise ResultsError("no VocalGrad tasks (vocalgrad_<category>) in " + ", ".join(str(s) for s in specs))
+    return evals
+
+
+def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[FormatEvaluation]]:
+    """Load lm-eval outputs: the increase/decrease tasks and the yes/no and ternary formats.
 
     Parameters
     ----------
@@ -237,15 +359,18 @@ def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
 
     Returns
     -------
-    list of Evaluation
+    evaluations : list of Evaluation
         In the order the models were first found; one per (label, variant).
+    formats : list of FormatEvaluation
+        One per (label, format) with ``vocalgrad_yesno_*`` / ``vocalgrad_ternary_*`` results.
 
     Raises
     ------
     ResultsError
-        When a path holds no results, or a file cannot be read.
+        When a path holds no results, a file cannot be read, or no VocalGrad task is found.
     """
     evals: dict[tuple[str, str], Evaluation] = {}
+    fevals: dict[tuple[str, str], FormatEvaluation] = {}
     stamps: dict[tuple[str, str, str], str] = {}
     for spec in specs:
         label_override, path = _split_spec(spec)
@@ -267,11 +392,17 @@ def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
             nsamp = data.get("n-samples") or {}
             for task, res in data["results"].items():
                 parsed = parse_task(task)
-                if parsed is None:
+                fparsed = parse_format_task(task) if parsed is None else None
+                if parsed is None and fparsed is None:
                     continue
-                variant, cat = parsed
-                label = base if variant == "default" else f"{base} [{variant}]"
-                ev = evals.setdefault((label, variant), Evaluation(label, model, margs, variant))
+                if fparsed is not None:
+                    variant, cat = fparsed
+                    label = base
+                    ev = fevals.setdefault((label, variant), FormatEvaluation(label, model, margs, variant))
+                else:
+                    variant, cat = parsed
+                    label = base if variant == "default" else f"{base} [{variant}]"
+                    ev = evals.setdefault((label, variant), Evaluation(label, model, margs, variant))
                 prev = stamps.get((label, variant, cat))
                 if prev is not None:
                     ev.warnings.append(f"{cat}: results of {stamp} replace those of {prev}")
@@ -286,7 +417,7 @@ def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
                     ev.files.append(rfile)
                 sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
                 if sfile.is_file():
-                    recs = read_samples(sfile, cat)
+                    recs = read_samples(sfile, cat) if fparsed is None else read_format_samples(sfile, variant, cat)
                     ev.records.extend(recs)
                     ev.files.append(sfile)
                     _check_counts(ev, cat, recs, sfile)
@@ -296,13 +427,13 @@ def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
                     if strict:
                         raise ResultsError(msg)
                     ev.warnings.append(msg)
-    if not evals:
-        raise ResultsError("no VocalGrad tasks (vocalgrad_<category>) in "
-                           + ", ".join(str(s) for s in specs))
-    return list(evals.values())
+    if not evals and not fevals:
+        raise ResultsError("no VocalGrad tasks (vocalgrad_<category>, vocalgrad_yesno_<category>, "
+                           "vocalgrad_ternary_<category>) in " + ", ".join(str(s) for s in specs))
+    return list(evals.values()), list(fevals.values())
 
 
-def _check_counts(ev: Evaluation, cat: str, recs: list[dict], sfile: Path) -> None:
+def _check_counts(ev: Evaluation | FormatEvaluation, cat: str, recs: list[dict], sfile: Path) -> None:
     n = ev.n_samples.get(cat)
     if n is not None and n != len(recs):
         ev.warnings.append(f"{cat}: {sfile.name} has {len(recs)} samples, the results file says {n}")

@@ -7,6 +7,8 @@ from typing import Any
 
 import vocalgrad
 
+from .formats import formats_markdown
+
 __all__ = ["render_markdown", "slug"]
 
 
@@ -129,8 +131,10 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     plots = plots or {}
     s = report["settings"]
     models = report["models"]
-    lines = ["# VocalGrad report", "",
-             f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (SPEC §7–§8). "
+    lines = ["# VocalGrad report", ""]
+    if not models:  # only yes/no or ternary results
+        return "\n".join(lines + formats_markdown(report.get("formats") or {})).rstrip() + "\n"
+    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (SPEC §7–§8). "
              f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
              "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
              "source utterances (the 24 conditions of a source per category are not independent). "
@@ -193,6 +197,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
                          "95 % CI clustered", "only A right", "only B right", "McNemar p"], rows)
     if "comparison" in plots:
         lines += ["## All models", "", f"![comparison]({plots['comparison']})", ""]
+    lines += formats_markdown(report.get("formats") or {})
     for m in models:
         lines += _model_section(m, plots.get(m["label"]))
     return "\n".join(lines).rstrip() + "\n"
