@@ -186,8 +186,8 @@ def _as_bool(value: Any) -> bool:
 # ----------------------------------------------------------------------------- formats
 #: Problem formats: binary (the paper's), yes/no, ternary (docs/variants.md).
 FORMATS: tuple[str, ...] = ("binary", "yesno", "ternary")
-#: Hub config holding the unmodified source clips.
-SOURCES_CONFIG = "sources"
+#: Hub config holding the unmodified source clips (defined once, in vocalgrad.py).
+SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
 
 def format_label(direction: str, fmt: str) -> str:
