@@ -42,8 +42,22 @@ class ResultsError(ValueError):
     """An lm-eval output file that cannot be read; the message names the file and the fix."""
 
 
+class _RunProperties:
+    """What :class:`Evaluation` and :class:`FormatEvaluation` derive from their records."""
+
+    @property
+    def categories(self) -> list[str]:
+        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order."""
+        have = set(self.task_metrics) | {r["category"] for r in self.records}
+        return [c for c in vocalgrad.CATEGORY_NAMES if c in have]
+
+    @property
+    def has_samples(self) -> bool:
+        return bool(self.records)
+
+
 @dataclass
-class Evaluation:
+class Evaluation(_RunProperties):
     """One model on one task variant.
 
     Attributes
@@ -75,15 +89,6 @@ class Evaluation:
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def categories(self) -> list[str]:
-        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order."""
-        have = set(self.task_metrics) | {r["category"] for r in self.records}
-        return [c for c in vocalgrad.CATEGORY_NAMES if c in have]
-
-    @property
-    def has_samples(self) -> bool:
-        return bool(self.records)
 
 
 def parse_task(name: str) -> tuple[str, str] | None:
@@ -101,7 +106,7 @@ def parse_task(name: str) -> tuple[str, str] | None:
 
 
 @dataclass
-class FormatEvaluation:
+class FormatEvaluation(_RunProperties):
     """One model on the yes/no or the ternary format.
 
     Attributes
@@ -131,15 +136,6 @@ class FormatEvaluation:
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def categories(self) -> list[str]:
-        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order."""
-        have = set(self.task_metrics) | {r["category"] for r in self.records}
-        return [c for c in vocalgrad.CATEGORY_NAMES if c in have]
-
-    @property
-    def has_samples(self) -> bool:
-        return bool(self.records)
 
 
 def parse_format_task(name: str) -> tuple[str, str] | None:
