@@ -220,6 +220,25 @@ class _Config:
     categories: tuple = ()
 
 
+def _write_config(stage: Path, cfg: "_Config", shards: list[list[dict]], to_table, *,
+                  row_group_rows: int) -> list[str]:
+    """Write one config's shards as ``<name>/<split>-0000i-of-0000n.parquet``; count rows and sizes.
+
+    ``to_table`` turns a shard's rows into an arrow table. Returns the written paths (relative).
+    """
+    (stage / cfg.name).mkdir()
+    written = []
+    for i, shard in enumerate(shards):
+        rel = f"{cfg.name}/{cfg.split}-{i:05d}-of-{len(shards):05d}.parquet"
+        table = to_table(shard)
+        _write_parquet(table, stage / rel, row_group_rows=row_group_rows)
+        cfg.rows += table.num_rows
+        cfg.num_bytes += table.nbytes
+        cfg.download_size += (stage / rel).stat().st_size
+        written.append(rel)
+    return written
+
+
 def build_hub(
     render_dirs,
     out_dir,
@@ -332,16 +351,9 @@ def build_hub(
                     continue
                 cfg = _Config(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
                               categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
-                shards = _shard(rows, sizes, max_shard_bytes)
-                (stage / name).mkdir()
-                for i, shard in enumerate(shards):
-                    rel = f"{name}/{hub_split}-{i:05d}-of-{len(shards):05d}.parquet"
-                    table = _rows_to_table(shard, check.path, feats)
-                    _write_parquet(table, stage / rel, row_group_rows=row_group_rows)
-                    cfg.rows += table.num_rows
-                    cfg.num_bytes += table.nbytes
-                    cfg.download_size += (stage / rel).stat().st_size
-                    files.append(rel)
+                files += _write_config(stage, cfg, _shard(rows, sizes, max_shard_bytes),
+                                       lambda shard: _rows_to_table(shard, check.path, feats),
+                                       row_group_rows=row_group_rows)
                 configs.append(cfg)
         if sources:
             import pyarrow as pa
@@ -351,15 +363,11 @@ def build_hub(
             cfg = _Config(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
             sizes = {r["id"]: len(r["audio"]["bytes"]) for r in srows}
             shards = _shard([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
-            (stage / SOURCES_CONFIG).mkdir()
-            for i, shard in enumerate(shards):
-                rel = f"{SOURCES_CONFIG}/test-{i:05d}-of-{len(shards):05d}.parquet"
-                table = pa.Table.from_pylist([{k: r[k] for k in feats} for r in shard], schema=feats.arrow_schema)
-                _write_parquet(table, stage / rel, row_group_rows=row_group_rows)
-                cfg.rows += table.num_rows
-                cfg.num_bytes += table.nbytes
-                cfg.download_size += (stage / rel).stat().st_size
-                files.append(rel)
+            files += _write_config(
+                stage, cfg, shards,
+                lambda shard: pa.Table.from_pylist([{k: r[k] for k in feats} for r in shard],
+                                                   schema=feats.arrow_schema),
+                row_group_rows=row_group_rows)
             configs.append(cfg)
         cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
         if cats_cfgs:

@@ -42,8 +42,22 @@ class ResultsError(ValueError):
     """An lm-eval output file that cannot be read; the message names the file and the fix."""
 
 
-class _RunProperties:
-    """What :class:`Evaluation` and :class:`FormatEvaluation` derive from their records."""
+@dataclass
+class _Run:
+    """Fields and derived properties shared by :class:`Evaluation` and :class:`FormatEvaluation`.
+
+    The per-run collections are keyword-only, so the subclasses' own positional field (``variant``
+    or ``fmt``) follows ``label, model, model_args``.
+    """
+
+    label: str
+    model: str
+    model_args: str
+    task_metrics: dict[str, dict[str, float]] = field(default_factory=dict, kw_only=True)
+    n_samples: dict[str, int] = field(default_factory=dict, kw_only=True)
+    records: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
+    files: list[Path] = field(default_factory=list, kw_only=True)
+    warnings: list[str] = field(default_factory=list, kw_only=True)
 
     @property
     def categories(self) -> list[str]:
@@ -57,7 +71,7 @@ class _RunProperties:
 
 
 @dataclass
-class Evaluation(_RunProperties):
+class Evaluation(_Run):
     """One model on one task variant.
 
     Attributes
@@ -79,16 +93,7 @@ class Evaluation(_RunProperties):
     warnings : list of str
     """
 
-    label: str
-    model: str
-    model_args: str
     variant: str
-    task_metrics: dict[str, dict[str, float]] = field(default_factory=dict)
-    n_samples: dict[str, int] = field(default_factory=dict)
-    records: list[dict[str, Any]] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
 
 
 def parse_task(name: str) -> tuple[str, str] | None:
@@ -106,7 +111,7 @@ def parse_task(name: str) -> tuple[str, str] | None:
 
 
 @dataclass
-class FormatEvaluation(_RunProperties):
+class FormatEvaluation(_Run):
     """One model on the yes/no or the ternary format.
 
     Attributes
@@ -126,16 +131,7 @@ class FormatEvaluation(_RunProperties):
     warnings : list of str
     """
 
-    label: str
-    model: str
-    model_args: str
     fmt: str
-    task_metrics: dict[str, dict[str, float]] = field(default_factory=dict)
-    n_samples: dict[str, int] = field(default_factory=dict)
-    records: list[dict[str, Any]] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
 
 
 def parse_format_task(name: str) -> tuple[str, str] | None:

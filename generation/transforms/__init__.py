@@ -12,9 +12,9 @@ vibration  tremolo        :mod:`.envelope`
 echo       reverb         :mod:`.reverb`
 distortion sample_hold    :mod:`.chunked`
 roughness  quantize       :mod:`.chunked`
-clarity    lowpass        :mod:`.fast` (plain form in :mod:`.chunked`)
-speed      time_stretch   :mod:`.fast` (plain form in :mod:`.chunked`)
-pitch      pitch_shift    :mod:`.fast` (plain form in :mod:`.chunked`)
+clarity    lowpass        :mod:`.fast`
+speed      time_stretch   :mod:`.fast`
+pitch      pitch_shift    :mod:`.fast`
 ========== ============== =============================================
 """
 

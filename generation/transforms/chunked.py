@@ -1,10 +1,9 @@
-"""Chunk-processed transforms: distortion, roughness, clarity (RMS-matched) and speed, pitch.
+"""Chunk-processed transforms: distortion and roughness (RMS-matched), and the shared chunk loop.
 
 Each step's core is processed together with its span-clipped context, the processed core is cut
-out, and the cores are joined by :func:`generation.transforms.base.stitch` (SPEC §4a). The
-per-segment functions and the ``*_loop`` transforms here are the plain definition (one librosa
-call per chunk); the registered pitch, speed and clarity transforms are the batched equivalents
-in :mod:`.fast`.
+out, and the cores are joined by :func:`generation.transforms.base.stitch` (SPEC §4a). Clarity,
+speed and pitch run the same mechanics batched in :mod:`.fast`; their plain one-librosa-call-per-
+chunk form is ``benchmarks/reference_impl.py``, which the tests hold them to sample for sample.
 """
 
 from __future__ import annotations
@@ -14,8 +13,7 @@ import numpy as np
 from .base import Result, chunk_segments, match_rms, register, render_chunked
 
 __all__ = ["hold_samples", "sample_hold_segment", "quantize_segment", "lowpass_mask", "lowpass_segment",
-           "stretch_segment", "pitch_segment", "chunked",
-           "sample_hold", "quantize", "lowpass_loop", "time_stretch_loop", "pitch_shift_loop"]
+           "chunked", "sample_hold", "quantize"]
 
 
 # ---- per-segment operations --------------------------------------------------------------------
@@ -54,23 +52,6 @@ def lowpass_segment(seg: np.ndarray, sr: int, cutoff: float, *, n_fft: int, hop_
                          length=len(seg))
 
 
-def stretch_segment(seg: np.ndarray, core: int, k: int, rate: float, *, n_fft: int, hop_length: int) -> np.ndarray:
-    """Phase-vocoder stretch of a chunk-with-context, keeping ``[int(core/r), int((core+k)/r))``."""
-    import librosa
-
-    st = librosa.effects.time_stretch(seg, rate=rate, n_fft=n_fft, hop_length=hop_length)
-    return st[int(core / rate): int((core + k) / rate)]
-
-
-def pitch_segment(seg: np.ndarray, sr: int, semitones: float, *, n_fft: int, hop_length: int,
-                  res_type: str) -> np.ndarray:
-    """librosa pitch shift (phase vocoder + resampling) of a segment, same length out."""
-    import librosa
-
-    return librosa.effects.pitch_shift(seg, sr=sr, n_steps=semitones, n_fft=n_fft, hop_length=hop_length,
-                                       res_type=res_type)
-
-
 # ---- the shared chunk loop ---------------------------------------------------------------------
 def chunked(x, schedule, params, process, *, rms_matched: bool, outside: str) -> Result:
     """Run ``process(segment, core_offset, core_len, value) -> core`` over every step and stitch.
@@ -98,7 +79,7 @@ def chunked(x, schedule, params, process, *, rms_matched: bool, outside: str) ->
 def sample_hold(x, sr, schedule, params, *, cache=None) -> Result:
     """Distortion: sample-and-hold at an effective rate (``hold = round(sr / f)``), RMS-matched.
 
-    See also :func:`quantize` (roughness), :func:`lowpass` (clarity).
+    See also :func:`quantize` (roughness), :func:`generation.transforms.fast.lowpass` (clarity).
     """
     return chunked(x, schedule, params, lambda s, c, k, v: sample_hold_segment(s, hold_samples(sr, v))[c:c + k],
                    rms_matched=True, outside="processed")
@@ -112,33 +93,3 @@ def quantize(x, sr, schedule, params, *, cache=None) -> Result:
     """
     return chunked(x, schedule, params, lambda s, c, k, v: quantize_segment(s[c:c + k], int(round(v))),
                    rms_matched=True, outside="processed")
-
-
-def lowpass_loop(x, sr, schedule, params, *, cache=None) -> Result:
-    """Clarity: STFT low-pass with a raised-cosine transition; higher cut-off = clearer. RMS-matched.
-
-    See also :func:`sample_hold`, :func:`quantize`.
-    """
-    kw = dict(n_fft=params["n_fft"], hop_length=params["hop_length"], transition=params["transition_hz"])
-    return chunked(x, schedule, params, lambda s, c, k, v: lowpass_segment(s, sr, v, **kw)[c:c + k],
-                   rms_matched=True, outside="processed")
-
-
-def time_stretch_loop(x, sr, schedule, params, *, cache=None) -> Result:
-    """Speaking speed: per-chunk phase-vocoder stretch (rate > 1 = faster); clip length changes.
-
-    Audio outside the span is untouched. See also :func:`pitch_shift`.
-    """
-    kw = dict(n_fft=params["n_fft"], hop_length=params["hop_length"])
-    return chunked(x, schedule, params, lambda s, c, k, v: stretch_segment(s, c, k, v, **kw),
-                   rms_matched=False, outside="keep")
-
-
-def pitch_shift_loop(x, sr, schedule, params, *, cache=None) -> Result:
-    """Voice pitch: per-chunk pitch shift in semitones (phase vocoder + soxr resampling).
-
-    Audio outside the span is untouched. See also :func:`time_stretch`.
-    """
-    kw = dict(n_fft=params["n_fft"], hop_length=params["hop_length"], res_type=params["res_type"])
-    return chunked(x, schedule, params, lambda s, c, k, v: pitch_segment(s, sr, v, **kw)[c:c + k],
-                   rms_matched=False, outside="keep")

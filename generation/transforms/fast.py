@@ -15,8 +15,8 @@ Where the time goes in the per-chunk form (profile of one 3.4-s source, all 24 c
   keeps librosa's float32 accumulation order; per-call set-up of ``librosa.istft`` (window, window
   sum, numba dispatch) was the largest single cost.
 
-Results equal :mod:`.chunked`'s per-chunk functions to float rounding (checked by the tests and
-by ``benchmarks/render_speed.py``).
+Results equal the plain per-chunk librosa calls of ``benchmarks/reference_impl.py`` sample for
+sample (checked by ``tests/test_reference_match.py`` and ``benchmarks/render_speed.py``).
 """
 
 from __future__ import annotations
@@ -192,8 +192,8 @@ def time_stretch(x, sr, schedule, params, *, cache=None) -> Result:
     """Speaking speed: per-chunk phase-vocoder stretch (rate > 1 = faster); clip length changes.
 
     Keeps ``[int(c / r), int((c + k) / r))`` of each stretched chunk-with-context (c = left context,
-    k = chunk length); audio outside the span is untouched. Batched equivalent of
-    :func:`generation.transforms.chunked.time_stretch_loop`. See also :func:`pitch_shift`.
+    k = chunk length); audio outside the span is untouched. Batched equivalent of one
+    ``librosa.effects.time_stretch`` call per chunk. See also :func:`pitch_shift`.
     """
     st = _segment_stft(x, schedule.layout, params, cache)
     rates = np.asarray(schedule.values, dtype=np.float64)
@@ -208,8 +208,8 @@ def time_stretch(x, sr, schedule, params, *, cache=None) -> Result:
 def pitch_shift(x, sr, schedule, params, *, cache=None) -> Result:
     """Voice pitch: per-chunk shift in semitones (stretch by ``2**(-n/12)``, soxr resampling back).
 
-    Audio outside the span is untouched. Batched equivalent of
-    :func:`generation.transforms.chunked.pitch_shift_loop`. See also :func:`time_stretch`.
+    Audio outside the span is untouched. Batched equivalent of one
+    ``librosa.effects.pitch_shift`` call per chunk. See also :func:`time_stretch`.
     """
     import soxr
 
@@ -247,7 +247,7 @@ def _fix_length(y: np.ndarray, n: int) -> np.ndarray:
 def lowpass(x, sr, schedule, params, *, cache=None) -> Result:
     """Clarity: STFT low-pass with a raised-cosine transition; higher cut-off = clearer. RMS-matched.
 
-    Batched equivalent of :func:`generation.transforms.chunked.lowpass_loop`; pieces and the
+    Batched equivalent of one :func:`generation.transforms.chunked.lowpass_segment` per chunk; pieces and the
     processed audio outside the span are memoised per (chunk, cut-off) across a source's clips.
     See also :func:`generation.transforms.chunked.sample_hold`.
     """
