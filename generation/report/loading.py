@@ -96,6 +96,12 @@ class Evaluation(_Run):
     variant: str
 
 
+def _category_task(pattern: re.Pattern, name: str) -> re.Match | None:
+    """Match of a per-category task name (group 2 = a known category), else None."""
+    m = pattern.match(name)
+    return m if m and m.group(2) in vocalgrad.CATEGORY_NAMES else None
+
+
 def parse_task(name: str) -> tuple[str, str] | None:
     """``(variant, category)`` of a VocalGrad task name, ``None`` for any other task or a group.
 
@@ -104,10 +110,8 @@ def parse_task(name: str) -> tuple[str, str] | None:
     >>> parse_task("vocalgrad") is None
     True
     """
-    m = _TASK.match(name)
-    if not m or m.group(2) not in vocalgrad.CATEGORY_NAMES:
-        return None
-    return m.group(1) or "default", m.group(2)
+    m = _category_task(_TASK, name)
+    return None if m is None else (m.group(1) or "default", m.group(2))
 
 
 @dataclass
@@ -142,10 +146,8 @@ def parse_format_task(name: str) -> tuple[str, str] | None:
     >>> parse_format_task("vocalgrad_ternary") is None
     True
     """
-    m = _FORMAT_TASK.match(name)
-    if not m or m.group(2) not in vocalgrad.CATEGORY_NAMES:
-        return None
-    return m.group(1), m.group(2)
+    m = _category_task(_FORMAT_TASK, name)
+    return None if m is None else (m.group(1), m.group(2))
 
 
 def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, Any]]:
