@@ -1,7 +1,7 @@
 """VocalGrad: the one definition of the benchmark's vocabulary and dataset schema.
 
 Everything that names a category, tier, trajectory, direction, column or prompt imports it from
-here (SPEC §1–§3, §7). The module is deliberately light (standard library only) so that the
+here (benchmark.md §1–§3, §7). The module is deliberately light (standard library only) so that the
 render workers, the harness and the report can import it without pulling in ``datasets``.
 
 The Hugging Face ``datasets`` builder (:class:`VocalGrad`) lives in this module too, but is
@@ -54,7 +54,7 @@ PAPER = (
 
 @dataclass(frozen=True)
 class Category:
-    """One VocalGrad category (SPEC §2).
+    """One VocalGrad category (benchmark.md §2).
 
     Attributes
     ----------
@@ -101,10 +101,10 @@ TIERS: tuple[str, ...] = ("low", "medium", "high")
 TRAJECTORIES: tuple[str, ...] = ("linear", "quad_first_flat", "quad_last_flat", "jump")
 DIRECTIONS: tuple[str, ...] = ("increase", "decrease")
 SPLITS: tuple[str, ...] = ("test", "train", "beep")
-#: Categories of the beep (pure-tone) ablation, SPEC §6.
+#: Categories of the beep (pure-tone) ablation, benchmark.md §6.
 BEEP_CATEGORIES: tuple[str, ...] = ("pitch", "volume", "noise", "vibration")
 
-#: Clips per source utterance: 9 categories x 3 tiers x 4 trajectories x 2 directions (SPEC §1).
+#: Clips per source utterance: 9 categories x 3 tiers x 4 trajectories x 2 directions (benchmark.md §1).
 CONDITIONS_PER_CATEGORY = len(TIERS) * len(TRAJECTORIES) * len(DIRECTIONS)
 
 
@@ -139,7 +139,7 @@ def parse_clip_id(cid: str) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Prompt (SPEC §7)
+# Prompt (benchmark.md §7)
 # --------------------------------------------------------------------------------------------
 #: Prompt variants: name -> (question template, answer instruction). ``{attribute}`` is filled in.
 PROMPT_VARIANTS: dict[str, tuple[str, str]] = {
@@ -231,7 +231,7 @@ def prompt_variant_names() -> tuple[str, ...]:
 
 
 def build_prompt(category_name: str, variant: str = "default") -> str:
-    """Text prompt for a category: question, blank line, answer instruction (SPEC §7).
+    """Text prompt for a category: question, blank line, answer instruction (benchmark.md §7).
 
     Parameters
     ----------
@@ -278,7 +278,7 @@ MANIFEST_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("clip_id", "string", "{source_id}__{category}__{trajectory}__{tier}__{direction}"),
     ("path", "string", "clip file relative to the render directory"),
     ("split", "string", "test, train or beep"),
-    ("category", "string", "config name of the category (SPEC §2)"),
+    ("category", "string", "config name of the category (benchmark.md §2)"),
     ("attribute", "string", "attribute phrase used in the prompt"),
     ("direction", "string", "increase or decrease"),
     ("tier", "string", "low, medium or high"),

@@ -12,7 +12,7 @@ Prints one table from one run:
 * ``model``: one forward pass with all hidden states + pooling for all probe stages and layers,
   clips/s (the tiny random Qwen2-Audio of the tests unless ``--model`` is given);
 * ``probe``: seconds to train and score one probe (one category, one layer) on random
-  features of each size in ``--dims`` with the SPEC §10 settings (200 epochs, batch 512).
+  features of each size in ``--dims`` with the benchmark.md §10 settings (200 epochs, batch 512).
   The paper-scale sizes are 2,048 (log-mel), 4,096 (``lm_text`` of a 7B model) and 65,536
   (``lm_audio``/``pre_lm``: 16 segments x 4,096), with 1,200 train clips per category (50
   sources x 24) and 2,400 test clips.
@@ -44,7 +44,7 @@ def demo_hub(root: Path, n_sources: int) -> Path:
 
 
 def time_mel(clips) -> float:
-    from generation.probe.mel import mel_feature
+    from analysis.probe.mel import mel_feature
 
     mel_feature(*clips.audio(0))                 # warm-up: librosa import, filter bank
     t0 = time.perf_counter()
@@ -54,8 +54,8 @@ def time_mel(clips) -> float:
 
 
 def time_model(clips, model: str, *, device: str, batch_size: int, layers: str) -> tuple[float, int]:
-    from generation.probe.model_features import ModelFeatures
-    from generation.probe.run import parse_layers
+    from analysis.probe.model_features import ModelFeatures
+    from analysis.probe.run import parse_layers
 
     mf = ModelFeatures(model, device=device)
     wanted = [("pre_lm", None)] + [(s, layer) for s in ("lm_audio", "lm_text")
@@ -74,7 +74,7 @@ def time_model(clips, model: str, *, device: str, batch_size: int, layers: str) 
 
 
 def time_probe(dim: int, n_train: int, n_test: int, device: str) -> tuple[float, float]:
-    from generation.probe.trainer import train_probe
+    from analysis.probe.trainer import train_probe
 
     rng = np.random.default_rng(0)
     train_probe(rng.standard_normal((8, 4)), [0, 1] * 4, rng.standard_normal((4, 4)), [0, 1] * 2,
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     ap.add_argument("--n-test", type=int, default=2400)
     args = ap.parse_args(argv)
 
-    from generation.probe.data import load_clips
+    from analysis.probe.data import load_clips
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

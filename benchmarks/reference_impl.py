@@ -1,4 +1,4 @@
-"""A straightforward, independent implementation of the faithful-v1 recipe, written from SPEC §3–§5.
+"""A straightforward, independent implementation of the faithful-v1 recipe, written from benchmark.md §3–§5.
 
 It is deliberately plain: one function per category, one librosa call per 50-ms chunk, the numbers
 typed in from the specification, no code shared with ``generation/``. It is the yardstick of
@@ -21,7 +21,7 @@ BLOCK = 2400
 CTX = 2400
 FADE = 240
 
-TIER_VALUES = {  # category -> tier -> (start, end) of an increase clip (SPEC §4)
+TIER_VALUES = {  # category -> tier -> (start, end) of an increase clip (benchmark.md §4)
     "volume": {"low": (-6, 6), "medium": (-12, 12), "high": (-18, 18)},
     "speed": {"low": (0.8, 1.2), "medium": (0.7, 1.3), "high": (0.6, 1.4)},
     "pitch": {"low": (-1, 1), "medium": (-2, 2), "high": (-3, 3)},
@@ -36,7 +36,7 @@ ROOM = {"low": 0.55, "medium": 0.75, "high": 0.90}
 
 
 def speech_span(y):
-    """SPEC §5 onset/offset (samples), plus whether speech was found."""
+    """benchmark.md §5 onset/offset (samples), plus whether speech was found."""
     y = y.astype(np.float64)
     pe = np.concatenate([y[:1], y[1:] - 0.97 * y[:-1]])
     frame = hop = 480

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-#: Processing rate of the reference corpus (SPEC §4).
+#: Processing rate of the reference corpus (benchmark.md §4).
 PROCESSING_SR = 48000
 #: Host name as used in temp-file names (dots replaced so names split cleanly).
 HOST_TAG = socket.gethostname().replace(".", "-") or "host"
@@ -88,7 +88,7 @@ def resample(y: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
 
 
 def to_int16(y: np.ndarray) -> tuple[np.ndarray, float]:
-    """Convert float audio to 16-bit PCM as the reference does (SPEC §4a).
+    """Convert float audio to 16-bit PCM as the reference does (benchmark.md §4a).
 
     Scales by 32768, clips to the int16 range and truncates toward zero (no rounding).
 

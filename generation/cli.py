@@ -17,10 +17,10 @@ COMMAND_MODULES = (
     "generation.hub",
     "generation.publish",
     "generation.demo",
-    "generation.report",
-    "generation.listen",
-    "generation.show",
-    "generation.probe",
+    "analysis.report",
+    "analysis.listen",
+    "analysis.show",
+    "analysis.probe",
 )
 
 

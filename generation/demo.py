@@ -22,7 +22,7 @@ from pathlib import Path
 
 import vocalgrad as vg
 
-from .report.paper import PAPER_CATEGORY_ACC
+from analysis.report.paper import PAPER_CATEGORY_ACC
 
 __all__ = ["run_demo", "register_cli", "BASELINES"]
 
@@ -32,7 +32,7 @@ BASELINES = (
     ("chance", "vocalgrad-chance", "seed=1234"),
     ("always-increase", "vocalgrad-constant", "direction=increase"),
 )
-#: Paper rows shown in the summary (SPEC §9; the data live in generation.report.paper).
+#: Paper rows shown in the summary (benchmark.md §9; the data live in analysis.report.paper).
 SUMMARY_PAPER_SYSTEMS = ("Human", "Gemini 3 Flash")
 
 
@@ -119,7 +119,7 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
     path = write_summary(out, accs, n_clips)
     print(path.read_text())
     if evaluate:
-        from .report import build_report
+        from analysis.report import build_report
 
         _step("5/5 report: intervals, response bias, paired comparisons, plots")
         rep = build_report([f"{name}={out / 'results' / name}" for name, _, _ in BASELINES], out / "report")

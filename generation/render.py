@@ -289,7 +289,7 @@ def render(
     Parameters
     ----------
     source : str
-        Source SPEC (``tones``, ``folder:PATH``, ``vctk:PATH``, ``demo``, ``hf:...``).
+        Source string (``tones``, ``folder:PATH``, ``vctk:PATH``, ``demo``, ``hf:...``).
     out_dir : path-like
         Output folder; created if needed. A folder holding a render of another recipe, split,
         source or sample rate is refused.
@@ -397,7 +397,7 @@ def register_cli(sub) -> None:
     p = sub.add_parser("render", help="render clips + manifest from a source corpus",
                        description="Render VocalGrad clips (resumable: rerun the same command to continue).")
     p.add_argument("--source", required=True,
-                   help="source SPEC: tones | folder:PATH | vctk:PATH | demo | hf:DATASET[:CONFIG][:SPLIT]")
+                   help="source: tones | folder:PATH | vctk:PATH | demo | hf:DATASET[:CONFIG][:SPLIT]")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--split", default="test", choices=vg.SPLITS)
     p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
@@ -412,11 +412,11 @@ def register_cli(sub) -> None:
     p.add_argument("--text-column", help="hf: transcript column")
     p.add_argument("--speaker-column", help="hf: speaker column")
     p.add_argument("--allow-small", action="store_true", help="accept a smaller balanced selection")
-    p.add_argument("--test-speakers", type=int, default=50, help="test selection: speakers (SPEC: 50)")
-    p.add_argument("--per-speaker", type=int, default=2, help="test selection: utterances per speaker (SPEC: 2)")
+    p.add_argument("--test-speakers", type=int, default=50, help="test selection: speakers (paper: 50)")
+    p.add_argument("--per-speaker", type=int, default=2, help="test selection: utterances per speaker (paper: 2)")
     p.add_argument("--min-duration", type=float, default=3.0,
-                   help="test selection: minimum utterance length in seconds (SPEC: 3.0)")
-    p.add_argument("--train-utterances", type=int, default=500, help="train selection size (SPEC: 500)")
+                   help="test selection: minimum utterance length in seconds (paper: 3.0)")
+    p.add_argument("--train-utterances", type=int, default=500, help="train selection size (paper: 500)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cli)
 

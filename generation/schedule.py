@@ -3,7 +3,7 @@
 A :class:`Schedule` is everything a transform needs to know about one clip's condition: the speech
 span, the step (or per-sample) values of the varied quantity, the values held before and after the
 span, and any co-varying quantities (vibration's LFO rate). A :class:`Layout` cuts a span into the
-steps of SPEC §4a: fixed blocks from the onset (last one partial) or ``ceil(L / size)`` chunks of
+steps of benchmark.md §4a: fixed blocks from the onset (last one partial) or ``ceil(L / size)`` chunks of
 near-equal length (speed).
 """
 
@@ -94,7 +94,7 @@ class Schedule:
 
 def make_schedule(recipe: Recipe, cat: CategoryRecipe, span: Span, *, tier: str, trajectory: str,
                   direction: str) -> Schedule:
-    """Schedule of one condition (SPEC §3): step or sample times over the span, g(t), values."""
+    """Schedule of one condition (benchmark.md §3): step or sample times over the span, g(t), values."""
     if cat.layout == "samples":
         t, layout = traj.sample_times(span.length), None
     else:

@@ -1,4 +1,4 @@
-"""Deterministic selection of test and train sources from a corpus (SPEC §6).
+"""Deterministic selection of test and train sources from a corpus (benchmark.md §6).
 
 Test
     ``n_speakers`` speakers (default 50) balanced by gender, and within each gender by accent group,
@@ -47,7 +47,7 @@ class SelectionError(SourceSpecError):
 
 @dataclass(frozen=True)
 class SelectionPlan:
-    """Counts of a selection (SPEC §6 defaults).
+    """Counts of a selection (benchmark.md §6 defaults).
 
     Parameters
     ----------
@@ -73,7 +73,7 @@ class SelectionPlan:
     allow_small: bool = False
 
 
-#: Accent group of each VCTK accent label (SPEC §6 "accent group"); other labels map to "Other".
+#: Accent group of each VCTK accent label (benchmark.md §6 "accent group"); other labels map to "Other".
 _ACCENT_GROUPS = {
     "english": "English",
     "scottish": "Scottish",

@@ -1,11 +1,11 @@
-"""Source readers: turn a ``--source`` SPEC into a list of :class:`SourceItem`.
+"""Source readers: turn a ``--source`` string into a list of :class:`SourceItem`.
 
 A reader is a function ``(argument: str, options: SourceOptions) -> list[SourceItem]`` registered
-under the SPEC prefix with :func:`register_source`. The items' ``audio`` field is either a file
+under the source prefix with :func:`register_source`. The items' ``audio`` field is either a file
 path or any picklable object with a ``read() -> (y, sr)`` method (see :class:`ToneSpec`), so that
 items can be sent to render worker processes.
 
-Readers return the *selected* sources of ``options.split`` (SPEC §6, see :mod:`generation.selection`)
+Readers return the *selected* sources of ``options.split`` (benchmark.md §6, see :mod:`generation.selection`)
 in a deterministic order; the render takes the first N of them with ``--sources N``.
 
 Forms:
@@ -67,7 +67,7 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
 
 
 class SourceSpecError(ValueError):
-    """A ``--source`` SPEC is malformed or points at something unusable."""
+    """A ``--source`` string is malformed or points at something unusable."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class SourceOptions:
     split : {"test", "train", "beep"}
         Which selection to return (``beep`` only for ``tones``).
     seed : int
-        Seed of the selection (SPEC §6: 42).
+        Seed of the selection (benchmark.md §6: 42).
     vctk_mic : {1, 2}
         Microphone of VCTK 0.92 (ignored for 0.80).
     text_column, speaker_column : str, optional
@@ -113,7 +113,7 @@ class SourceOptions:
     allow_small : bool
         Take a smaller balanced selection when the corpus cannot supply the requested counts.
     test_speakers, test_per_speaker, min_duration, train_utterances
-        Selection counts (SPEC §6: 50 speakers x 2 utterances of >= 3 s; 500 train utterances).
+        Selection counts (benchmark.md §6: 50 speakers x 2 utterances of >= 3 s; 500 train utterances).
     counts : dict
         Overrides of the four counts above by name (kept for callers that pass a mapping).
     """
@@ -214,7 +214,7 @@ def register_source(prefix: str):
 
 
 def read_sources(spec: str, options: SourceOptions | None = None) -> list[SourceItem]:
-    """Resolve a ``--source`` SPEC into source items, in a deterministic order.
+    """Resolve a ``--source`` string into source items, in a deterministic order.
 
     Raises
     ------
@@ -371,7 +371,7 @@ def _folder(arg: str, options: SourceOptions) -> list[SourceItem]:
     """Audio files under a folder, used as they are: the folder is the selection.
 
     Every file (or every file listed in ``metadata.csv``, in its order) is a source, for whichever
-    split is rendered; no SPEC §6 selection is drawn, and files that cannot be decoded are left to the
+    split is rendered; no benchmark.md §6 selection is drawn, and files that cannot be decoded are left to the
     render, which skips them with the reason. To draw a balanced selection from a folder corpus, read it
     as ``hf:PATH`` (datasets' audiofolder reads the same ``metadata.csv``).
     """
@@ -472,12 +472,12 @@ def vctk_candidates(path: Path, *, mic: int = 1) -> list[SourceItem]:
 
 @register_source("vctk")
 def _vctk(arg: str, options: SourceOptions) -> list[SourceItem]:
-    """VCTK 0.80 or 0.92 with the SPEC §6 selection."""
+    """VCTK 0.80 or 0.92 with the benchmark.md §6 selection."""
     if not arg:
         raise SourceSpecError("vctk source: give the corpus folder, e.g. --source vctk:/data/VCTK-Corpus")
     path = Path(arg).expanduser()
     items = _selected(vctk_candidates(path, mic=options.vctk_mic), options, f"vctk:{path}")
-    # SPEC §4a: the reference seeds the noise of a test clip with the VCTK utterance id (p226_106)
+    # benchmark.md §4a: the reference seeds the noise of a test clip with the VCTK utterance id (p226_106)
     return [replace(it, extra={**it.extra, "reference_clip_id": it.extra.get("corpus_id", it.source_id)})
             for it in items]
 
@@ -699,7 +699,7 @@ def hf_candidates(arg: str, options: SourceOptions) -> list[SourceItem]:
 
 @register_source("hf")
 def _hf(arg: str, options: SourceOptions) -> list[SourceItem]:
-    """A ``datasets`` audio dataset with the SPEC §6 selection."""
+    """A ``datasets`` audio dataset with the benchmark.md §6 selection."""
     return _selected(hf_candidates(arg, options), options, f"hf:{arg}")
 
 

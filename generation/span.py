@@ -1,4 +1,4 @@
-"""Speech onset/offset detection (SPEC §5).
+"""Speech onset/offset detection (benchmark.md §5).
 
 The detector works on frame energies of a pre-emphasised signal and returns the first and last
 sample of the speech span; the time axis of every trajectory runs over this span only.

@@ -1,4 +1,4 @@
-"""Trajectories g(t) and value schedules (SPEC §3).
+"""Trajectories g(t) and value schedules (benchmark.md §3).
 
 ``g`` maps normalised time t in [0, 1] over the speech span to progress in [0, 1]. A value
 schedule applies ``g`` to a quantity that moves from ``lo`` to ``hi`` (its values at the start and
@@ -7,7 +7,7 @@ end of an *increase* clip):
 * increase: ``a(t) = lo + (hi - lo) * g(t)``
 * decrease: ``a(t) = hi - (hi - lo) * g(t)``
 
-exactly as SPEC §3 writes them (the two formulas are kept separate so that values are bit-equal to
+exactly as benchmark.md §3 writes them (the two formulas are kept separate so that values are bit-equal to
 the reference's).
 """
 

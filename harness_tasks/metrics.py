@@ -1,4 +1,4 @@
-"""VocalGrad metrics (SPEC §8) as pure functions, shared by the lm-eval tasks and the report.
+"""VocalGrad metrics (benchmark.md §8) as pure functions, shared by the lm-eval tasks and the report.
 
 A *record* is one scored answer: a mapping with at least ``direction`` (the gold label) and
 either ``raw`` (the model output, parsed here) or the pre-parsed fields ``pred``, ``status``
@@ -249,7 +249,7 @@ accuracy_parsed.__doc__ = "Accuracy over parsed answers only."
 balanced_accuracy = _records_metric("balanced_acc")
 balanced_accuracy.__doc__ = "Mean of the per-direction accuracies (unparsed = wrong)."
 exact_match_rate = _records_metric("exact_match_rate")
-exact_match_rate.__doc__ = "Share of raw answers that are exactly one direction word (SPEC §8)."
+exact_match_rate.__doc__ = "Share of raw answers that are exactly one direction word (benchmark.md §8)."
 unparsed_rate = _records_metric("unparsed_rate")
 unparsed_rate.__doc__ = "Share of answers that are not parsed (no match, ambiguous or error)."
 error_rate = _records_metric("error_rate")
@@ -325,7 +325,7 @@ def bootstrap_ci(
     level: float = 0.95,
     cluster: str | None = None,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of a metric (SPEC §8).
+    """Percentile bootstrap interval of a metric (benchmark.md §8).
 
     Parameters
     ----------
@@ -463,7 +463,7 @@ def macro_f1(records, labels) -> float:
 def prediction_distribution(records, labels) -> dict[str, dict[str, float]]:
     """Share of each answer (every label and ``unparsed``) per gold label, plus an ``all`` row.
 
-    The ternary table of the paper (SPEC: Table 17) is this with the labels increase,
+    The ternary table of the paper (paper: Table 17) is this with the labels increase,
     decrease and constant. Rows with no records are ``nan``.
     """
     labels = _labels(labels)

@@ -1,4 +1,4 @@
-"""The official VocalGrad answer parser (SPEC §7).
+"""The official VocalGrad answer parser (benchmark.md §7).
 
 An answer is *parsed* when its case-insensitive whole-word matches of ``increase``,
 ``increases``, ``decrease`` or ``decreases`` name exactly one direction (repeats allowed).
@@ -68,8 +68,8 @@ def classify_answer(text: object, words: Mapping[str, Sequence[str]] | None = No
     words : mapping of label -> sequence of str, optional
         Answer vocabulary of a prompt variant (:func:`vocalgrad.answer_words`), e.g.
         ``{"increase": ("rise", "rises"), "decrease": ("fall", "falls")}``. The same rule
-        applies to it as to the default words (SPEC §7): case-insensitive whole-word matches
-        must name exactly ONE label (repeats allowed). ``None``: the SPEC §7 words.
+        applies to it as to the default words (benchmark.md §7): case-insensitive whole-word matches
+        must name exactly ONE label (repeats allowed). ``None``: the benchmark.md §7 words.
 
     Returns
     -------
@@ -118,7 +118,7 @@ def _compile(frozen: tuple[tuple[str, tuple[str, ...]], ...]):
             if label_of.setdefault(key, label) != label:
                 raise ValueError(f"answer word {w!r} names two labels ({label_of[key]!r} and {label!r})")
     alts = "|".join(re.escape(w) for w in sorted(label_of, key=len, reverse=True))
-    pattern = re.compile(rf"\b({alts})\b", re.IGNORECASE)  # whole words, as SPEC §7
+    pattern = re.compile(rf"\b({alts})\b", re.IGNORECASE)  # whole words, as benchmark.md §7
     exact = re.compile(rf"({'|'.join(re.escape(ws[0]) for _, ws in frozen)})\.?", re.IGNORECASE)
     return pattern, label_of, exact
 
@@ -129,7 +129,7 @@ def parse_label(text: object, words: Mapping[str, Sequence[str]]) -> str | None:
 
 
 def parse_direction(text: object) -> str | None:
-    """Return ``"increase"``, ``"decrease"`` or ``None`` (unparsed) for a raw answer (SPEC §7)."""
+    """Return ``"increase"``, ``"decrease"`` or ``None`` (unparsed) for a raw answer (benchmark.md §7)."""
     return classify_answer(text)[0]
 
 

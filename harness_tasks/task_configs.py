@@ -86,7 +86,7 @@ _NEUTRAL = {"increase_ratio", "increase_ratio_all"}  # bias measures: 0.5 is ide
 def template_yaml() -> str:
     lines = [
         HEADER,
-        "# Shared settings of every VocalGrad task (SPEC §7-§8).",
+        "# Shared settings of every VocalGrad task (benchmark.md §7-§8).",
         "# The dataset is loaded by vocalgrad_utils.load_task_dataset: $VOCALGRAD_DATASET (a local",
         "# Hub folder or repo id) or --metadata vocalgrad_dataset=... override the Hub id below.",
         "dataset_path: " + vocalgrad.HUB_REPO_ID,

@@ -345,7 +345,7 @@ class DocList(list):
 
 # ----------------------------------------------------------------------------- doc hooks
 def doc_to_text(doc: Mapping[str, Any]) -> str:
-    """Default prompt of SPEC §7 for the doc's category."""
+    """Default prompt of benchmark.md §7 for the doc's category."""
     return vocalgrad.build_prompt(doc["category"])
 
 
@@ -431,7 +431,7 @@ def process_results(doc: Mapping[str, Any], results: list[Any], *, words=None) -
     The code (``gold:pred:status:exact|other[:retried]``, see
     :func:`harness_tasks.metrics.record_code`) lands in lm-eval's per-sample log next to the
     doc (clip id, tier, trajectory, ...) and the raw output. ``words``: answer vocabulary of
-    the prompt (default: SPEC §7).
+    the prompt (default: benchmark.md §7).
     """
     raw = results[0] if results else None
     gold = doc_to_target(doc)

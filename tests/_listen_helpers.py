@@ -82,7 +82,7 @@ def make_render(root, *, categories=("pitch", "volume"), seconds: float = 0.3, n
 @contextlib.contextmanager
 def serving(app, host: str = "127.0.0.1"):
     """Run ``make_server(app)`` in a thread on a free port; yields the base URL."""
-    from generation.listen import make_server
+    from analysis.listen import make_server
 
     server = make_server(app, host=host, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from generation.report import build_report
+from analysis.report import build_report
 from harness_tasks.parsing import error_answer
 from tests._report_helpers import clips, write_results
 

@@ -87,7 +87,7 @@ def test_card_body_is_filled(built):
     assert "{{" not in text and "}}" not in text
     assert "216 test clips from 1 source utterances" in text
     assert "| `clarity` | voice clarity | clearer (wider band) |" in text
-    assert "| Human | 95.3 | 84.7 | 100.0 |" in text  # the paper's table (SPEC §9)
+    assert "| Human | 95.3 | 84.7 | 100.0 |" in text  # the paper's table (benchmark.md §9)
     assert "Does the voice pitch increase or decrease over time?" in text
     assert "vocalgrad-eval" in text and "@inproceedings" in text
     assert "| `pitch` | test | 24 | voice pitch |" in text

@@ -15,9 +15,9 @@ import pytest
 
 import vocalgrad
 from generation.cli import main as cli_main
-from generation.listen import (AnswerLog, CatalogError, ListenApp, annotator_agreement, annotator_order,
+from analysis.listen import (AnswerLog, CatalogError, ListenApp, annotator_agreement, annotator_order,
                                human_evaluation_fields, human_records, open_catalog, select_study)
-from generation.listen.server import _MAX_BODY
+from analysis.listen.server import _MAX_BODY
 from harness_tasks import metrics
 
 from _listen_helpers import make_render, serving
@@ -114,7 +114,7 @@ def test_answer_log_survives_a_torn_line(tmp_path):
     assert log2.append(_rec("a", "c3")) is True
     with pytest.warns(UserWarning, match="damaged answer line"):
         recs = [json.loads(x) for x in path.read_text().splitlines() if x.startswith('{"annotator": "a", "clip_id": "c3"')]
-        from generation.listen.answers import read_answer_lines
+        from analysis.listen.answers import read_answer_lines
 
         got = read_answer_lines(path)
     assert recs and [x["clip_id"] for x in got] == ["c1", "c3"]
@@ -154,9 +154,9 @@ def test_human_records_feed_the_metrics(tmp_path):
     assert fields["label"] == "human" and fields["n_samples"] == {"pitch": 18} and len(fields["records"]) == 18
 
     # the report's "human" model row from this known file
-    from generation.report.analysis import analyse_evaluation
+    from analysis.report.analysis import analyse_evaluation
 
-    from generation.listen import human_evaluation
+    from analysis.listen import human_evaluation
 
     row = analyse_evaluation(human_evaluation(path), draws=200)
     assert row["label"] == "human" and row["categories"] == ["pitch"]

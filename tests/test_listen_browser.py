@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from generation.listen import ListenApp, open_catalog
+from analysis.listen import ListenApp, open_catalog
 
 from _listen_helpers import chromium, make_render, serving
 

@@ -1,4 +1,4 @@
-"""Metrics: pure functions on lists of records (SPEC §8)."""
+"""Metrics: pure functions on lists of records (benchmark.md §8)."""
 
 import math
 

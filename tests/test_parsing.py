@@ -1,4 +1,4 @@
-"""The answer parser follows SPEC §7 exactly."""
+"""The answer parser follows benchmark.md §7 exactly."""
 
 import pytest
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import vocalgrad
-from generation.probe.cache import FeatureCache, FeatureKey
-from generation.probe.pooling import pool_segments, segment_bounds
-from generation.probe.run import parse_layers, parse_stages, run_probe
+from analysis.probe.cache import FeatureCache, FeatureKey
+from analysis.probe.pooling import pool_segments, segment_bounds
+from analysis.probe.run import parse_layers, parse_stages, run_probe
 
 
 # ----------------------------------------------------------------------------- pooling
@@ -48,7 +48,7 @@ def test_pool_segments_means_and_layout():
 def test_log_mel_follows_the_spec_settings():
     import librosa
 
-    from generation.probe.mel import log_mel, mel_feature
+    from analysis.probe.mel import log_mel, mel_feature
 
     sr = 48000
     t = np.arange(int(1.5 * sr)) / sr
@@ -77,7 +77,7 @@ def _gauss(n, dim, seed, shift):
 
 
 def test_trainer_separable_features_reach_about_100_percent():
-    from generation.probe.trainer import train_probe
+    from analysis.probe.trainer import train_probe
 
     xtr, ytr = _gauss(400, 32, 0, 1.5)
     xte, yte = _gauss(300, 32, 1, 1.5)
@@ -89,7 +89,7 @@ def test_trainer_separable_features_reach_about_100_percent():
 
 
 def test_trainer_non_separable_features_stay_near_chance():
-    from generation.probe.trainer import train_probe
+    from analysis.probe.trainer import train_probe
 
     xtr, ytr = _gauss(400, 32, 2, 0.0)
     xte, yte = _gauss(600, 32, 3, 0.0)
@@ -99,7 +99,7 @@ def test_trainer_non_separable_features_stay_near_chance():
 
 
 def test_balanced_accuracy_and_input_checks():
-    from generation.probe.trainer import balanced_accuracy, train_probe
+    from analysis.probe.trainer import balanced_accuracy, train_probe
 
     y = np.array([1] * 9 + [0])
     assert balanced_accuracy(y, np.ones(10)) == pytest.approx(0.5)
@@ -187,7 +187,7 @@ def test_mel_stage_on_demo_render_is_well_above_chance(demo_hub, tmp_path, monke
     assert not (out / "probe_layers.png").exists()          # no layered stage probed
 
     # second run: everything from the cache, same numbers, no audio decoded
-    from generation.probe import data as data_mod
+    from analysis.probe import data as data_mod
 
     monkeypatch.setattr(data_mod.ClipSet, "audio", lambda self, i: pytest.fail("audio decoded on a cached run"))
     again = run_probe(data=str(demo_hub), out=out, stages="mel", progress=False, plots=False)
@@ -203,7 +203,7 @@ def test_importing_the_probe_cli_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, generation.cli as c; c.build_parser(); import generation.probe.run; "
+    code = ("import sys, generation.cli as c; c.build_parser(); import analysis.probe.run; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(__file__).parents[1]))
 

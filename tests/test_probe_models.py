@@ -11,9 +11,9 @@ pytest.importorskip("lm_eval")
 
 from _probe_helpers import ARCHS, TINY_LAYERS, build_tiny, make_probe_hub  # noqa: E402
 
-from generation.probe.model_features import ModelFeatures, pooling_matrix  # noqa: E402
-from generation.probe.pooling import pool_segments  # noqa: E402
-from generation.probe.run import run_probe  # noqa: E402
+from analysis.probe.model_features import ModelFeatures, pooling_matrix  # noqa: E402
+from analysis.probe.pooling import pool_segments  # noqa: E402
+from analysis.probe.run import run_probe  # noqa: E402
 
 HIDDEN = 32
 PROMPT = "Does the volume increase or decrease over time?"

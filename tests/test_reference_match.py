@@ -1,4 +1,4 @@
-"""The engine reproduces an independent, plainly written implementation of SPEC §3–§5 to the sample.
+"""The engine reproduces an independent, plainly written implementation of benchmark.md §3–§5 to the sample.
 
 ``benchmarks/reference_impl.py`` shares no code with ``generation/``; equal 16-bit output for every
 category is what "faithful-v1" means here.

@@ -10,9 +10,9 @@ import pytest
 
 import vocalgrad
 from generation import cli
-from generation.report import build_report
-from generation.report.loading import ResultsError, load_all, load_evaluations, parse_format_task, parse_task
-from generation.report.paper import PAPER_CATEGORY_ACC
+from analysis.report import build_report
+from analysis.report.loading import ResultsError, load_all, load_evaluations, parse_format_task, parse_task
+from analysis.report.paper import PAPER_CATEGORY_ACC
 from harness_tasks.parsing import error_answer
 from tests._report_helpers import clips, write_results
 

@@ -1,4 +1,4 @@
-"""SPEC §6 selection: balance, determinism, disjoint train, small corpora."""
+"""benchmark.md §6 selection: balance, determinism, disjoint train, small corpora."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ import pytest
 
 import vocalgrad
 from generation.cli import main as cli_main
-from generation.listen import open_catalog
-from generation.show import measure, schedule_curve
+from analysis.listen import open_catalog
+from analysis.show import measure, schedule_curve
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -59,7 +59,7 @@ def test_cli_writes_the_figure_for_a_render_and_a_hub_folder(volume_render, tmp_
 
 def test_volume_measurement_follows_the_schedule(volume_render):
     cat = open_catalog(volume_render)
-    from generation.show import _decode
+    from analysis.show import _decode
 
     for cid in (vocalgrad.clip_id("tone00_pure_220hz", "volume", "linear", "low", d) for d in vocalgrad.DIRECTIONS):
         info = cat.clips[cid]

@@ -66,7 +66,7 @@ def test_vctk_test_selection_follows_spec_naming(vctk092):
         assert it.source_id == f"{it.speaker_id}_{it.source_id[-2:]}" and it.source_id[-2:] in ("01", "02")
         assert it.sentence_id.startswith(it.speaker_id + "_") and len(it.sentence_id) == len("p226_106")
         assert it.extra["vctk_layout"] == "0.92" and it.extra["vctk_mic"] == 1
-        assert it.extra["reference_clip_id"] == it.sentence_id  # noise seed of SPEC §4a
+        assert it.extra["reference_clip_id"] == it.sentence_id  # noise seed of benchmark.md §4a
         assert sf.info(it.audio).duration >= 3.0  # utterance 4 (1.5 s) is never chosen
     assert Counter(GENDER[it.speaker_id] for it in items) == {"F": 4, "M": 4}
     again = read_sources(f"vctk:{vctk092}", SourceOptions(**SMALL))
@@ -136,7 +136,7 @@ def test_vctk_unreadable_audio_names_the_file(tmp_path):
 
 def test_vctk_too_few_speakers(vctk080):
     with pytest.raises(SelectionError) as err:
-        read_sources(f"vctk:{vctk080}")  # SPEC default: 50 speakers
+        read_sources(f"vctk:{vctk080}")  # paper default: 50 speakers
     msg = str(err.value)
     assert str(vctk080) in msg and "found 8 eligible speakers" in msg and "F: 4, M: 4" in msg
     small = read_sources(f"vctk:{vctk080}", SourceOptions(allow_small=True))

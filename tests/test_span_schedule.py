@@ -1,4 +1,4 @@
-"""Speech span detection (SPEC §5), trajectories and value schedules (SPEC §3), recipe loading."""
+"""Speech span detection (benchmark.md §5), trajectories and value schedules (benchmark.md §3), recipe loading."""
 
 import numpy as np
 import pytest

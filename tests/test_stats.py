@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from generation.report.analysis import analyse_evaluation
-from generation.report.loading import Evaluation
-from generation.report.stats import chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
+from analysis.report.analysis import analyse_evaluation
+from analysis.report.loading import Evaluation
+from analysis.report.stats import chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
 from harness_tasks.metrics import score_answer
 
 

@@ -10,7 +10,7 @@ Every transform is a function ``(x, sr, schedule, params, *, cache=None) -> Resu
   depends only on the source in it (STFTs of context segments, IRs). Results never depend on it.
 
 The step-wise chunked family (speed, pitch, distortion, roughness, clarity) goes through
-:func:`render_chunked`, the one implementation of SPEC §4a's chunk/context/cross-fade mechanics.
+:func:`render_chunked`, the one implementation of benchmark.md §4a's chunk/context/cross-fade mechanics.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def match_rms(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 def stitch(pieces: list[np.ndarray], fade: int) -> tuple[np.ndarray, list[int]]:
-    """Join pieces with uncompensated linear cross-fades (SPEC §4a).
+    """Join pieces with uncompensated linear cross-fades (benchmark.md §4a).
 
     Each piece after the first overlap-adds its first ``f`` samples with the last ``f`` samples of
     the output built so far, ``f = min(fade, len(output), len(piece))``, with ramps

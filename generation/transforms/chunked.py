@@ -1,7 +1,7 @@
 """Chunk-processed transforms: distortion and roughness (RMS-matched), and the shared chunk loop.
 
 Each step's core is processed together with its span-clipped context, the processed core is cut
-out, and the cores are joined by :func:`generation.transforms.base.stitch` (SPEC §4a). Clarity,
+out, and the cores are joined by :func:`generation.transforms.base.stitch` (benchmark.md §4a). Clarity,
 speed and pitch run the same mechanics batched in :mod:`.fast`; their plain one-librosa-call-per-
 chunk form is ``benchmarks/reference_impl.py``, which the tests hold them to sample for sample.
 """

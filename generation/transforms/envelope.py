@@ -35,7 +35,7 @@ def per_sample(schedule, n: int, values=None, start=None, end=None) -> np.ndarra
 
 @register("gain")
 def gain(x, sr, schedule, params, *, cache=None) -> Result:
-    """Volume: per-step gain in dB (SPEC §4 volume), no cross-fade, no RMS matching.
+    """Volume: per-step gain in dB (benchmark.md §4 volume), no cross-fade, no RMS matching.
 
     Computed in float64, so that the 16-bit output equals applying the gain to the 16-bit source
     samples. See also :func:`white_noise`, :func:`tremolo`.
@@ -48,7 +48,7 @@ def noise_seed(params: dict, *, item_id: str, clip_ref: str, trajectory: str, ti
     """Seed of a noise clip: first 8 bytes (big-endian) of sha256 of the reference seed string.
 
     The string is ``"{prefix}:{item}__{clip}__{trajectory}__{tier}__{direction}"`` with the
-    reference's tier (``low|mid|high``) and direction (``up|down``) spellings (SPEC §4a).
+    reference's tier (``low|mid|high``) and direction (``up|down``) spellings (benchmark.md §4a).
     """
     key = "__".join((item_id, clip_ref, trajectory, params["seed_tier"], params["seed_directions"][direction]))
     digest = hashlib.sha256(f"{params['seed_prefix']}:{key}".encode()).digest()
@@ -73,7 +73,7 @@ def white_noise(x, sr, schedule, params, *, cache=None) -> Result:
 
 @register("tremolo")
 def tremolo(x, sr, schedule, params, *, cache=None) -> Result:
-    """Voice vibration: amplitude LFO whose depth and rate grow together (SPEC §4 vibration).
+    """Voice vibration: amplitude LFO whose depth and rate grow together (benchmark.md §4 vibration).
 
     ``gain = 1 - depth * (1 + sin(phi)) / 2`` with ``phi = cumsum(2 * pi * rate / sr)``; no RMS
     matching. The rate follows ``schedule.covary["rate_hz"]``. See also :func:`gain`.

@@ -1,4 +1,4 @@
-"""Echo: a Schroeder reverb whose wet mix follows the schedule (SPEC §4 echo)."""
+"""Echo: a Schroeder reverb whose wet mix follows the schedule (benchmark.md §4 echo)."""
 
 from __future__ import annotations
 

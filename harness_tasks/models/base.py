@@ -3,7 +3,7 @@
 Adapters subclass :class:`VocalGradLM` and implement :meth:`VocalGradLM.answer` for a batch of
 :class:`Query` objects. The base class unpacks lm-eval's ``generate_until`` requests
 (``(prompt, gen_kwargs, {"audio": [clip]})``), keeps the original order, and applies the
-reference decoding protocol (SPEC §7): greedy, ``max_gen_toks`` new tokens (128 in the
+reference decoding protocol (benchmark.md §7): greedy, ``max_gen_toks`` new tokens (128 in the
 task YAMLs), then **one retry with 256 tokens for answers that do not parse**. The retry is
 done only by adapters that generate text (``RETRIES = True``) and is turned off with the
 model argument ``retry_unparsed=false``.
@@ -40,7 +40,7 @@ __all__ = ["Answer", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout"]
 #: generation_kwargs keys that carry task settings to the adapters (removed from gen_kwargs).
 TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words")
 
-#: Token budget of the single retry for unparsed answers (SPEC §7).
+#: Token budget of the single retry for unparsed answers (benchmark.md §7).
 RETRY_MAX_NEW_TOKENS = 256
 
 
@@ -80,7 +80,7 @@ class Query:
     index: int = 0
     #: Audio before the text: True/False as the task demands, None = the adapter's setting.
     audio_first: bool | None = None
-    #: Label -> answer words of the task's prompt; None = the SPEC §7 words.
+    #: Label -> answer words of the task's prompt; None = the benchmark.md §7 words.
     answer_words: dict[str, tuple[str, ...]] | None = None
 
     @property

@@ -1,7 +1,7 @@
 """``vocalgrad-oracle``: a signal-processing listener that answers from the clip alone.
 
 It never sees the source utterance or the labels. For a clip it (1) finds the speech span
-with the onset/offset rule of SPEC §5, (2) takes the first and the last :data:`EDGE` share of
+with the onset/offset rule of benchmark.md §5, (2) takes the first and the last :data:`EDGE` share of
 the span, (3) computes one measurement per attribute in both windows and (4) answers
 ``increase`` when the measurement is larger at the end. The category is read from the
 prompt (its attribute phrase). It is the "what a simple listener gets" reference: a model
@@ -41,7 +41,7 @@ _EPS = 1e-12
 
 
 def speech_span(y: np.ndarray, sr: int) -> tuple[int, int, bool]:
-    """Speech onset/offset in samples by the rule of SPEC §5.
+    """Speech onset/offset in samples by the rule of benchmark.md §5.
 
     Returns
     -------

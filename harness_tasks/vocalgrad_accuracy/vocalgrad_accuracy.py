@@ -1,4 +1,4 @@
-"""VocalGrad accuracy as a Hugging Face ``evaluate`` metric (SPEC §7–§8).
+"""VocalGrad accuracy as a Hugging Face ``evaluate`` metric (benchmark.md §7–§8).
 
 Same numbers as ``vocalgrad report`` and the lm-eval tasks: every metric is computed by
 :mod:`harness_tasks.metrics` (the toolkit must be importable: ``pip install vocalgrad``).

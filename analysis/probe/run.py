@@ -24,7 +24,7 @@ log = logging.getLogger("vocalgrad")
 
 __all__ = ["STAGES", "data_categories", "extract_features", "parse_layers", "parse_stages", "run_probe"]
 
-#: Feature stages, from the waveform to the LM's answer position (SPEC §10).
+#: Feature stages, from the waveform to the LM's answer position (benchmark.md §10).
 STAGES: tuple[str, ...] = ("mel", "pre_lm", "lm_audio", "lm_text")
 LAYERED_STAGES: tuple[str, ...] = ("lm_audio", "lm_text")
 #: Clips per write of the mel stage.
@@ -174,7 +174,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     probe_device : str, optional
         Device for probe training (default: the model's device, else cuda when available).
     epochs : int
-        Probe epochs (SPEC: 200; lower only for quick looks).
+        Probe epochs (paper: 200; lower only for quick looks).
 
     Returns
     -------

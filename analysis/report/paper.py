@@ -1,4 +1,4 @@
-"""The paper's published numbers (SPEC §9), shipped as data for the report's comparison table.
+"""The paper's published numbers (benchmark.md §9), shipped as data for the report's comparison table.
 
 Source: Ryu & Yanaka, "VocalGrad: Evaluating Acoustic Perception in Audio Language Models"
 (:data:`vocalgrad.PAPER`). Every value is an accuracy in percent on the full VCTK test set
@@ -25,7 +25,7 @@ def _row(*vals: float) -> dict[str, float]:
     return dict(zip(_ORDER + ("avg",), vals))
 
 
-#: System -> {category: accuracy %, ..., "avg": accuracy %} (SPEC §9).
+#: System -> {category: accuracy %, ..., "avg": accuracy %} (benchmark.md §9).
 PAPER_CATEGORY_ACC: dict[str, dict[str, float]] = {
     "Human": _row(95.3, 84.7, 100.0, 86.0, 99.3, 100.0, 94.7, 90.7, 99.3, 94.4),
     "Gemini 3 Flash": _row(50.0, 51.5, 49.9, 48.1, 44.8, 55.5, 50.3, 54.0, 47.6, 50.2),
@@ -42,7 +42,7 @@ PAPER_TRAJECTORY_ACC: dict[str, dict[str, float]] = {
 
 if set(_ORDER) != set(vocalgrad.CATEGORY_NAMES) or any(
         set(v) != set(vocalgrad.TRAJECTORIES) for v in PAPER_TRAJECTORY_ACC.values()):
-    raise RuntimeError("generation.report.paper is out of sync with vocalgrad's categories/trajectories")
+    raise RuntimeError("analysis.report.paper is out of sync with vocalgrad's categories/trajectories")
 
 
 def paper_rows(*, label_suffix: str = " (paper)") -> dict[str, dict[str, float]]:

@@ -1,4 +1,4 @@
-"""The linear probe of SPEC §10 (torch): standardise, one linear layer, logistic loss, AdamW."""
+"""The linear probe of benchmark.md §10 (torch): standardise, one linear layer, logistic loss, AdamW."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 __all__ = ["PROBE_SETTINGS", "ProbeResult", "balanced_accuracy", "train_probe"]
 
-#: SPEC §10 training settings.
+#: benchmark.md §10 training settings.
 PROBE_SETTINGS = {"lr": 1e-3, "weight_decay": 1e-4, "batch_size": 512, "epochs": 200, "seed": 1234}
 
 
@@ -72,7 +72,7 @@ def train_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_
     x_train, x_test : np.ndarray, shape (n, dim)
     y_train, y_test : np.ndarray of {0, 1}
     epochs, lr, weight_decay, batch_size, seed
-        Defaults: SPEC §10 (:data:`PROBE_SETTINGS`).
+        Defaults: benchmark.md §10 (:data:`PROBE_SETTINGS`).
     device : str
         Torch device.
 

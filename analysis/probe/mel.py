@@ -1,4 +1,4 @@
-"""Log-mel features of the probe's ``mel`` stage (SPEC §10; librosa, no torch)."""
+"""Log-mel features of the probe's ``mel`` stage (benchmark.md §10; librosa, no torch)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .pooling import N_SEGMENTS, pool_segments
 
 __all__ = ["MEL_SETTINGS", "log_mel", "mel_feature"]
 
-#: SPEC §10: 16 kHz, 128 mels, n_fft 1024, hop 256, fmax 8000, dB re max.
+#: benchmark.md §10: 16 kHz, 128 mels, n_fft 1024, hop 256, fmax 8000, dB re max.
 MEL_SETTINGS = {"sr": 16000, "n_mels": 128, "n_fft": 1024, "hop_length": 256, "fmax": 8000.0}
 
 

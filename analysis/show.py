@@ -206,10 +206,10 @@ def schedule_curve(info, *, points: int = 400) -> tuple[np.ndarray, np.ndarray, 
     -------
     (times, values, unit)
     """
-    from .recipe import DEFAULT_RECIPE, load_recipe
-    from .schedule import make_schedule
-    from .span import Span
-    from .trajectory import g
+    from generation.recipe import DEFAULT_RECIPE, load_recipe
+    from generation.schedule import make_schedule
+    from generation.span import Span
+    from generation.trajectory import g
 
     get = info.get if hasattr(info, "get") else info.__getitem__
     start, end = float(get("value_start")), float(get("value_end"))
@@ -269,7 +269,7 @@ def _figure(catalog, clip_id: str):
     if src_path is not None:
         src, src_sr = _decode(str(src_path))
         if src_sr != sr:
-            from .audio import resample
+            from generation.audio import resample
 
             src = resample(src, src_sr, sr)
     cat = vocalgrad.category(info.category)

@@ -1,6 +1,6 @@
 """``vocalgrad listen``: a human listening test on a render or Hub folder (see docs/listen.md).
 
->>> from generation.listen import ListenApp, make_server, open_catalog      # doctest: +SKIP
+>>> from analysis.listen import ListenApp, make_server, open_catalog      # doctest: +SKIP
 >>> app = ListenApp(open_catalog("build/"), "ann1", "answers.jsonl", per_category=20)  # doctest: +SKIP
 >>> make_server(app, port=8765).serve_forever()                                 # doctest: +SKIP
 

@@ -73,7 +73,7 @@ class ListenApp:
     answers : path-like
         The answers file (shared with other annotators and processes).
     per_category, practice, seed, categories
-        See :func:`generation.listen.study.select_study`.
+        See :func:`analysis.listen.study.select_study`.
     """
 
     def __init__(self, catalog: Catalog, annotator: str, answers, *, per_category: int | None = None,

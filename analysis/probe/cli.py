@@ -15,7 +15,7 @@ def register_cli(subparsers) -> None:
         "probe", help="linear probes: where does the direction information get lost inside a model?",
         description="Extract features per stage (log-mel, audio features before the LM, LM hidden states over "
                     "the audio positions and at the last input position, per layer), cache them, and fit one "
-                    "linear probe per (category, stage, layer) on the train config, scored on test (SPEC §10). "
+                    "linear probe per (category, stage, layer) on the train config, scored on test (benchmark.md §10). "
                     "See docs/probe.md.")
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO",
                    help="Hub folder from `vocalgrad hub TEST TRAIN --out HUB` (needs the train config) or repo id")
@@ -36,7 +36,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("--trust-remote-code", action="store_true")
     p.add_argument("--cache", metavar="DIR", help="feature cache folder (default: OUT/cache)")
     p.add_argument("--probe-device", help="device for probe training (default: the model's device)")
-    p.add_argument("--epochs", type=int, default=200, help="probe epochs (SPEC: %(default)d)")
+    p.add_argument("--epochs", type=int, default=200, help="probe epochs (paper: %(default)d)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_cli)

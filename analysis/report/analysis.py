@@ -1,7 +1,7 @@
 """Turn loaded evaluations into the report's numbers (the content of ``report.json``).
 
 Every point metric comes from :mod:`harness_tasks.metrics` (one definition of each metric);
-intervals from :func:`generation.report.stats.intervals`. Values are fractions (0.51), not
+intervals from :func:`analysis.report.stats.intervals`. Values are fractions (0.51), not
 percent; an undefined value is ``nan`` (``null`` in the JSON).
 """
 

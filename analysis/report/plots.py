@@ -5,7 +5,7 @@
 - :func:`plot_comparison`: all models side by side — accuracy per category, increase ratio per
   category, and the paper's human accuracy as a reference mark.
 
-Both take the analysed numbers (:func:`generation.report.analysis.analyse`), not raw records.
+Both take the analysed numbers (:func:`analysis.report.analysis.analyse`), not raw records.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Render the analysed numbers (:func:`generation.report.analysis.analyse`) as ``report.md``."""
+"""Render the analysed numbers (:func:`analysis.report.analysis.analyse`) as ``report.md``."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     Parameters
     ----------
     report : dict
-        Output of :func:`generation.report.analysis.analyse`.
+        Output of :func:`analysis.report.analysis.analyse`.
     plots : dict, optional
         Model label (or ``"comparison"``) -> relative path of its PNG.
     """
@@ -134,7 +134,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     lines = ["# VocalGrad report", ""]
     if not models:  # only yes/no or ternary results
         return "\n".join(lines + formats_markdown(report.get("formats") or {})).rstrip() + "\n"
-    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (SPEC §7–§8). "
+    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (benchmark.md §7–§8). "
              f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
              "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
              "source utterances (the 24 conditions of a source per category are not independent). "

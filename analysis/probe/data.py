@@ -17,7 +17,7 @@ import vocalgrad
 
 __all__ = ["ClipSet", "PROBE_SPLITS", "load_clips"]
 
-#: Probe splits: ``train`` fits the probe, ``test`` scores it (SPEC §10).
+#: Probe splits: ``train`` fits the probe, ``test`` scores it (benchmark.md §10).
 PROBE_SPLITS: tuple[str, ...] = ("train", "test")
 
 
@@ -32,7 +32,7 @@ class ClipSet:
     labels : np.ndarray of int8
         1 for ``increase``, 0 for ``decrease``.
     prompt : str
-        The harness prompt for the category (default variant, SPEC §7).
+        The harness prompt for the category (default variant, benchmark.md §7).
     source : str
         Hub folder or repo id the clips come from.
     """

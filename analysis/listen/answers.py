@@ -237,7 +237,7 @@ def human_records(paths, *, annotators=None) -> list[dict[str, Any]]:
 
 
 def human_evaluation_fields(paths, *, label: str = "human", annotators=None) -> dict[str, Any]:
-    """Keyword arguments of ``generation.report.loading.Evaluation`` for the human "model" row.
+    """Keyword arguments of ``analysis.report.loading.Evaluation`` for the human "model" row.
 
     Returns a dict with ``label, model, model_args, variant, task_metrics, n_samples, records,
     files, warnings`` (``task_metrics`` empty: the report computes metrics from the records).
@@ -258,8 +258,8 @@ def human_evaluation_fields(paths, *, label: str = "human", annotators=None) -> 
 
 
 def human_evaluation(paths, *, label: str = "human", annotators=None):
-    """The human answers as a ``generation.report.loading.Evaluation`` (the report's model row)."""
-    from generation.report.loading import Evaluation
+    """The human answers as a ``analysis.report.loading.Evaluation`` (the report's model row)."""
+    from analysis.report.loading import Evaluation
 
     return Evaluation(**human_evaluation_fields(paths, label=label, annotators=annotators))
 

@@ -1,4 +1,4 @@
-"""Linear probing (SPEC §10): where does the direction information get lost inside a model?
+"""Linear probing (benchmark.md §10): where does the direction information get lost inside a model?
 
 Modules: :mod:`.data` (clips from a Hub folder/repo), :mod:`.mel` and :mod:`.model_features`
 (feature stages), :mod:`.pooling` (16 equal time segments), :mod:`.cache` (float16 feature
@@ -15,7 +15,7 @@ __all__ = ["N_SEGMENTS", "pool_segments", "register_cli", "run_probe"]
 
 
 def run_probe(**kwargs):
-    """See :func:`generation.probe.run.run_probe`."""
+    """See :func:`analysis.probe.run.run_probe`."""
     from .run import run_probe as _run
 
     return _run(**kwargs)

@@ -1,4 +1,4 @@
-"""Mean-pooling of a feature sequence into a fixed number of equal time segments (SPEC §10)."""
+"""Mean-pooling of a feature sequence into a fixed number of equal time segments (benchmark.md §10)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 __all__ = ["N_SEGMENTS", "pool_segments", "segment_bounds"]
 
-#: Segments per sequence (SPEC §10).
+#: Segments per sequence (benchmark.md §10).
 N_SEGMENTS = 16
 
 

@@ -82,7 +82,7 @@ def pooling_matrix(mask, n_segments: int = N_SEGMENTS):
     torch.Tensor, shape (batch, n_segments, tokens)
         float32 on ``mask``'s device; ``P[b] @ h[b]`` gives the ``n_segments`` segment means
         of ``h[b]`` over the row's positions, exactly as
-        :func:`~generation.probe.pooling.pool_segments` of the gathered sequence.
+        :func:`~analysis.probe.pooling.pool_segments` of the gathered sequence.
     """
     import torch
 

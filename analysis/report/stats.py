@@ -1,4 +1,4 @@
-"""Statistics the report adds on top of :mod:`harness_tasks.metrics` (SPEC §8).
+"""Statistics the report adds on top of :mod:`harness_tasks.metrics` (benchmark.md §8).
 
 The point metrics and the (binomial or source-clustered) bootstrap interval of one model are
 :func:`harness_tasks.metrics.bootstrap_ci`; this module only adds what compares a model with
@@ -32,7 +32,7 @@ __all__ = [
     "paired_bootstrap_diff",
 ]
 
-#: Bootstrap settings of the paper (SPEC §8).
+#: Bootstrap settings of the paper (benchmark.md §8).
 DRAWS = 10_000
 SEED = 1234
 CHANCE = 0.5

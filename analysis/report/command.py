@@ -48,7 +48,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     out_dir : str or Path
         Created if needed; existing report files are replaced.
     draws, seed : int
-        Bootstrap settings (default 10,000 draws, seed 1234 as in SPEC §8).
+        Bootstrap settings (default 10,000 draws, seed 1234 as in benchmark.md §8).
     top : int
         Number of most frequent raw outputs listed per model.
     plots : bool
@@ -71,7 +71,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     evaluations, format_evals = load_all(specs) if specs else ([], [])
     agreement = None
     if human:
-        from generation.listen.answers import annotator_agreement, human_evaluation
+        from analysis.listen.answers import annotator_agreement, human_evaluation
 
         evaluations.append(human_evaluation(human))
         agreement = annotator_agreement(evaluations[-1].records)

@@ -3,7 +3,7 @@
 Reads lm-eval output folders (results JSON + ``--log_samples`` JSONL) and writes
 ``report.md``, ``report.json`` and PNG plots. See ``docs/report.md``.
 
->>> from generation.report import build_report                     # doctest: +SKIP
+>>> from analysis.report import build_report                     # doctest: +SKIP
 >>> build_report(["results/"], "report/")                          # doctest: +SKIP
 """
 
@@ -15,7 +15,7 @@ __all__ = ["PAPER_CATEGORY_ACC", "PAPER_TRAJECTORY_ACC", "build_report", "paper_
 
 
 def build_report(*args, **kwargs):
-    """See :func:`generation.report.command.build_report`."""
+    """See :func:`analysis.report.command.build_report`."""
     from .command import build_report as _build
 
     return _build(*args, **kwargs)
