@@ -218,7 +218,7 @@ class VocalGradLM(LM):
         unknown = set(kwargs) - {"device", "max_batch_size"}
         if unknown:
             raise TypeError(f"{type(self).__name__}: unknown model argument(s): {', '.join(sorted(unknown))}")
-        self._setup_distributed()
+        self._setup_distributed(kwargs.get("device"))
 
     @staticmethod
     def _parse_batch_size(value: Any) -> int:
@@ -404,8 +404,12 @@ class VocalGradLM(LM):
             return [error_answer(f"{q.clip_id}: {type(exc).__name__}: {exc}")]
 
     # -------------------------------------------------------------- several processes
-    def _setup_distributed(self) -> None:
-        """Under ``accelerate launch`` / ``torchrun``: lm-eval's rank and world size."""
+    def _setup_distributed(self, device: Any = None) -> None:
+        """Under ``accelerate launch`` / ``torchrun``: lm-eval's rank and world size.
+
+        CPU processes (``--device cpu`` or no CUDA) talk over gloo, GPU processes over NCCL, one
+        GPU per process.
+        """
         self.accelerator = None
         try:
             world = int(os.environ.get("WORLD_SIZE", "1") or 1)
@@ -413,14 +417,14 @@ class VocalGradLM(LM):
             world = 1
         if world <= 1:
             return
+        import torch
         from accelerate import Accelerator
 
-        acc = Accelerator()
+        cpu = str(device or "").startswith("cpu") or not torch.cuda.is_available()
+        acc = Accelerator(cpu=cpu)
         self.accelerator = acc
         self._rank, self._world_size = acc.process_index, acc.num_processes
         if acc.device.type == "cuda":  # "cuda" then means this process's GPU
-            import torch
-
             torch.cuda.set_device(acc.device)
         self._device = acc.device
         log.info("%s: process %d of %d on %s", type(self).__name__, self._rank, self._world_size, acc.device)
