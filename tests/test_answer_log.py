@@ -172,6 +172,7 @@ class _Echo(VocalGradLM):
 
 def test_log_key_covers_identity_prompt_and_settings_and_default_location(tmp_path, monkeypatch):
     monkeypatch.setenv("VOCALGRAD_CACHE", str(tmp_path / "vc"))
+    monkeypatch.delenv("VOCALGRAD_ANSWER_LOG")                   # the default: on, under $VOCALGRAD_CACHE
     clip = ClipAudio("c", {"array": np.zeros(100, np.float32), "sampling_rate": 8000})
 
     def ask(lm, prompt="p", toks=8, audio=clip):
@@ -196,6 +197,11 @@ def test_log_key_covers_identity_prompt_and_settings_and_default_location(tmp_pa
     ask(off)
     ask(off)
     assert off.calls == 2 and off.answer_log is None
+    monkeypatch.setenv("VOCALGRAD_ANSWER_LOG", "none")           # the environment sets the default ...
+    assert _Echo(model="org/m").answer_log is None
+    monkeypatch.setenv("VOCALGRAD_ANSWER_LOG", str(tmp_path / "env_log"))
+    assert _Echo(model="org/m").answer_log.folder == tmp_path / "env_log"
+    assert _Echo(model="org/m", answer_log="auto").answer_log.folder == folder   # ... an argument wins
 
 
 def test_log_survives_a_cut_off_line(tmp_path):

@@ -26,9 +26,9 @@ Reliability (every adapter)
 revision, dtype, adapter settings: by default every model argument except those in
 ``IDENTITY_EXCLUDE``), the prompt, the generation settings, the audio order, the id and sha256
 of each clip and the toolkit version. A rerun of the same command skips the clips already answered and
-logs how many it skipped. Model argument ``answer_log``: ``auto`` (default:
-``$VOCALGRAD_CACHE/answers/<model>-<identity hash>/``, else ``~/.cache/vocalgrad/answers/...``),
-a folder, or ``none`` to turn it off.
+logs how many it skipped. Model argument ``answer_log``: ``auto`` (the default unless
+``$VOCALGRAD_ANSWER_LOG`` says otherwise: ``$VOCALGRAD_CACHE/answers/<model>-<identity hash>/``,
+else ``~/.cache/vocalgrad/answers/...``), a folder, or ``none`` to turn it off.
 
 *Per-clip failures.* An exception raised by :meth:`VocalGradLM.answer` (an undecodable clip, a
 model error) is retried on halves of the batch down to single clips; a clip that still fails
@@ -202,7 +202,7 @@ class VocalGradLM(LM):
         obj._init_args = dict(kwargs)  # every model argument, for identity()
         return obj
 
-    def __init__(self, *, retry_unparsed: Any = True, batch_size: Any = 1, answer_log: Any = "auto",
+    def __init__(self, *, retry_unparsed: Any = True, batch_size: Any = 1, answer_log: Any = "default",
                  **kwargs: Any) -> None:
         super().__init__()
         self.retry_unparsed = as_bool(retry_unparsed, name="retry_unparsed") and self.RETRIES
@@ -319,6 +319,8 @@ class VocalGradLM(LM):
         """The answer log (opened on first use), or None when ``answer_log=none``."""
         if self._answer_log is False:
             arg = self._answer_log_arg
+            if isinstance(arg, str) and arg == "default":
+                arg = os.environ.get("VOCALGRAD_ANSWER_LOG") or "auto"
             if arg is None or arg is False or str(arg).strip().lower() in _OFF:
                 self._answer_log = None
             else:
