@@ -221,3 +221,19 @@ def test_log_survives_a_cut_off_line(tmp_path):
 def test_query_key_needs_readable_audio():
     q = Query(prompt="p", audios=[ClipAudio("x", {"bytes": None, "path": None})])
     assert _Echo(answer_log="none").query_key(q) is None
+
+
+def test_hf_adapter_identity_names_the_checkpoint_and_dtype(tmp_path):
+    pytest.importorskip("torch")
+    from _harness_helpers import build_tiny_qwen2_audio
+    from harness_tasks.models.hf import HFAudioLM
+
+    d = str(build_tiny_qwen2_audio(tmp_path / "m"))
+    a = HFAudioLM(pretrained=d, dtype="float32", device="cpu", batch_size=4)
+    b = HFAudioLM(pretrained=d, dtype="bfloat16", device="cpu")
+    ia = a.identity()
+    assert ia["args"] == {"dtype": "float32", "pretrained": d}          # batch size and device left out
+    assert ia.get("loaded", {"dtype": "torch.float32"})["dtype"] == "torch.float32"
+    q = Query(prompt="p", audios=[ClipAudio("c", {"array": np.zeros(800, np.float32), "sampling_rate": 8000})])
+    assert a.query_key(q) != b.query_key(q)
+    assert a.query_key(q) == HFAudioLM(pretrained=d, dtype="float32", device="cpu").query_key(q)

@@ -297,12 +297,19 @@ class VocalGradLM(LM):
     def identity(self) -> dict[str, Any]:
         """What decides this adapter's answers besides the request (part of every log key).
 
-        Default: the class and every model argument except :attr:`IDENTITY_EXCLUDE`. Adapters
-        add what the arguments leave implicit (a resolved URL, a checkpoint revision, ...).
+        Default: the class, every model argument except :attr:`IDENTITY_EXCLUDE` and, for an
+        adapter holding a transformers model in ``self.model``, the checkpoint's commit hash and
+        the dtype it runs in. Adapters add what else the arguments leave implicit (a resolved URL).
         """
         args = {k: _jsonable(v) for k, v in sorted(getattr(self, "_init_args", {}).items())
                 if k not in self.IDENTITY_EXCLUDE}
-        return {"adapter": f"{type(self).__module__}.{type(self).__qualname__}", "args": args}
+        ident: dict[str, Any] = {"adapter": f"{type(self).__module__}.{type(self).__qualname__}", "args": args}
+        # a loaded transformers model: the checkpoint's commit and the dtype it really runs in
+        config = getattr(getattr(self, "model", None), "config", None)
+        if config is not None:
+            ident["loaded"] = {"commit": getattr(config, "_commit_hash", None),
+                               "dtype": str(getattr(self.model, "dtype", "")) or None}
+        return ident
 
     def query_key(self, q: Query, identity: Any = None) -> str | None:
         """Answer-log key of a query (None when a clip's audio cannot be read: never reused)."""

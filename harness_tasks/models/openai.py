@@ -318,14 +318,15 @@ class OpenAIAudioLM(VocalGradLM):
             self._cancel.set()
             for fut in pending:
                 fut.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
-            n_sent = 0
+            pool.shutdown(wait=True, cancel_futures=True)  # requests on the wire finish
+            unsent = 0
             for fut in pending:
-                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                if not fut.cancelled() and fut.exception() is None:
                     deliver(futures[fut], fut.result())
-                    n_sent += 1
-            log.warning("vocalgrad-openai: interrupted; %d request(s) not sent, answers so far are in the log",
-                        sum(f.cancelled() or (f.done() and f.exception() is not None) for f in pending))
+                else:
+                    unsent += 1
+            log.warning("vocalgrad-openai: interrupted; %d request(s) not sent; every answer received is in the "
+                        "answer log (rerun the same command to continue)", unsent)
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
