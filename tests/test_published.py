@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import shutil
 from pathlib import Path
@@ -143,3 +145,43 @@ def test_oracle_scores_the_published_copy_like_our_hub_folder(copy, hub, tmp_pat
         assert theirs[f"vocalgrad_{c}"]["acc,none"] == ours[f"vocalgrad_{c}"]["acc,none"], c
     assert their_answers == ours_answers and len(ours_answers) == 24 * len(CATS)
     assert ours["vocalgrad_volume"]["acc,none"] == 1.0  # the oracle hears the tones' volume ramps
+
+
+def test_from_published_round_trips_to_a_hub_folder(copy, tmp_path, capsys):
+    import datasets
+    import numpy as np
+    import pyarrow.parquet as pq
+    import soundfile as sf
+    from _hub_helpers import run_cli
+
+    out = tmp_path / "hub"
+    assert run_cli(["hub", "--from-published", str(copy), "--out", str(out)]) == 0
+    assert "all" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == sorted([*CATS, "README.md"])
+    theirs = {(r["category"], r["benchmark_clip_id"]): r for r in published.read_metadata(copy)}
+    seen = 0
+    for cat in CATS:
+        (shard,) = sorted((out / cat).glob("test-*.parquet"))
+        for row in pq.read_table(shard).to_pylist():
+            t = theirs[(vocalgrad.category(cat).id, row["benchmark_clip_id"])]
+            assert published.published_row(row) == t  # every published column survives, their id too
+            assert row["id"] == published.to_clip_id(row["benchmark_clip_id"], cat)
+            wav, sr = sf.read(copy / t["file_name"], dtype="int16")
+            flac, sr2 = sf.read(io.BytesIO(row["audio"]["bytes"]), dtype="int16")
+            assert sr == sr2 == row["sample_rate"] and np.array_equal(wav, flac)
+            assert row["sha256"] == hashlib.sha256((copy / t["file_name"]).read_bytes()).hexdigest()
+            seen += 1
+    assert seen == len(theirs)
+    # the converted folder offers the per-category configs and `all`, and is read like any Hub folder
+    pitch = datasets.load_dataset(str(out), "pitch", split="test")
+    assert len(pitch) == 24 and set(pitch["category"]) == {"pitch"}
+    assert len(datasets.load_dataset(str(out), split="test")) == len(theirs)
+    assert not published.is_published(out)
+    # a second run replaces it; a foreign folder is refused; render folders and --from-published exclude each other
+    assert run_cli(["hub", "--from-published", str(copy), "--out", str(out)]) == 0
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "x.txt").write_text("x")
+    assert run_cli(["hub", "--from-published", str(copy), "--out", str(foreign)]) == 2
+    assert run_cli(["hub", "--from-published", str(tmp_path), "--out", str(tmp_path / "h2")]) == 2
+    assert "not a published VocalGrad copy" in capsys.readouterr().err
