@@ -33,6 +33,7 @@ import vocalgrad
 __all__ = [
     "DIRECTION_TO_PUBLISHED",
     "EXTRA_COLUMNS",
+    "flac_bytes",
     "PUBLISHED_COLUMNS",
     "PublishedLayoutError",
     "TIER_TO_PUBLISHED",
@@ -409,16 +410,22 @@ def hub_record(row: dict, file_bytes: bytes) -> dict:
     ``audio`` becomes ``{"bytes": <FLAC>, "path": "<id>.flac"}``, ``sample_rate`` the file's
     rate and ``sha256`` the hash of the published file's bytes (so a copy can be checked).
     """
+    flac, sr = flac_bytes(file_bytes, name=row["audio"].get("path") or row["id"])
+    return {**row, "audio": {"bytes": flac, "path": f"{row['id']}.flac"}, "sample_rate": sr,
+            "sha256": hashlib.sha256(file_bytes).hexdigest()}
+
+
+def flac_bytes(file_bytes: bytes, *, name: str = "clip") -> tuple[bytes, int]:
+    """A published 16-bit WAV (any format soundfile reads) as FLAC bytes of the same samples, and its rate."""
     import soundfile as sf
 
     try:
         pcm, sr = sf.read(io.BytesIO(file_bytes), dtype="int16", always_2d=True)
     except Exception as exc:  # soundfile raises several types
-        raise PublishedLayoutError(f"{row['audio'].get('path') or row['id']}: cannot decode audio ({exc})") from None
+        raise PublishedLayoutError(f"{name}: cannot decode audio ({exc})") from None
     buf = io.BytesIO()
     sf.write(buf, pcm if pcm.shape[1] > 1 else pcm[:, 0], sr, format="FLAC", subtype="PCM_16")
-    return {**row, "audio": {"bytes": buf.getvalue(), "path": f"{row['id']}.flac"}, "sample_rate": int(sr),
-            "sha256": hashlib.sha256(file_bytes).hexdigest()}
+    return buf.getvalue(), int(sr)
 
 
 def published_features(sample_rate: int | None = 48000, *, decode: bool = True):

@@ -185,3 +185,42 @@ def test_from_published_round_trips_to_a_hub_folder(copy, tmp_path, capsys):
     assert run_cli(["hub", "--from-published", str(copy), "--out", str(foreign)]) == 2
     assert run_cli(["hub", "--from-published", str(tmp_path), "--out", str(tmp_path / "h2")]) == 2
     assert "not a published VocalGrad copy" in capsys.readouterr().err
+
+
+def test_listen_show_probe_and_builder_read_the_copy(copy, render_dir, tmp_path):
+    import datasets
+    import numpy as np
+    import soundfile as sf
+
+    from analysis.listen.catalog import open_catalog
+    from analysis.probe.data import load_clips
+    from analysis.show import show_clip
+
+    cat = open_catalog(copy)
+    ours = open_catalog(render_dir)
+    assert cat.kind == "published" and list(cat.clips) == list(ours.clips)
+    cid = next(iter(cat.clips))
+    a = sf.read(io.BytesIO(cat.audio_bytes(cid)), dtype="int16")[0]  # FLAC, as the listening page expects
+    b = sf.read(io.BytesIO(ours.audio_bytes(cid)), dtype="int16")[0]
+    assert cat.audio_bytes(cid)[:4] == b"fLaC" and np.array_equal(a, b)
+    assert cat.clips[cid].direction == ours.clips[cid].direction and cat.source_path("x") is None
+    png = show_clip(cid, copy, tmp_path / "clip.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+    clips = load_clips(str(copy), "test", "pitch")
+    mine = load_clips(str(copy), "test", "voice_pitch")
+    assert clips.ids == mine.ids == sorted(c for c in ours.clips if "__pitch__" in c)
+    assert clips.labels.tolist() == [int(ours.clips[c].direction == "increase") for c in clips.ids]
+    y, sr = clips.audio(0)
+    assert sr == 48000 and len(y) > 0
+    with pytest.raises(FileNotFoundError, match="train"):
+        load_clips(str(copy), "train", "pitch")
+
+    builder = vocalgrad.VocalGrad(config_name="pitch", data_dir=str(copy), cache_dir=str(tmp_path / "bc"))
+    builder.download_and_prepare()
+    ds = builder.as_dataset(split="test").cast_column("audio", datasets.Audio(decode=False))
+    rows = {r["id"]: r for r in published.load_published_rows(copy, categories=["pitch"])}
+    assert sorted(ds["id"]) == sorted(rows) and set(ds["benchmark_clip_id"]) == {r["benchmark_clip_id"] for r in rows.values()}
+    assert ds[0]["audio"]["bytes"][:4] == b"fLaC"
+    with pytest.raises(vocalgrad.RenderDirError, match="test set only"):
+        vocalgrad.VocalGrad(config_name="train", data_dir=str(copy), cache_dir=str(tmp_path / "bc2")).download_and_prepare()
