@@ -86,7 +86,8 @@ def test_rows_map_their_columns_to_ours(copy, render_dir):
         assert r["prompt"] == vocalgrad.build_prompt(r["category"]) != t["prompt"]
         assert t["prompt"] == published.published_prompt(r["category"])
         assert Path(r["audio"]["path"]).name == t["file_name"].split("/")[-1]
-    assert published.load_published_rows(copy, categories=["voice_pitch"]) == [r for r in rows if r["category"] == "pitch"]
+    assert published.load_published_rows(copy, categories=["voice_pitch"]) == [
+        r for r in rows if r["category"] == "pitch"]
 
 
 def test_datasets_path_and_streaming_give_the_same_rows(copy):
@@ -220,7 +221,9 @@ def test_listen_show_probe_and_builder_read_the_copy(copy, render_dir, tmp_path)
     builder.download_and_prepare()
     ds = builder.as_dataset(split="test").cast_column("audio", datasets.Audio(decode=False))
     rows = {r["id"]: r for r in published.load_published_rows(copy, categories=["pitch"])}
-    assert sorted(ds["id"]) == sorted(rows) and set(ds["benchmark_clip_id"]) == {r["benchmark_clip_id"] for r in rows.values()}
+    assert sorted(ds["id"]) == sorted(rows)
+    assert set(ds["benchmark_clip_id"]) == {r["benchmark_clip_id"] for r in rows.values()}
     assert ds[0]["audio"]["bytes"][:4] == b"fLaC"
     with pytest.raises(vocalgrad.RenderDirError, match="test set only"):
-        vocalgrad.VocalGrad(config_name="train", data_dir=str(copy), cache_dir=str(tmp_path / "bc2")).download_and_prepare()
+        vocalgrad.VocalGrad(config_name="train", data_dir=str(copy),
+                            cache_dir=str(tmp_path / "bc2")).download_and_prepare()
