@@ -21,7 +21,20 @@ from harness_tasks import published
 
 from . import hub as _hub
 
-__all__ = ["build_from_published", "local_copy", "run_cli"]
+__all__ = ["CONVERSION_NOTE", "build_from_published", "local_copy", "run_cli"]
+
+#: Appended to the card: what differs from a folder built from a render.
+CONVERSION_NOTE = """
+## Converted from the authors' release
+
+This folder was converted from the authors' published AudioFolder release with
+`vocalgrad hub --from-published`; nothing was re-rendered. Each clip is the authors' 16-bit WAV re-encoded
+losslessly as FLAC (the same samples), so `sha256` is the hash of the *published WAV* file, not of the FLAC
+bytes. The extra columns `benchmark_clip_id` and `source_clip_id` keep the authors' clip id and corpus
+utterance; `id` is this toolkit's clip id of the same clip. The release records no realised values, gender,
+accent, clipping or recipe (those columns are empty), and its `onset_sec`/`offset_sec` are the source's
+speech span.
+"""
 
 
 def local_copy(src) -> Path:
@@ -114,9 +127,11 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
 
     sizes = {r["id"]: Path(r["audio"]["path"]).stat().st_size for r in rows}
     keyed = [{**r, "clip_id": r["id"]} for r in rows]  # the shard writer keys rows by clip_id
+    shown = src if published.published_folder(src) is None else Path(src).name  # no local paths in the card
     check = _hub.RenderCheck(path=folder, rows=keyed, meta={
-        "source": f"the authors' release ({src})", "recipe": "as published by the authors",
-        "sample_rate": sample_rate, "toolkit_version": _toolkit_version()})
+        "source": f"the authors' release ({shown})", "recipe": "as published by the authors",
+        "sample_rate": sample_rate,
+        "toolkit_version": f"{_toolkit_version()}; converted with --from-published, not rendered"})
     stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
     if stage.exists():
         shutil.rmtree(stage)
@@ -136,7 +151,8 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
             sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
             tuple(c.name for c in configs)))
         by_split = {"test": check}
-        readme = _hub._yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
+        readme = (_hub._yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
+                  + CONVERSION_NOTE)
         (stage / "README.md").write_text(readme, encoding="utf-8")
         files.append("README.md")
         if out.exists():

@@ -178,6 +178,8 @@ def test_from_published_round_trips_to_a_hub_folder(copy, tmp_path, capsys):
     assert len(pitch) == 24 and set(pitch["category"]) == {"pitch"}
     assert len(datasets.load_dataset(str(out), split="test")) == len(theirs)
     assert not published.is_published(out)
+    card = (out / "README.md").read_text()
+    assert "Converted from the authors' release" in card and str(copy.parent) not in card
     # a second run replaces it; a foreign folder is refused; render folders and --from-published exclude each other
     assert run_cli(["hub", "--from-published", str(copy), "--out", str(out)]) == 0
     foreign = tmp_path / "foreign"
@@ -205,6 +207,7 @@ def test_listen_show_probe_and_builder_read_the_copy(copy, render_dir, tmp_path)
     b = sf.read(io.BytesIO(ours.audio_bytes(cid)), dtype="int16")[0]
     assert cat.audio_bytes(cid)[:4] == b"fLaC" and np.array_equal(a, b)
     assert cat.clips[cid].direction == ours.clips[cid].direction and cat.source_path("x") is None
+    assert len(open_catalog(copy, config="pitch")) == 24
     png = show_clip(cid, copy, tmp_path / "clip.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
 

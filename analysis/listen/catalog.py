@@ -146,8 +146,10 @@ def open_catalog(data, *, config: str | None = None) -> Catalog:
     from harness_tasks import published
 
     if published.published_folder(root) is not None:  # the authors' release (docs/published.md)
+        if config not in (None, "all", *vocalgrad.CATEGORY_NAMES):
+            raise CatalogError(f"{root}: the authors' release holds the test categories only, not config {config!r}")
         try:
-            rows = published.load_published_rows(root)
+            rows = published.load_published_rows(root, categories=None if config in (None, "all") else [config])
         except published.PublishedLayoutError as exc:
             raise CatalogError(str(exc)) from None
         return Catalog(root, "published", {r["id"]: _info(r) for r in rows},
