@@ -21,7 +21,7 @@ from harness_tasks import published
 
 from . import hub as _hub
 
-__all__ = ["CONVERSION_NOTE", "build_from_published", "local_copy", "run_cli"]
+__all__ = ["CONVERSION_NOTE", "build_from_published", "run_cli"]
 
 #: Appended to the card: what differs from a folder built from a render.
 CONVERSION_NOTE = """
@@ -35,33 +35,6 @@ utterance; `id` is this toolkit's clip id of the same clip. The release records 
 accent, clipping or recipe (those columns are empty), and its `onset_sec`/`offset_sec` are the source's
 speech span.
 """
-
-
-def local_copy(src) -> Path:
-    """A local folder holding the release: ``src`` itself, or a snapshot of the Hub repo ``src``.
-
-    Raises
-    ------
-    HubBuildError
-        If ``src`` is a folder that is not a published copy, or the repo cannot be fetched.
-    """
-    folder = published.published_folder(src)
-    if folder is not None:
-        return folder
-    if Path(str(src)).expanduser().exists():
-        raise _hub.HubBuildError(f"{src}: not a published VocalGrad copy (no metadata.csv with file_name and "
-                                 "benchmark_clip_id at its root)")
-    try:  # not run here (offline tests): the full release is ~21,600 WAV files
-        from huggingface_hub import snapshot_download
-
-        folder = Path(snapshot_download(str(src), repo_type="dataset"))
-    except Exception as exc:
-        raise _hub.HubBuildError(f"cannot fetch the dataset repo {src!r} ({type(exc).__name__}: {exc}); "
-                                 "download it (`hf download --repo-type dataset ...`) and pass the folder") from None
-    if published.published_folder(folder) is None:
-        raise _hub.HubBuildError(f"{src}: the repo holds no metadata.csv with benchmark_clip_id; it is not the "
-                                 "authors' release (a `vocalgrad hub` repo needs no conversion)")
-    return folder
 
 
 def _sample_rate(rows: list[dict]) -> int:
@@ -86,7 +59,8 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     Parameters
     ----------
     src : path-like or str
-        Local copy of the release, or its Hub repo id (downloaded first, see :func:`local_copy`).
+        Local copy of the release, or its Hub repo id (downloaded first,
+        :func:`harness_tasks.published.local_copy`).
     out_dir : path-like
         Folder to write; replaced if it holds an earlier VocalGrad Hub folder, refused if it is a
         non-empty folder of anything else.
@@ -105,9 +79,9 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     """
     import pyarrow as pa
 
-    folder = local_copy(src)
     out = Path(out_dir)
     try:
+        folder = published.local_copy(src)
         rows = published.load_published_rows(folder)
     except published.PublishedLayoutError as exc:
         raise _hub.HubBuildError(str(exc)) from None

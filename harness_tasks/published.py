@@ -44,6 +44,7 @@ __all__ = [
     "is_published",
     "load_published",
     "load_config",
+    "local_copy",
     "load_published_rows",
     "parse_benchmark_clip_id",
     "published_features",
@@ -356,13 +357,41 @@ def _audio_path(folder: Path, meta: dict, where: str) -> Path:
     return path
 
 
+def local_copy(src) -> Path:
+    """A local folder holding the release: ``src`` itself, or a snapshot of the Hub repo ``src``.
+
+    Raises
+    ------
+    PublishedLayoutError
+        If ``src`` is a folder that is not a published copy, or the repo cannot be fetched or is not one.
+    """
+    folder = published_folder(src)
+    if folder is not None:
+        return folder
+    if Path(str(src)).expanduser().exists() or str(src).count("/") != 1:
+        raise PublishedLayoutError(f"{src}: not a published VocalGrad copy (no metadata.csv with file_name and "
+                                   "benchmark_clip_id at its root)")
+    try:  # not run here (offline tests): the full release is ~21,600 WAV files
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(str(src), repo_type="dataset"))
+    except Exception as exc:
+        raise PublishedLayoutError(f"cannot fetch the dataset repo {src!r} ({type(exc).__name__}: {exc}); "
+                                   "download it (`hf download --repo-type dataset ...`) and pass the folder") from None
+    if published_folder(folder) is None:
+        raise PublishedLayoutError(f"{src}: the repo holds no metadata.csv with benchmark_clip_id; it is not the "
+                                   "authors' release (a `vocalgrad hub` repo needs no conversion)")
+    return folder
+
+
 def load_published_rows(src, *, categories=None, check_files: bool = True) -> list[dict]:
-    """Every row of a local published copy in our Hub columns, sorted by our clip id.
+    """Every row of the release in our Hub columns, sorted by our clip id (for verify, catalogs, conversion).
 
     Parameters
     ----------
-    src : path-like
-        Folder with ``metadata.csv`` and ``audio/``.
+    src : path-like or str
+        Folder with ``metadata.csv`` and ``audio/``, or a Hub repo id (downloaded first with
+        :func:`local_copy`).
     categories : iterable of str, optional
         Keep only these (config names or internal ids).
     check_files : bool
@@ -378,10 +407,7 @@ def load_published_rows(src, *, categories=None, check_files: bool = True) -> li
     PublishedLayoutError
         Not a published copy, a bad row, duplicate clips, or missing audio files (all listed).
     """
-    folder = published_folder(src)
-    if folder is None:
-        raise PublishedLayoutError(f"{src}: not a published VocalGrad copy (no metadata.csv with file_name and "
-                                   "benchmark_clip_id at its root)")
+    folder = local_copy(src)
     wanted = None if categories is None else {vocalgrad.category(c).name for c in categories}
     rows, missing, seen = [], [], {}
     for lineno, meta in enumerate(read_metadata(folder), 2):

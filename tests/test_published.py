@@ -230,3 +230,30 @@ def test_listen_show_probe_and_builder_read_the_copy(copy, render_dir, tmp_path)
     with pytest.raises(vocalgrad.RenderDirError, match="test set only"):
         vocalgrad.VocalGrad(config_name="train", data_dir=str(copy),
                             cache_dir=str(tmp_path / "bc2")).download_and_prepare()
+
+
+def test_a_repo_id_with_the_authors_card_is_read_through_datasets(copy, monkeypatch):
+    """The Hub-id path end to end, with the Hub replaced by the local replica (offline)."""
+    import datasets
+
+    card = (copy / "README.md").read_text()
+    monkeypatch.setattr(published, "_hub_card", lambda repo: card if repo == "someone/vocalgrad" else None)
+    real = datasets.load_dataset
+    asked = []
+
+    def fake_load(path, *args, **kw):
+        asked.append((path, kw.get("streaming")))
+        return real(str(copy) if path == "someone/vocalgrad" else path, *args, **kw)
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    assert published.is_published("someone/vocalgrad") and not published.is_published("other/vocalgrad")
+    ds = utils.load_split("pitch", source="someone/vocalgrad")
+    assert asked == [("someone/vocalgrad", False)]
+    local = {r["id"]: r for r in published.load_published_rows(copy, categories=["pitch"])}
+    assert sorted(ds["id"]) == sorted(local)
+    row = ds[0]
+    assert {k: v for k, v in row.items() if k != "audio"} == {k: v for k, v in local[row["id"]].items() if k != "audio"}
+    streamed = published.load_published("someone/vocalgrad", categories=["volume"], streaming=True)
+    assert asked[-1] == ("someone/vocalgrad", True) and sum(1 for _ in streamed) == 24
+    with pytest.raises(PublishedLayoutError, match="cannot fetch"):
+        published.local_copy("nobody/nothing")  # offline
