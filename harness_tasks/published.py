@@ -204,7 +204,7 @@ def published_folder(src) -> Path | None:
         path = Path(src).expanduser()
         if not (path / METADATA_FILE).is_file():
             return None
-        with open(path / METADATA_FILE, newline="", encoding="utf-8") as fh:
+        with open(path / METADATA_FILE, newline="", encoding="utf-8-sig") as fh:
             header = next(csv.reader(fh), [])
     except (OSError, TypeError, ValueError):
         return None
@@ -264,7 +264,7 @@ def read_metadata(folder) -> list[dict]:
     path = Path(folder).expanduser() / METADATA_FILE
     if not path.is_file():
         raise PublishedLayoutError(f"{path}: missing; a published VocalGrad copy has metadata.csv at its root")
-    with open(path, newline="", encoding="utf-8") as fh:
+    with open(path, newline="", encoding="utf-8-sig") as fh:  # a BOM from spreadsheet tools is dropped
         reader = csv.DictReader(fh)
         missing = [c for c in PUBLISHED_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
