@@ -42,6 +42,7 @@ __all__ = [
     "hub_record",
     "hub_row",
     "is_published",
+    "iter_file_bytes",
     "load_published",
     "load_config",
     "local_copy",
@@ -428,6 +429,18 @@ def load_published_rows(src, *, categories=None, check_files: bool = True) -> li
         raise PublishedLayoutError(f"{folder}: {len(missing)} audio file(s) named in metadata.csv are missing "
                                    f"(download the full copy):\n  {shown}")
     return sorted(rows, key=lambda r: r["id"])
+
+
+def iter_file_bytes(rows: list[dict], ids=None):
+    """Yield ``(clip id, bytes of the published file or None when missing)`` for rows of
+    :func:`load_published_rows` (every row, or the ``ids`` given, in that order).
+
+    For ``vocalgrad verify --against`` and other clip-by-clip comparisons (the bytes are WAV).
+    """
+    by_id = {r["id"]: Path(r["audio"]["path"]) for r in rows}
+    for cid in (list(by_id) if ids is None else ids):
+        path = by_id.get(cid)
+        yield cid, (path.read_bytes() if path is not None and path.is_file() else None)
 
 
 def hub_record(row: dict, file_bytes: bytes) -> dict:

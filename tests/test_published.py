@@ -86,6 +86,8 @@ def test_rows_map_their_columns_to_ours(copy, render_dir):
         assert r["prompt"] == vocalgrad.build_prompt(r["category"]) != t["prompt"]
         assert t["prompt"] == published.published_prompt(r["category"])
         assert Path(r["audio"]["path"]).name == t["file_name"].split("/")[-1]
+    got = dict(published.iter_file_bytes(rows, ids=[rows[0]["id"], "nope"]))
+    assert got == {rows[0]["id"]: Path(rows[0]["audio"]["path"]).read_bytes(), "nope": None}
     assert published.load_published_rows(copy, categories=["voice_pitch"]) == [
         r for r in rows if r["category"] == "pitch"]
 
