@@ -53,7 +53,8 @@ def _sample_rate(rows: list[dict]) -> int:
 
 
 def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_BYTES,
-                         row_group_rows: int = _hub.ROW_GROUP_ROWS, card_template=None) -> dict:
+                         row_group_rows: int = _hub.ROW_GROUP_ROWS, card_template=None,
+                         progress: bool = True) -> dict:
     """Write our Hub folder for the authors' release.
 
     Parameters
@@ -66,6 +67,9 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         non-empty folder of anything else.
     max_shard_bytes, row_group_rows, card_template
         As for :func:`generation.hub.build_hub`.
+    progress : bool
+        Show a progress bar over the clips (the whole folder is written again on a re-run: it is
+        staged under a temporary name and renamed at the end, so an interrupted run leaves no half folder).
 
     Returns
     -------
@@ -87,6 +91,8 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         raise _hub.HubBuildError(str(exc)) from None
     if not rows:
         raise _hub.HubBuildError(f"{folder / 'metadata.csv'}: no clips")
+    if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
+        raise _hub.HubBuildError(f"{out}: --out must lie outside the published copy {folder}")
     if out.exists() and any(out.iterdir()) and not _hub._is_hub_folder(out):
         raise _hub.HubBuildError(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
     template = Path(card_template) if card_template else _hub._CARD_TEMPLATE
@@ -95,8 +101,15 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     sample_rate = _sample_rate(rows)
     feats = published.published_features(sample_rate)
 
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(rows), unit="clip", desc="from-published", disable=not progress)
+
     def to_table(shard: list[dict]):
-        records = [published.hub_record(r, Path(r["audio"]["path"]).read_bytes()) for r in shard]
+        records = []
+        for r in shard:
+            records.append(published.hub_record(r, Path(r["audio"]["path"]).read_bytes()))
+            bar.update(1)
         return pa.Table.from_pylist([{k: rec[k] for k in feats} for rec in records], schema=feats.arrow_schema)
 
     sizes = {r["id"]: Path(r["audio"]["path"]).stat().st_size for r in rows}
@@ -133,6 +146,7 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
             shutil.rmtree(out)
         os.replace(stage, out)
     finally:
+        bar.close()
         if stage.exists():
             shutil.rmtree(stage)
     return {"configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size}
@@ -154,7 +168,8 @@ def run_cli(args) -> int:
         return 2
     try:
         summary = build_from_published(args.from_published, args.out, max_shard_bytes=int(args.max_shard_mb * 1024**2),
-                                       row_group_rows=args.row_group_rows, card_template=args.card)
+                                       row_group_rows=args.row_group_rows, card_template=args.card,
+                                       progress=sys.stderr.isatty())
     except _hub.HubBuildError as exc:
         print(f"vocalgrad hub: {exc}", file=sys.stderr)
         return 2

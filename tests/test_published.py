@@ -188,6 +188,8 @@ def test_from_published_round_trips_to_a_hub_folder(copy, tmp_path, capsys):
     foreign.mkdir()
     (foreign / "x.txt").write_text("x")
     assert run_cli(["hub", "--from-published", str(copy), "--out", str(foreign)]) == 2
+    assert run_cli(["hub", "--from-published", str(copy), "--out", str(copy / "hub")]) == 2
+    assert "outside the published copy" in capsys.readouterr().err
     assert run_cli(["hub", "--from-published", str(tmp_path), "--out", str(tmp_path / "h2")]) == 2
     assert "not a published VocalGrad copy" in capsys.readouterr().err
 
