@@ -171,7 +171,7 @@ def load_raw_predictions(path, *, label: str | None = None) -> list[Evaluation]:
                 raise ResultsError(f"{where}: a paraphrase run (answer_words); only the increase/decrease "
                                    "prompts are read")
             model_id = str(row.get("model_id") or row.get("backend") or f.stem)
-            variant = _variant(row.get("prompt_settings"), where, warnings)
+            variant = _variant(row.get("prompt_settings"), str(f), warnings)
             rec = _record(row, where)
             by_key.setdefault((model_id, variant, rec["category"]), []).append(rec)
         for (model_id, variant, cat), recs in by_key.items():
