@@ -541,8 +541,9 @@ def _make_builder_classes() -> dict:
         def _split_generators(self, dl_manager):
             if not self.config.data_dir:
                 raise RenderDirError(
-                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`); "
-                    f"to load the published set use load_dataset({HUB_REPO_ID!r}, {self.config.name!r})"
+                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`) or at "
+                    f"a local copy of the authors' release {HUB_REPO_ID!r} (one AudioFolder config; "
+                    "docs/published.md)"
                 )
             data_dir = Path(self.config.data_dir)
             if self._published():
