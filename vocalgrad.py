@@ -478,7 +478,8 @@ def _make_builder_classes() -> dict:
         hub_split: str = "test"
 
     class VocalGrad(datasets.GeneratorBasedBuilder):
-        """Builds a VocalGrad config from a rendered directory (``data_dir=``).
+        """Builds a VocalGrad config from a rendered directory (``data_dir=``), or from a local copy of
+        the authors' published release (test configs only).
 
         Examples
         --------
@@ -502,6 +503,8 @@ def _make_builder_classes() -> dict:
         def __init__(self, *args, **kwargs):
             # Cache key follows the render's content, so a re-render is never served stale.
             data_dir = kwargs.get("data_dir")
+            if kwargs.get("hash") is None and data_dir and Path(data_dir, "metadata.csv").is_file():
+                kwargs["hash"] = hashlib.sha256(Path(data_dir, "metadata.csv").read_bytes()).hexdigest()[:16]
             if kwargs.get("hash") is None and data_dir and Path(data_dir, "manifest.parquet").is_file():
                 digest = hashlib.sha256(Path(data_dir, "manifest.parquet").read_bytes())
                 if Path(data_dir, "render.json").is_file():
@@ -512,8 +515,19 @@ def _make_builder_classes() -> dict:
                 kwargs["hash"] = digest.hexdigest()[:16]
             super().__init__(*args, **kwargs)
 
+        def _published(self):
+            """harness_tasks.published when data_dir is the authors' release (docs/published.md), else None."""
+            from harness_tasks import published  # lazy: the one reader of that layout
+
+            return published if self.config.data_dir and published.published_folder(self.config.data_dir) else None
+
         def _info(self):
             sr = 48000
+            if self._published():
+                feats = self._published().published_features(None)
+                return datasets.DatasetInfo(description="VocalGrad, as published by its authors", features=feats,
+                                            homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}",
+                                            license=LICENSE, citation=PAPER)
             if self.config.data_dir and Path(self.config.data_dir, "render.json").is_file():
                 sr = int(_read_render_meta(self.config.data_dir).get("sample_rate", sr))
             return datasets.DatasetInfo(
@@ -527,10 +541,17 @@ def _make_builder_classes() -> dict:
         def _split_generators(self, dl_manager):
             if not self.config.data_dir:
                 raise RenderDirError(
-                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`); "
-                    f"to load the published set use load_dataset({HUB_REPO_ID!r}, {self.config.name!r})"
+                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`) or at "
+                    f"a local copy of the authors' release {HUB_REPO_ID!r} (one AudioFolder config; "
+                    "docs/published.md)"
                 )
             data_dir = Path(self.config.data_dir)
+            if self._published():
+                if self.config.render_split != "test" or self.config.name == SOURCES_CONFIG:
+                    raise RenderDirError(f"{data_dir}: the authors' release holds the test set only; config "
+                                         f"{self.config.name!r} needs a render (`vocalgrad render`)")
+                rows = self._published().load_published_rows(data_dir, categories=self.config.categories)
+                return [datasets.SplitGenerator(name="test", gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
             meta = _read_render_meta(data_dir)
             if meta.get("split") != self.config.render_split:
                 raise RenderDirError(
@@ -568,6 +589,10 @@ def _make_builder_classes() -> dict:
                                             gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
 
         def _generate_examples(self, data_dir, rows):
+            if self._published():
+                for row in rows:
+                    yield row["id"], self._published().hub_record(row, Path(row["audio"]["path"]).read_bytes())
+                return
             if self.config.name == SOURCES_CONFIG:
                 import soundfile as sf
 

@@ -518,7 +518,10 @@ def register_cli(subparsers) -> None:
         description="Build README.md (card + configs) and parquet shards per config from one or more render "
                     "folders (one per split: test, beep, train). See docs/hub.md.",
     )
-    p.add_argument("render_dirs", nargs="+", metavar="DIR", help="render output folder(s)")
+    p.add_argument("render_dirs", nargs="*", metavar="DIR", help="render output folder(s)")
+    p.add_argument("--from-published", metavar="SRC",
+                   help="instead of renders: convert the authors' published release (Hub id or local copy; "
+                        "AudioFolder with metadata.csv) into this layout, keeping their clip ids; see docs/published.md")
     p.add_argument("--out", required=True, metavar="HUB", help="folder to write (replaced if it is a Hub folder)")
     p.add_argument("--allow-partial", action="store_true",
                    help="accept renders with missing conditions; their configs are omitted and the card says so")
@@ -538,6 +541,13 @@ def register_cli(subparsers) -> None:
 def _run_cli(args) -> int:
     import sys
 
+    if args.from_published:
+        from .from_published import run_cli
+
+        return run_cli(args)
+    if not args.render_dirs:
+        print("vocalgrad hub: give render folder(s) DIR or --from-published SRC", file=sys.stderr)
+        return 2
     try:
         summary = build_hub(
             args.render_dirs, args.out, allow_partial=args.allow_partial,

@@ -11,7 +11,8 @@ Dataset source (first that is set wins):
 
 A value that is an existing folder is read as a Hub repo folder made by ``vocalgrad hub``
 (``<config>/<split>-0000N-of-0000M.parquet``); anything else is passed to
-``datasets.load_dataset`` as a repo id with the category as config name.
+``datasets.load_dataset`` as a repo id with the category as config name. The authors' published
+AudioFolder layout (a local copy or a repo id) is detected and read by :mod:`.published`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import vocalgrad
 
-from . import metrics
+from . import metrics, published
 from .clip_audio import AUDIO_MARKER, ClipAudio
 from .parsing import classify_answer, is_exact_match
 
@@ -119,7 +120,9 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
     import datasets
 
     src = dataset_source(source)
-    if Path(src).expanduser().is_dir():
+    if published.is_published(src):  # the authors' AudioFolder release (docs/published.md)
+        ds = published.load_config(src, config, split=split)
+    elif Path(src).expanduser().is_dir():
         folder = Path(src).expanduser()
         ds = datasets.load_dataset("parquet", data_files={split: _local_files(folder, config, split)},
                                    split=split)

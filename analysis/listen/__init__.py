@@ -30,7 +30,8 @@ def register_cli(sub) -> None:
     p = sub.add_parser("listen", help="serve a local listening test page (human baseline)",
                        description="Serve a listening test on http://HOST:PORT/ for one annotator. Answers are "
                                    "appended to --answers; rerun the same command to resume.")
-    p.add_argument("data", metavar="HUB_OR_RENDER", help="render folder (manifest.parquet) or Hub folder")
+    p.add_argument("data", metavar="HUB_OR_RENDER", help="render folder (manifest.parquet), Hub folder or a local copy of "
+                   "the authors' published release (metadata.csv)")
     p.add_argument("--annotator", required=True, help="annotator name (letters, digits, _ . -)")
     p.add_argument("--answers", default="answers.jsonl", help="answers file (default ./answers.jsonl; "
                    "several annotators may share it)")

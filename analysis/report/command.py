@@ -137,7 +137,8 @@ def register_cli(sub) -> None:
         description="Read lm-eval output folders (results JSON + --log_samples JSONL) and write "
                     "DIR/report.md, DIR/report.json and DIR/plots/*.png.")
     p.add_argument("results", nargs="*", metavar="RESULTS",
-                   help="lm-eval --output_path folder or results_*.json file; LABEL=PATH names the model")
+                   help="lm-eval --output_path folder or results_*.json file, or the authors' raw prediction "
+                        "files (*.jsonl, docs/published.md); LABEL=PATH names the model")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--draws", type=int, default=DRAWS, help=f"bootstrap draws (default {DRAWS})")
     p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
