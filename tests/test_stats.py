@@ -70,14 +70,14 @@ def test_constant_model_has_full_increase_bias():
         assert res["bias"][cat]["acc_decrease"] == 0.0
     ov = res["overall"]
     assert ov["acc"] == 0.5 and ov["balanced_acc"] == 0.5
-    assert ov["verdict"] == "not above chance"
+    assert ov["verdict"] == "not different from chance"
     assert res["top_outputs"] == [{"output": "Increase", "count": 48, "share": 1.0}]
 
 
 def test_chance_verdict():
     assert chance_verdict((0.51, 0.6)) == "above chance"
-    assert chance_verdict((0.45, 0.55)) == "not above chance"
-    assert chance_verdict((0.5, 0.5)) == "not above chance"
+    assert chance_verdict((0.45, 0.55)) == "not different from chance"
+    assert chance_verdict((0.5, 0.5)) == "not different from chance"
     assert chance_verdict((0.3, 0.49)) == "below chance"
     assert chance_verdict((math.nan, math.nan)) == "n/a"
 

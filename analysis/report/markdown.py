@@ -51,7 +51,7 @@ def _mark(g: dict) -> str:
     """Verdict cell: the paper's (binomial) verdict, plus the clustered one when they differ."""
     v = g.get("verdict", "n/a")
     vc = g.get("verdict_clustered", v)
-    cell = f"**{v}**" if v == "not above chance" else v
+    cell = f"**{v}**" if v == "not different from chance" else v
     return cell if vc == v else f"{cell} (clustered: {vc})"
 
 
@@ -137,8 +137,14 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (benchmark.md §7–§8). "
              f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
              "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
-             "source utterances (the 24 conditions of a source per category are not independent). "
-             "**not above chance** marks an interval that contains 50 %.", ""]
+             "source utterances (the 24 conditions of a source per category are not independent). ", "",
+             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
+             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
+             "category (or each source with all its categories) and average the categories in every draw.", "",
+             "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows "
+             f"of a table (categories, tiers, ...) use {s.get('chance_flags', 'exact binomial tests')} "
+             "(Holm's step-down adjustment for multiple comparisons); **not different from chance** "
+             "otherwise.", ""]
     lines += ["## Summary", ""]
     rows = []
     for m in models:
@@ -159,7 +165,8 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     lines += ["## Accuracy by category, with the paper's numbers", "",
               "Rows marked *(paper)* are the published results of the paper on its VCTK test set "
               f"({report['paper']['source']}), copied as data for comparison — they were not computed from "
-              "these results. *avg* is the unweighted mean over categories; † = interval contains 50 %.", ""]
+              "these results. *avg* is the unweighted mean over categories (the overall figure); † = not different "
+              "from chance (Holm-adjusted over the categories).", ""]
     rows = []
     for m in models:
         cells = []
@@ -168,7 +175,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
             if g is None:
                 cells.append("")
             else:
-                mark = "†" if g.get("verdict") == "not above chance" else ""
+                mark = "†" if g.get("verdict") == "not different from chance" else ""
                 cells.append(pct(g.get("acc")) + mark)
         rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
     for name, row in report["paper"]["category_acc"].items():
