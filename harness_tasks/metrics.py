@@ -45,6 +45,7 @@ __all__ = [
     "balanced_accuracy",
     "FORMAT_LABELS",
     "bootstrap_ci",
+    "bootstrap_ci_labels",
     "breakdown",
     "confusion",
     "counts",
@@ -579,3 +580,34 @@ def label_metric(name: str, labels, records) -> float:
         return summary[name]
     except KeyError:
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(summary)}") from None
+
+
+def bootstrap_ci_labels(records, labels, metric: str = "macro_f1", *, draws: int = 10_000, seed: int = 1234,
+                        level: float = 0.95, macro_by: str | None = None) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``macro_f1`` or ``acc`` of a labelled format.
+
+    Clips are resampled (multinomial on the confusion table). With ``macro_by`` (``"category"``)
+    each category is resampled on its own and every draw averages the categories' values (the
+    format's overall figure, :data:`OVERALL_RULE`).
+    """
+    if metric not in ("macro_f1", "acc"):
+        raise ValueError(f"bootstrap_ci_labels supports 'macro_f1' and 'acc', got {metric!r}")
+    labels = _labels(labels)
+    records = list(records)
+    if not records:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    groups: dict[Any, list] = {}
+    for rec in records:
+        groups.setdefault(rec[macro_by] if macro_by else None, []).append(rec)
+    k = len(labels)
+    per = []
+    for recs in groups.values():
+        t = confusion(recs, labels)
+        n = int(t.sum())
+        sims = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
+        if metric == "macro_f1":
+            per.append(_macro_f1(sims))
+        else:
+            per.append(np.trace(sims[..., :k], axis1=-2, axis2=-1) / n)
+    return _percentile(np.mean(np.stack(per, axis=-1), axis=-1), level)

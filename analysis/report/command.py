@@ -78,7 +78,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     if not evaluations and not format_evals:
         raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
     report = analyse(evaluations, draws=draws, seed=seed, top=top)
-    report["formats"] = analyse_formats(format_evals)  # yes/no and ternary, {} when absent
+    report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)  # yes/no and ternary, {} when absent
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_paths: dict[str, str] = {}
