@@ -63,6 +63,7 @@ __all__ = [
     "prediction_distribution",
     "record_code",
     "score_answer",
+    "source_bias",
     "summarize",
     "summarize_labels",
     "tabulate",
@@ -611,3 +612,30 @@ def bootstrap_ci_labels(records, labels, metric: str = "macro_f1", *, draws: int
         else:
             per.append(np.trace(sims[..., :k], axis1=-2, axis2=-1) / n)
     return _percentile(np.mean(np.stack(per, axis=-1), axis=-1), level)
+
+
+def source_bias(records) -> dict[str, float]:
+    """Response bias on clips without a gold direction (the unmodified sources, paper Table 8).
+
+    Parameters
+    ----------
+    records : iterable
+        Record codes (:func:`record_code`, any gold) or mappings with ``pred`` and ``status``.
+
+    Returns
+    -------
+    dict
+        ``increase_ratio`` (share of *increase* among parsed answers), ``unparsed_rate`` (share
+        of all answers), ``n``, ``n_parsed``, ``n_increase``.
+    """
+    n = n_parsed = n_inc = 0
+    for rec in records:
+        if isinstance(rec, str):
+            rec = parse_record_code(rec)
+        n += 1
+        if rec.get("status") == "parsed":
+            n_parsed += 1
+            n_inc += rec.get("pred") == "increase"
+    return {"increase_ratio": n_inc / n_parsed if n_parsed else math.nan,
+            "unparsed_rate": (n - n_parsed) / n if n else math.nan,
+            "n": n, "n_parsed": n_parsed, "n_increase": n_inc}
