@@ -17,6 +17,7 @@ from harness_tasks.metrics import OVERALL_RULE, macro_summary
 
 from .loading import Evaluation
 from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
+from .trajectory import trajectory_accuracy
 from .stats import ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "top_outputs"]
@@ -121,6 +122,7 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         "acc_decrease": overall["acc_decrease"],
     }
     out["bias"] = bias
+    out["trajectory_table"] = trajectory_accuracy(recs)  # paper Table 5 rule (annotators first)
     out["top_outputs"] = top_outputs(recs, top)
     return out
 

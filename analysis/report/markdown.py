@@ -7,7 +7,9 @@ from typing import Any
 
 import vocalgrad
 
+from .extras import extras_markdown
 from .formats import formats_markdown
+from .trajectory import trajectory_markdown
 
 __all__ = ["render_markdown", "slug"]
 
@@ -132,8 +134,9 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     s = report["settings"]
     models = report["models"]
     lines = ["# VocalGrad report", ""]
-    if not models:  # only yes/no or ternary results
-        return "\n".join(lines + formats_markdown(report.get("formats") or {})).rstrip() + "\n"
+    if not models:  # only yes/no, ternary or the appendix analyses
+        lines += formats_markdown(report.get("formats") or {}) + extras_markdown(report.get("extras") or {}, plots)
+        return "\n".join(lines).rstrip() + "\n"
     lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (benchmark.md §7–§8). "
              f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
              "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
@@ -181,14 +184,9 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     for name, row in report["paper"]["category_acc"].items():
         rows.append([f"{name} (paper)"] + [f"{row[c]:.1f}" for c in cats] + [f"{row['avg']:.1f}"])
     lines += _table(["model"] + cats + ["avg"], rows)
-    traj = report["paper"].get("trajectory_acc", {})
     if any(m["has_samples"] for m in models):
-        lines += ["## Accuracy by trajectory, with the paper's numbers", ""]
-        trajs = list(vocalgrad.TRAJECTORIES)
-        rows = [[m["label"]] + [pct(m["by_trajectory"].get(t, {}).get("acc")) for t in trajs]
-                for m in models if m["has_samples"]]
-        rows += [[f"{name} (paper)"] + [f"{row[t]:.1f}" for t in trajs] for name, row in traj.items()]
-        lines += _table(["model"] + trajs, rows)
+        lines += trajectory_markdown({m["label"]: m["trajectory_table"] for m in models if m["has_samples"]},
+                                     report["paper"].get("trajectory_acc", {}))
     if report["comparisons"]:
         lines += ["## Paired comparisons (same clips)", "",
                   "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
@@ -205,6 +203,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     if "comparison" in plots:
         lines += ["## All models", "", f"![comparison]({plots['comparison']})", ""]
     lines += formats_markdown(report.get("formats") or {})
+    lines += extras_markdown(report.get("extras") or {}, plots)
     for m in models:
         lines += _model_section(m, plots.get(m["label"]))
     return "\n".join(lines).rstrip() + "\n"
