@@ -145,9 +145,9 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
              f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
              "category (or each source with all its categories) and average the categories in every draw.", "",
              "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows "
-             f"of a table (categories, tiers, ...) use {s.get('chance_flags', 'exact binomial tests')} "
-             "(Holm's step-down adjustment for multiple comparisons); **not different from chance** "
-             "otherwise.", ""]
+             "of a table (categories, tiers, ...) are flagged by "
+             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
+             "comparisons); **not different from chance** otherwise.", ""]
     lines += ["## Summary", ""]
     rows = []
     for m in models:
