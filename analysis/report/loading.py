@@ -31,7 +31,7 @@ __all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_e
 
 #: Task variants (increase/decrease answers, same record codes) and the suffix they add to a
 #: model's label. The yes/no and ternary formats are scored by macro-F1 in lm-eval's own output.
-VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "audiofirst", "paraphrase", "fewshot", "beep")
+VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "audiofirst", "reword", "fewshot", "beep")
 _TASK = re.compile(r"^vocalgrad(?:_(" + "|".join(VARIANTS[1:]) + r"))?_([a-z]+)$")
 #: Problem formats with their own labels (``harness_tasks.metrics.FORMAT_LABELS``).
 FORMATS: tuple[str, ...] = tuple(FORMAT_LABELS)
