@@ -313,22 +313,24 @@ OVERALL_RULE = (
 
 
 def _strata_tables(records, by: str, cluster: str | None = None):
-    """Count tables per stratum ``(G, 2, 7)``, or per cluster and stratum ``(K, G, 2, 7)``."""
-    strata: dict[Any, int] = {}
-    clusters: dict[Any, int] = {}
-    cells = []
+    """Count tables per stratum ``(G, 2, 7)``, or per cluster and stratum ``(K, G, 2, 7)``.
+
+    Strata and clusters are indexed in sorted order of their keys, so a seeded resample does not
+    depend on the order of the records.
+    """
+    keyed = []
     for rec in records:
         if isinstance(rec, str):
             raise ValueError(f"macro figures need records with a {by!r} key, not record codes")
         try:
-            g = strata.setdefault(rec[by], len(strata))
-            c = clusters.setdefault(rec[cluster], len(clusters)) if cluster else 0
+            keyed.append((rec[by], rec[cluster] if cluster else 0, _cell(rec)))
         except KeyError as exc:
             raise KeyError(f"record has no key {exc.args[0]!r} (needed for the macro figure)") from None
-        cells.append((c, g, *_cell(rec)))
+    strata = {g: i for i, g in enumerate(sorted({k[0] for k in keyed}, key=str))}
+    clusters = {c: i for i, c in enumerate(sorted({k[1] for k in keyed}, key=str))}
     t = np.zeros((max(len(clusters), 1), len(strata), 2, len(ANSWER_CELLS)), dtype=np.int64)
-    for c, g, i, j in cells:
-        t[c, g, i, j] += 1
+    for g, c, (i, j) in keyed:
+        t[clusters[c], strata[g], i, j] += 1
     return t if cluster else t[0]
 
 
@@ -603,8 +605,8 @@ def bootstrap_ci_labels(records, labels, metric: str = "macro_f1", *, draws: int
         groups.setdefault(rec[macro_by] if macro_by else None, []).append(rec)
     k = len(labels)
     per = []
-    for recs in groups.values():
-        t = confusion(recs, labels)
+    for key in sorted(groups, key=str):  # sorted: the draws do not depend on record order
+        t = confusion(groups[key], labels)
         n = int(t.sum())
         sims = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
         if metric == "macro_f1":
