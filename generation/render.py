@@ -412,6 +412,12 @@ def render(
         raise
 
 
+def source_domain(source: str, items: list[SourceItem]) -> str:
+    """The source domain of a render: ``vctk``, ``loquacious``, ``cv-spontaneous``, or the source kind."""
+    named = sorted({it.extra["domain"] for it in items if it.extra.get("domain")})
+    return "+".join(named) if named else source.partition(":")[0]
+
+
 def selection_kind(items: list[SourceItem]) -> str:
     """The kind of selection the items come from (a key of :data:`SELECTION_NOTES`, or several joined by +)."""
     return "+".join(sorted({it.extra.get("selection", "as-is") for it in items})) or "as-is"
@@ -426,7 +432,8 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
         note += f" (seed {', '.join(map(str, seeds))})"
     _check_or_write_settings(out, {"recipe": rec.name, "sample_rate": sample_rate, "split": split,
                                    "source": source, "toolkit_version": TOOLKIT_VERSION, "selection": kind,
-                                   "selection_note": note, "categories": sorted(categories)})
+                                   "selection_note": note, "categories": sorted(categories),
+                                   "domain": source_domain(source, items)})
     _clean_stale_temps(out)
     write_selection(out, items)
 

@@ -810,3 +810,6 @@ def _hf(arg: str, options: SourceOptions) -> list[SourceItem]:
 def with_id(item: SourceItem, source_id: str) -> SourceItem:
     """Copy of ``item`` under another id."""
     return replace(item, source_id=source_id)
+
+
+from . import domains as _domains  # noqa: E402,F401  registers loquacious: and cv-spontaneous:
