@@ -133,3 +133,36 @@ def test_sdr():
     assert sdr_db(x, x) == float("inf")
     assert sdr_db(x, 1.1 * x) == pytest.approx(20.0, abs=1e-9)
     assert vg.clip_id("a", "pitch", "linear", "low", "increase") == "a__pitch__linear__low__increase"
+
+
+def test_hub_card_reports_selection_and_verification(tmp_path):
+    from generation.hub import build_hub
+
+    d = make_render_dir(tmp_path / "r", n_sources=1)
+    meta = json.loads((d / "render.json").read_text())
+    meta["selection_note"] = "a new seeded selection (--selection sample): a new dataset instance, not the paper's"
+    (d / "render.json").write_text(json.dumps(meta))
+    assert verify(d).ok
+    build_hub([d], tmp_path / "hub", sources=False)
+    card = (tmp_path / "hub" / "README.md").read_text()
+    assert "**Selection (test):** a new seeded selection" in card
+    assert "**Verified (test):** `vocalgrad verify` passed on" in card
+    rows = read_manifest(d)
+    rows[0]["text"] = "changed after verification"
+    write_manifest(d, rows)
+    build_hub([d], tmp_path / "hub2", sources=False)
+    assert "Verified" not in (tmp_path / "hub2" / "README.md").read_text()  # stale record: not claimed
+
+
+def test_hub_partial_by_choice_gets_the_right_hint(tmp_path):
+    from generation.hub import HubBuildError, build_hub
+
+    d = make_render_dir(tmp_path / "r", n_sources=1, categories=("volume", "pitch"))
+    meta = json.loads((d / "render.json").read_text())
+    meta["categories"] = ["pitch", "volume"]
+    (d / "render.json").write_text(json.dumps(meta))
+    with pytest.raises(HubBuildError) as err:
+        build_hub([d], tmp_path / "hub", sources=False)
+    msg = str(err.value)
+    assert "rendered with --categories pitch,volume" in msg and "--categories clarity,distortion" in msg
+    assert "re-run the same render command" not in msg
