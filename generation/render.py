@@ -58,6 +58,7 @@ SELECTION_NOTES = {
                          "silence-trimmed files): a different dataset instance from the published one",
     "sample": "a new seeded selection (--selection sample): a new dataset instance, not the paper's",
     "as-is": "the source's own files as given: a new dataset instance, not the paper's",
+    "tones": "the toolkit's synthetic tones (pure and harmonic sines; the beep ablation uses the pure ones)",
 }
 
 

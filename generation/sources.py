@@ -285,7 +285,8 @@ def _tones(arg: str, options: SourceOptions) -> list[SourceItem]:
         spec = ToneSpec(f0=f0 if not harmonic else f0 / 2, harmonics=8 if harmonic else 1)
         kind = "harm" if harmonic else "pure"
         sid = f"tone{k:02d}_{kind}_{int(round(spec.f0))}hz"
-        items.append(SourceItem(sid, spec, speaker_id=f"tone_{kind}", sentence_id=f"{k:02d}"))
+        items.append(SourceItem(sid, spec, speaker_id=f"tone_{kind}", sentence_id=f"{k:02d}",
+                                extra={"selection": "tones"}))
     return items
 
 

@@ -172,3 +172,26 @@ def test_annotation_subsets_are_the_papers_50_first_utterances():
         assert len(sub) == 50 and {s[0] for s in sub} == firsts, cat
         assert all(t in vg.TRAJECTORIES and tier in vg.TIERS and d in vg.DIRECTIONS for _, t, tier, d in sub)
     assert annotation_subset("volume")[0] == ("p374_01", "linear", "low", "increase")
+
+
+def test_bare_path_suggests_the_prefix(tmp_path, corpus):
+    _, root = corpus
+    with pytest.raises(SourceSpecError, match=rf"bare path; name its kind: --source vctk:{root}"):
+        read_sources(str(root))
+    (tmp_path / "clips").mkdir()
+    with pytest.raises(SourceSpecError, match=rf"--source folder:{tmp_path / 'clips'}"):
+        read_sources(str(tmp_path / "clips"))
+
+
+def test_failed_render_leaves_no_empty_folder(tmp_path, capsys):
+    from generation.cli import main
+
+    out = tmp_path / "never"
+    assert main(["render", "--source", f"vctk:{tmp_path / 'nothing'}", "--out", str(out), "--quiet"]) == 2
+    assert not out.exists()
+    assert main(["render", "--source", str(tmp_path), "--out", str(out), "--quiet"]) == 2
+    assert "folder:" in capsys.readouterr().err and not out.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    assert main(["render", "--source", "vctk:", "--out", str(kept), "--quiet"]) == 2
+    assert kept.is_dir()  # a folder that existed before is left alone
