@@ -17,7 +17,8 @@ from generation.sources import SourceOptions, SourceSpecError, read_sources
 from tests._frozen_helpers import make_frozen_vctk
 
 #: Two utterances rendered in full: the first two test items in render order (p226_01, p230_01).
-FULL = {"p226_106": (4.570667, 0.3, 4.270667), "p230_191": (4.442292, 1.28, 4.18)}
+FULL = {"p226_106": (4.570667, 0.3, 4.270667), "p230_191": (4.442292, 1.28, 4.18),
+        "p225_063": (3.159667, 1.35, 3.04)}  # the first train item (p225_01)
 
 
 @pytest.fixture(scope="module", params=["0.80", "0.92"])
@@ -195,3 +196,19 @@ def test_failed_render_leaves_no_empty_folder(tmp_path, capsys):
     kept.mkdir()
     assert main(["render", "--source", "vctk:", "--out", str(kept), "--quiet"]) == 2
     assert kept.is_dir()  # a folder that existed before is left alone
+
+
+def test_train_render_uses_frozen_ids_and_bounds(corpus, tmp_path):
+    layout, root = corpus
+    out = tmp_path / "train"
+    assert _render(root, out, "--split", "train") == 0
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(out / "manifest.parquet").to_pylist()
+    first = [r for r in rows if r["source_id"] == "p225_01"]
+    assert len(first) == 24 and {r["sentence_id"] for r in first} == {"p225_063"}
+    if layout == "0.80":
+        assert {(r["source_onset_sec"], r["source_offset_sec"]) for r in first} == {(1.35, 3.04)}
+    else:
+        assert all(r["source_onset_sec"] == pytest.approx(1.35, abs=0.011) for r in first)  # re-detected
+    assert json.loads((out / "render.json").read_text())["split"] == "train"
