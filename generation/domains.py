@@ -18,12 +18,13 @@ Both use the recorded speech bounds (no re-detection; the render still reports d
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .audio import read_audio, resample, to_int16
+from .audio import read_audio, resample
 from .sources import SourceItem, SourceOptions, SourceSpecError, _open_hf, _audio_column, HFAudio, \
     normalise_gender, parse_hf_spec, register_source, safe_id
 
@@ -115,15 +116,25 @@ def _loquacious(arg: str, options: SourceOptions) -> list[SourceItem]:
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CVAudio:
-    """A Common Voice clip decoded as the authors did: mono, resampled to 16 kHz, 16-bit."""
+    """A Common Voice clip decoded as the authors did: mono, resampled to 16 kHz (soxr HQ), 16-bit.
+
+    The 16-bit step goes through libsndfile (as writing a PCM_16 WAV does), so the samples equal
+    those of the authors' materialised 16-kHz WAV files when the mp3 decoder agrees.
+    """
 
     path: str
     sr: int = CV_SAMPLE_RATE
 
     def read(self) -> tuple[np.ndarray, int]:
+        import soundfile as sf
+
         y, sr = read_audio(self.path)
-        pcm, _ = to_int16(resample(y, sr, self.sr))
-        return pcm.astype(np.float32) / 32768.0, self.sr
+        # 16-bit through libsndfile's own float -> PCM16 conversion, as the authors' sf.write(..., "PCM_16")
+        buf = io.BytesIO()
+        sf.write(buf, resample(y, sr, self.sr), self.sr, format="WAV", subtype="PCM_16")
+        buf.seek(0)
+        pcm, _ = sf.read(buf, dtype="float32")
+        return pcm, self.sr
 
 
 def _locale_dir(root: Path, locale: str) -> Path | None:

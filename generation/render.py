@@ -53,7 +53,7 @@ SPAN_CHECK_TOLERANCE_SEC = 0.010
 
 #: What render.json's ``selection`` says about each kind of source selection (the card repeats it).
 SELECTION_NOTES = {
-    "frozen": "the paper's frozen selection with its recorded speech bounds (the published instance)",
+    "frozen": "the paper's frozen selection with its recorded speech bounds (the instance the paper evaluated)",
     "frozen-redetected": "the paper's frozen utterance ids with re-detected speech spans (VCTK 0.92's "
                          "silence-trimmed files): a different dataset instance from the published one",
     "sample": "a new seeded selection (--selection sample): a new dataset instance, not the paper's",
@@ -429,12 +429,15 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     kind = selection_kind(items)
     seeds = sorted({it.extra["selection_seed"] for it in items if "selection_seed" in it.extra})
     note = " + ".join(SELECTION_NOTES.get(k, k) for k in kind.split("+"))
+    domain = source_domain(source, items)
+    if domain in ("loquacious", "cv-spontaneous"):
+        note = f"{domain}, an alternate source domain of the paper's Table 15: {note}"
     if seeds:
         note += f" (seed {', '.join(map(str, seeds))})"
     _check_or_write_settings(out, {"recipe": rec.name, "sample_rate": sample_rate, "split": split,
                                    "source": source, "toolkit_version": TOOLKIT_VERSION, "selection": kind,
                                    "selection_note": note, "categories": sorted(categories),
-                                   "domain": source_domain(source, items)})
+                                   "domain": domain})
     _clean_stale_temps(out)
     write_selection(out, items)
 

@@ -119,7 +119,7 @@ def test_render_uses_recorded_bounds_and_reports_disagreement(corpus, tmp_path, 
     meta = json.loads((out / "render.json").read_text())
     if layout == "0.80":
         assert spans == {"p226_01": (1.66, 4.29), "p230_01": (1.28, 4.18)}  # recorded, not detected
-        assert meta["selection"] == "frozen" and "published instance" in meta["selection_note"]
+        assert meta["selection"] == "frozen" and "instance the paper evaluated" in meta["selection_note"]
         with open(out / "span_check.csv", newline="") as fh:
             checks = list(csv.DictReader(fh))
         # p226_106's fake speech starts at 0.3 s: listed; p230_191's matches the recorded bounds: not listed
