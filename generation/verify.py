@@ -4,9 +4,9 @@
 Checks, each listed by what fails:
 
 completeness
-    every condition (3 tiers x 4 trajectories x 2 directions) of every category of every selected
-    source (``selection.csv``; sources in ``skipped.csv`` count as missing), with the counts per
-    category, tier, trajectory and direction;
+    every category (all nine; the four beep categories for a beep render), every condition (3 tiers x
+    4 trajectories x 2 directions) of every selected source (``selection.csv``; sources in
+    ``skipped.csv`` count as missing), with the counts per category, tier, trajectory and direction;
 identity
     unique clip ids, each id equal to ``{source}__{category}__{trajectory}__{tier}__{direction}``
     of its own columns, ``label`` equal to ``direction`` (Hub);
@@ -252,13 +252,9 @@ def _fmt_db(v) -> str:
 
 
 def _expected_categories(side: Side) -> list[str]:
+    """Categories a complete build has: the four beep categories for a beep render, else all nine."""
     split = side.meta.get("split") or (side.rows[0].get("split") if side.rows else "test")
-    if side.kind == "render" and side.meta.get("categories"):
-        return [c for c in vg.CATEGORY_NAMES if c in side.meta["categories"]]
-    if split == "beep":
-        return list(vg.BEEP_CATEGORIES)
-    present = {r["category"] for r in side.rows}
-    return [c for c in vg.CATEGORY_NAMES if c in present] if side.kind == "hub" else list(vg.CATEGORY_NAMES)
+    return list(vg.BEEP_CATEGORIES) if split == "beep" else list(vg.CATEGORY_NAMES)
 
 
 def _check_structure(side: Side, res: Verification) -> None:
@@ -279,6 +275,12 @@ def _check_structure(side: Side, res: Verification) -> None:
     res.add("selected source skipped by the render", [f"{s}: {side.skipped[s]}" for s in sources if s in side.skipped])
     have = set(ids)
     cats = _expected_categories(side)
+    present = {r["category"] for r in rows}
+    chosen = side.meta.get("categories")
+    res.add("category not in the build" + (f" (rendered with --categories {','.join(chosen)})"
+                                           if chosen and set(chosen) != set(cats) else ""),
+            [c for c in cats if c not in present])
+    cats = [c for c in cats if c in present]  # conditions are listed for the categories that are there
     res.add("condition not in the build", [
         vg.clip_id(s, c, t, tier, d) for s in sources if s not in side.skipped for c in cats
         for t in vg.TRAJECTORIES for tier in vg.TIERS for d in vg.DIRECTIONS

@@ -119,6 +119,7 @@ def test_frozen_ids_of_a_partial_frozen_build(tmp_path, capsys):
     assert rc == 1
     assert "frozen vctk test item absent (a partial build, e.g. --sources N): 100" in out
     assert "source id not in the frozen selection: 1" in out and "tone00" in out
+    assert "category not in the build (rendered with --categories volume): 8" in out and "clarity" in out
 
 
 def test_unreadable_input_is_exit_2(tmp_path, capsys):
