@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from .audio import read_audio, resample
-from .sources import SourceItem, SourceOptions, SourceSpecError, _open_hf, _audio_column, HFAudio, \
-    normalise_gender, parse_hf_spec, register_source, safe_id
+from .sources import (HFAudio, SourceItem, SourceOptions, SourceSpecError, _audio_column, _open_hf,
+                      normalise_gender, parse_hf_spec, register_source, safe_id)
 
 __all__ = ["CV_LOCALES", "CV_RELEASE", "CVAudio", "LOQUACIOUS_DATASET", "cv_spontaneous_items", "loquacious_items"]
 
