@@ -112,6 +112,10 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
             plot_xattr(e, out / rel)
             plot_paths["xattr"][e["label"]] = rel
     md = render_markdown(report, plots=plot_paths)
+    from .domains import domain_markdown, domain_rows
+
+    report["domains"] = domain_rows(report)
+    md += domain_markdown(report)
     if agreement is not None:
         report["human_agreement"] = agreement
         md += _agreement_markdown(agreement)
