@@ -261,3 +261,16 @@ def test_a_repo_id_with_the_authors_card_is_read_through_datasets(copy, monkeypa
     assert asked[-1] == ("someone/vocalgrad", True) and sum(1 for _ in streamed) == 24
     with pytest.raises(PublishedLayoutError, match="cannot fetch"):
         published.local_copy("nobody/nothing")  # offline
+
+
+def test_verify_against_the_published_layout(render_dir, copy):
+    """`vocalgrad verify BUILD --against PUBLISHED`: the release is read by the one reader; the
+    same clips (WAV there, FLAC here) compare sample-exact per category."""
+    from generation.verify import load_side, verify
+
+    side = load_side(copy)
+    assert side.kind == "published" and all(r["sha256"] is None for r in side.rows)
+    res = verify(render_dir, against=copy, write_record=False)
+    n = {c: sum(r["category"] == c for r in side.rows) for c in CATS}
+    assert set(res.against) == set(CATS)
+    assert all(res.against[c]["exact"] == n[c] > 0 for c in CATS), res.summary()
