@@ -369,11 +369,12 @@ class LoadedModel:
                 ids.append(toks[0])
         return ids
 
-    def answer_logprobs(self, batch, words: Sequence[str]):
+    def answer_logprobs(self, batch, words: Sequence[str], *, logits=None):
         """(batch, len(words)) next-token log-probability of each word's first token.
 
         The max over the tokenizer's with/without-leading-space variants of the word
-        (:meth:`word_token_ids`). Raises if two words share their first token.
+        (:meth:`word_token_ids`). Raises if two words share their first token. ``logits``:
+        the batch's :meth:`logits` if already computed.
         """
         import torch
 
@@ -383,7 +384,7 @@ class LoadedModel:
                 if set(ids[i]) & set(ids[j]):
                     raise ValueError(f"answer words {words[j]!r} and {words[i]!r} share a first token; "
                                      f"logit scoring cannot tell them apart with this tokenizer")
-        lp = torch.log_softmax(self.logits(batch), dim=-1)
+        lp = torch.log_softmax(self.logits(batch) if logits is None else logits.float(), dim=-1)
         return torch.stack([lp[:, v].max(dim=1).values for v in ids], dim=1)
 
     def hidden_states(self, batch) -> tuple:
