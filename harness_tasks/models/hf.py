@@ -51,7 +51,7 @@ import vocalgrad
 from ..logit_answers import logit_answer
 from ..parsing import error_answer
 from .base import Query, VocalGradLM, as_bool
-from .families import Item, LoadedModel, load, resolve_model_class
+from .families import Item, LoadedModel, as_item, load, resolve_model_class
 
 log = logging.getLogger("vocalgrad")
 
@@ -120,8 +120,7 @@ class HFAudioLM(VocalGradLM):
     def item(self, q: Query) -> Item:
         """The model-layer :class:`Item` of a query (decodes its clips)."""
         first = self.audio_first if q.audio_first is None else q.audio_first
-        return Item(prompt=q.prompt, audios=[(a["array"], int(a["sampling_rate"])) for a in q.audios],
-                    audio_first=first, system=self.system_prompt)
+        return as_item(q.prompt, q.audios, audio_first=first, system=self.system_prompt)
 
     def conversation(self, prompt: str, audios: list, *, audio_first: bool | None = None) -> list[dict]:
         """Chat turns for a prompt and its (already decoded, processor-rate) audio arrays."""
