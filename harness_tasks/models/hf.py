@@ -10,8 +10,8 @@ as single requests for families whose audio encoder does not see the padding (Qw
 AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio lengths in one batch
 (``batch_size=1`` is exact for every family).
 
-Failures: a CUDA out-of-memory error (or any other failure of a batch) halves the batch, down
-to one clip; a clip that still fails, or whose audio cannot be decoded, becomes an error answer
+Failures (handled by the adapter base class): a CUDA out-of-memory error (the cache is freed
+first) or any other failure of a batch halves the batch, down to one clip; a clip that still fails, or whose audio cannot be decoded, becomes an error answer
 (:func:`harness_tasks.parsing.error_answer`), counted wrong, never a crash.
 
 Model arguments
@@ -155,24 +155,15 @@ class HFAudioLM(VocalGradLM):
         return [str(a) for a in out]
 
     def _answer_items(self, idx: list[int], items: list[Item], queries: list[Query], budget: int) -> list[str]:
-        """Answers of one batch. A failure (CUDA out of memory above all) halves the batch, down to
-        one clip; a clip that still fails gets an error answer."""
+        """Answers of one batch. On CUDA out of memory the cache is freed before the error goes up to
+        the base class, which retries the batch in halves down to one clip and gives a clip that still
+        fails an error answer (:meth:`VocalGradLM._safe_answer`)."""
         try:
             return self._score(items, [queries[i] for i in idx], budget)
         except Exception as exc:
-            oom = _is_oom(exc)
-            if oom:
+            if _is_oom(exc):
                 self._free_memory()
-            what = "out of memory" if oom else f"{type(exc).__name__}: {exc}"
-            if len(items) == 1:
-                cid = queries[idx[0]].clip_id
-                log.warning("vocalgrad-hf: clip %s failed alone (%s)", cid, what)
-                reason = "CUDA out of memory at batch size 1" if oom else f"{type(exc).__name__}: {exc}"
-                return [error_answer(f"{cid}: {reason}")]
-            half = len(items) // 2
-            log.warning("vocalgrad-hf: a batch of %d failed (%s); retrying in halves", len(items), what)
-            return (self._answer_items(idx[:half], items[:half], queries, budget)
-                    + self._answer_items(idx[half:], items[half:], queries, budget))
+            raise
 
     @staticmethod
     def _free_memory() -> None:
