@@ -48,7 +48,7 @@ EFFECT_UNITS = {
     "noise": "noise/speech RMS",
     "vibration": "residual/speech RMS",
     "echo": "residual/speech RMS",
-    "clarity": "dB residual/speech (sign: clearer)",
+    "clarity": "dB of the energy above the cut-off kept",
     "distortion": "dB residual/speech",
     "roughness": "dB residual/speech",
     "pitch": "semitones (log-spectrum shift)",
@@ -56,7 +56,7 @@ EFFECT_UNITS = {
 }
 #: Smallest |measured change| that counts as carrying the label (same units as EFFECT_UNITS).
 MIN_CHANGE = {
-    "volume": 1.0, "noise": 0.005, "vibration": 0.02, "echo": 0.02, "clarity": 3.0,
+    "volume": 1.0, "noise": 0.005, "vibration": 0.02, "echo": 0.02, "clarity": 1.0,
     "distortion": 3.0, "roughness": 3.0, "pitch": 0.25, "speed": 0.02,
 }
 #: The effect is measured on the first and last 1/REGION_DIV of the span (or of its steps).
@@ -109,6 +109,31 @@ def _log_spectrum(seg, sr, grid):
     P = np.mean(np.abs(np.fft.rfft(frames * np.hanning(n), axis=1)) ** 2, axis=0)
     f = np.fft.rfftfreq(n, 1.0 / sr)
     return np.interp(grid, f, 10.0 * np.log10(P + 1e-12))
+
+
+def _welch(seg, sr, n=2048):
+    seg = np.asarray(seg, dtype=np.float64)
+    if seg.size < n:
+        seg = np.pad(seg, (0, n - seg.size))
+    frames = np.lib.stride_tricks.sliding_window_view(seg, n)[::n // 2]
+    return np.mean(np.abs(np.fft.rfft(frames * np.hanning(n), axis=1)) ** 2, axis=0), np.fft.rfftfreq(n, 1.0 / sr)
+
+
+def surviving_db(ys, xs, sr, edge_hz: float) -> float:
+    """Share of the source's energy above ``edge_hz`` that survives in the time-aligned ``ys`` (dB).
+
+    ``ys`` is first scaled so that its energy below the edge equals the source's (the clarity
+    recipe RMS-matches every chunk). 0 dB = nothing removed; a source with (almost) no energy
+    above the edge (< -40 dB of its total, e.g. a band-limited one) reports 0 dB: nothing to remove.
+    """
+    Py, f = _welch(ys, sr)
+    Px, _ = _welch(xs, sr)
+    hi, lo = f >= edge_hz, (f < edge_hz) & (f >= 50)
+    ex_hi = float(Px[hi].sum())
+    if ex_hi < float(Px.sum()) * 10 ** (BAND_LIMIT_DB / 10):
+        return 0.0
+    g = float(Px[lo].sum()) / max(float(Py[lo].sum()), 1e-30)
+    return _db(g * float(Py[hi].sum()), ex_hi)
 
 
 #: Log-frequency grid of :func:`semitone_shift`: 80 Hz - 6 kHz in tenths of a semitone.
@@ -194,7 +219,7 @@ def _joined(y, x, cores):
 
 
 def measure_effect(category: str, x: np.ndarray, span, y: np.ndarray, out_onset: int, out_offset: int,
-                   sr: int, schedule, fade: int = 240) -> float:
+                   sr: int, schedule, fade: int = 240, transition_hz: float = 800.0) -> float:
     """Measured change of the clip's attribute, last eighth of the span minus the first eighth.
 
     Positive means the attribute increased (louder, noisier, more vibrato/echo, clearer, more
@@ -220,15 +245,18 @@ def measure_effect(category: str, x: np.ndarray, span, y: np.ndarray, out_onset:
         q = max(1, len(realised) // REGION_DIV)
         return float(realised[-q:].mean() - realised[:q].mean())
     cores = aligned_cores(schedule.layout, out_onset, fade)
-    q = max(1, len(cores) // REGION_DIV)
+    # clarity compares halves: a short end region may hold no speech above the cut-off at all
+    q = max(1, len(cores) // (2 if category == "clarity" else REGION_DIV))
     (ya, xa), (yb, xb) = _joined(y, x, cores[:q]), _joined(y, x, cores[-q:])
     if category == "pitch":
         return semitone_shift(yb, xb, sr) - semitone_shift(ya, xa, sr)
-    if category in ("clarity", "distortion", "roughness"):
+    if category == "clarity":
+        edge = float(np.min(schedule.values)) - transition_hz / 2.0
+        return surviving_db(yb, xb, sr, edge) - surviving_db(ya, xa, sr, edge)
+    if category in ("distortion", "roughness"):
         def resid_db(ys, xs):
             return max(RESIDUAL_FLOOR_DB, _db(_rms(ys - xs) ** 2, _rms(xs) ** 2))
-        change = resid_db(yb, xb) - resid_db(ya, xa)
-        return -change if category == "clarity" else change   # clearer = less removed
+        return resid_db(yb, xb) - resid_db(ya, xa)
     raise ValueError(f"no effect measure for category {category!r}")
 
 
