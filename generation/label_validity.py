@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["MIN_CHANGE", "EFFECT_UNITS", "source_warnings", "measure_effect", "clip_warnings",
-           "write_label_checks", "load_label_checks", "label_warning_summary", "LABEL_CHECKS_FILE",
+           "write_label_checks", "load_label_checks", "label_warning_summary", "label_warnings_markdown",
+           "LABEL_CHECKS_FILE",
            "LabelWarning"]
 
 LABEL_CHECKS_FILE = "label_checks.csv"
@@ -334,3 +335,25 @@ def label_warning_summary(render_dir) -> dict:
         "by_category": {c: dict(v) for c, v in sorted(by_cat.items()) if v}, "clips": flagged,
         "median_effect": {c: {d: float(np.median(v)) for d, v in sorted(ds.items())} for c, ds in sorted(effects.items())},
     }
+
+
+def label_warnings_markdown(render_dir, *, max_clips: int = 20) -> str:
+    """A short markdown section (counts per category and code, first flagged clips) for report/card.
+
+    Empty string when the render has no ``label_checks.csv``.
+    """
+    info = label_warning_summary(render_dir)
+    if not info["n_clips"]:
+        return ""
+    lines = ["", "## Label validity", "",
+             f"{info['n_flagged']} of {info['n_clips']} clips carry a label warning "
+             f"(measured effect and codes per clip in `{LABEL_CHECKS_FILE}`; see docs/render.md).", ""]
+    codes = sorted(info["by_code"])
+    if codes:
+        lines += ["| category | " + " | ".join(codes) + " |", "|---|" + "---|" * len(codes)]
+        for cat, cnt in info["by_category"].items():
+            lines.append(f"| {cat} | " + " | ".join(str(cnt.get(c, 0)) for c in codes) + " |")
+        shown = info["clips"][:max_clips]
+        lines += ["", "Flagged clips" + (f" (first {max_clips})" if len(info["clips"]) > max_clips else "")
+                  + ": " + ", ".join(f"`{c}`" for c in shown)]
+    return "\n".join(lines) + "\n"

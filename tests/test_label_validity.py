@@ -125,3 +125,17 @@ def test_clips_rerender_identically_from_stored_sources(tmp_path):
         ya, _ = sf.read(str(path), dtype="int16")
         yb, _ = sf.read(str(other), dtype="int16")
         np.testing.assert_array_equal(ya, yb, err_msg=str(path.name))
+
+
+def test_report_lists_label_warnings(narrow_and_full, tmp_path):
+    from analysis.report import build_report
+    from tests._report_helpers import clips, write_results
+
+    out, _, _ = narrow_and_full["narrow"]
+    md = lv.label_warnings_markdown(out)
+    assert "## Label validity" in md and "band_limited" in md and "tel__clarity__jump__low__decrease" in md
+    assert lv.label_warnings_markdown(tmp_path) == ""          # a render without label_checks.csv
+    write_results(tmp_path / "res", "m", lambda d: "increase", docs=clips(sources=1, categories=("clarity",)))
+    rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=50, plots=False, render_dir=out)
+    assert rep["label_validity"]["by_category"]["clarity"]["band_limited"] == 8
+    assert "## Label validity" in (tmp_path / "rep" / "report.md").read_text()
