@@ -112,29 +112,31 @@ def _log_spectrum(seg, sr, grid):
     return np.interp(grid, f, 10.0 * np.log10(P + 1e-12))
 
 
-def _welch(seg, sr, n=2048):
-    seg = np.asarray(seg, dtype=np.float64)
-    if seg.size < n:
-        seg = np.pad(seg, (0, n - seg.size))
-    frames = np.lib.stride_tricks.sliding_window_view(seg, n)[::n // 2]
-    return np.mean(np.abs(np.fft.rfft(frames * np.hanning(n), axis=1)) ** 2, axis=0), np.fft.rfftfreq(n, 1.0 / sr)
+def kept_db(y, x, cores, sr, edge_hz: float) -> float:
+    """Mean share (dB) of each step's source energy above ``edge_hz`` that the clip keeps.
 
-
-def surviving_db(ys, xs, sr, edge_hz: float) -> float:
-    """Share of the source's energy above ``edge_hz`` that survives in the time-aligned ``ys`` (dB).
-
-    ``ys`` is first scaled so that its energy below the edge equals the source's (the clarity
-    recipe RMS-matches every chunk). 0 dB = nothing removed; a source with (almost) no energy
-    above the edge (< -40 dB of its total, e.g. a band-limited one) reports 0 dB: nothing to remove.
+    Per time-aligned step core: the clip's core is scaled so that its energy below the edge equals
+    the source's (clarity RMS-matches every chunk), then ``E_clip(>edge) / E_source(>edge)``. Steps
+    whose source has almost no energy above the edge (< -40 dB of the step's total) carry no
+    information and are left out; 0 dB when none is left (nothing the low-pass could remove, e.g.
+    a band-limited source). Averaging per step keeps loud fricatives from outweighing vowels.
     """
-    Py, f = _welch(ys, sr)
-    Px, _ = _welch(xs, sr)
-    hi, lo = f >= edge_hz, (f < edge_hz) & (f >= 50)
-    ex_hi = float(Px[hi].sum())
-    if ex_hi < float(Px.sum()) * 10 ** (BAND_LIMIT_DB / 10):
+    segs = [(x[si], y[so]) for si, so in cores]
+    if not segs:
         return 0.0
-    g = float(Px[lo].sum()) / max(float(Py[lo].sum()), 1e-30)
-    return _db(g * float(Py[hi].sum()), ex_hi)
+    n = max(len(a) for a, _ in segs)
+    win = np.hanning(n)
+    X = np.stack([np.pad(a, (0, n - len(a))) for a, _ in segs]) * win
+    Y = np.stack([np.pad(b, (0, n - len(b))) for _, b in segs]) * win
+    Px, Py = np.abs(np.fft.rfft(X, axis=1)) ** 2, np.abs(np.fft.rfft(Y, axis=1)) ** 2
+    f = np.fft.rfftfreq(n, 1.0 / sr)
+    hi, lo = f >= edge_hz, (f < edge_hz) & (f >= 50)
+    ex_hi, ex_lo, ey_hi, ey_lo = Px[:, hi].sum(1), Px[:, lo].sum(1), Py[:, hi].sum(1), Py[:, lo].sum(1)
+    ok = (ex_hi > (ex_hi + ex_lo) * 10 ** (BAND_LIMIT_DB / 10)) & (ey_lo > 0)
+    if not ok.any():
+        return 0.0
+    kept = (ey_hi[ok] * ex_lo[ok] / ey_lo[ok]) / ex_hi[ok]
+    return float(np.mean(10.0 * np.log10(np.maximum(kept, 1e-6))))
 
 
 #: Log-frequency grid of :func:`semitone_shift`: 80 Hz - 6 kHz in tenths of a semitone.
@@ -246,14 +248,13 @@ def measure_effect(category: str, x: np.ndarray, span, y: np.ndarray, out_onset:
         q = max(1, len(realised) // REGION_DIV)
         return float(realised[-q:].mean() - realised[:q].mean())
     cores = aligned_cores(schedule.layout, out_onset, fade)
-    # clarity compares halves: a short end region may hold no speech above the cut-off at all
-    q = max(1, len(cores) // (2 if category == "clarity" else REGION_DIV))
+    q = max(1, len(cores) // REGION_DIV)
     (ya, xa), (yb, xb) = _joined(y, x, cores[:q]), _joined(y, x, cores[-q:])
     if category == "pitch":
         return semitone_shift(yb, xb, sr) - semitone_shift(ya, xa, sr)
     if category == "clarity":
         edge = float(np.min(schedule.values)) - transition_hz / 2.0
-        return surviving_db(yb, xb, sr, edge) - surviving_db(ya, xa, sr, edge)
+        return kept_db(y, x, cores[-q:], sr, edge) - kept_db(y, x, cores[:q], sr, edge)
     if category in ("distortion", "roughness"):
         def resid_db(ys, xs):
             return max(RESIDUAL_FLOOR_DB, _db(_rms(ys - xs) ** 2, _rms(xs) ** 2))

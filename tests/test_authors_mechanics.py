@@ -52,6 +52,8 @@ COMB_MS, COMB_FB = [29.7, 37.1, 41.1, 43.7], [0.805, 0.827, 0.783, 0.764]
 ALLPASS_MS, ALLPASS_FB, IR_SEC = [5.0, 1.7], [0.7, 0.7], 1.5
 PITCH_DELTA = {"low": 1.0, "mid": 2.0, "high": 3.0}
 PITCH_KW = {"bins_per_octave": 12, "res_type": "soxr_hq", "scale": False, "n_fft": 512, "hop_length": 128}
+SPEED_DELTA = {"low": 0.20, "mid": 0.30, "high": 0.40}
+SPEED_KW = {"n_fft": 512, "hop_length": 128}
 
 REC = load_recipe("faithful-v1")
 MIN_SDR_DB = 60.0
@@ -105,6 +107,23 @@ def stepped(x, on, off, start, end, mode, op, *, outside: bool, match: bool):
     else:
         pre, post = x[:on], x[off:]
     return np.concatenate([pre, body, post])
+
+
+def speed_clip(x, on, off, start_rate, end_rate, mode):
+    """The authors' speed loop: n = ceil(L / 2400) chunks with bounds round(i * L / n)."""
+    step, ctx, fade = round(SR * STEP_SEC), round(SR * CONTEXT_SEC), round(SR * FADE_SEC)
+    speech = x[on:off]
+    n = max(1, math.ceil(len(speech) / step))
+    body = np.array([], dtype=np.float32)
+    for i in range(n):
+        a, b = round(i * len(speech) / n), round((i + 1) * len(speech) / n)
+        ca, cb = max(0, a - ctx), min(len(speech), b + ctx)
+        rate = start_rate + (end_rate - start_rate) * progress(i, n, mode)
+        st = np.asarray(librosa.effects.time_stretch(y=speech[ca:cb], rate=float(rate), **SPEED_KW), np.float32)
+        lo = max(0, min(len(st), int((a - ca) / rate)))
+        hi = max(lo, min(len(st), int((b - ca) / rate)))
+        body = overlap_add(body, st[lo:hi], fade)
+    return np.concatenate([x[:on], body, x[off:]])
 
 
 def op_clarity(seg, cutoff):
@@ -207,6 +226,10 @@ def authors_clip(x, on, off, category, tier, mode, direction):
         d = PITCH_DELTA[t]
         s, e = (-d, d) if up else (d, -d)
         return stepped(x, on, off, s, e, mode, op_pitch, outside=False, match=False)
+    if category == "speed":
+        d = SPEED_DELTA[t]
+        s, e = (1.0 - d, 1.0 + d) if up else (1.0 + d, 1.0 - d)
+        return speed_clip(x, on, off, s, e, mode)
     if category == "vibration":
         d = VIB_DEPTH_MAX[t]
         depth = envelope(len(x), on, off, *((0.0, d) if up else (d, 0.0)), mode)
@@ -307,11 +330,13 @@ def test_every_clip_matches_authors(sources, category):
     assert worst[0] >= MIN_SDR_DB, f"{category} {worst[1]}: {worst[0]:.1f} dB < {MIN_SDR_DB}"
 
 
-def test_pitch_matches_authors(sources):
+@pytest.mark.parametrize("category", ["pitch", "speed"])
+def test_pitch_and_speed_match_authors(sources, category):
+    """One librosa call per chunk in the authors' form is slow: one source, 8 conditions."""
     conds = [(tier, traj, d) for tier in ("low", "high") for traj in ("linear", "jump") for d in vg.DIRECTIONS]
-    sdrs = _measure(sources[:1], "pitch", conds)
+    sdrs = _measure(sources[:1], category, conds)
     worst = min(sdrs)
-    print(f"\npitch: {len(sdrs)} clips, median {np.median([s for s, _ in sdrs]):.1f} dB, worst {worst[0]:.1f}")
+    print(f"\n{category}: {len(sdrs)} clips, median {np.median([s for s, _ in sdrs]):.1f} dB, worst {worst[0]:.1f}")
     assert worst[0] >= MIN_SDR_DB, worst
 
 

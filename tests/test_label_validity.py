@@ -20,10 +20,10 @@ def speech_like(sr: int, seconds: float = 2.4, seed: int = 0) -> np.ndarray:
     t = np.arange(n) / sr
     f0 = 140 + 20 * np.sin(2 * np.pi * 1.1 * t)
     ph = 2 * np.pi * np.cumsum(f0) / sr
-    voiced = sum(np.sin(k * ph) / k ** 0.7 for k in range(1, 40) if k * 180 < sr / 2)
+    voiced = sum(np.sin(k * ph) / k ** 0.8 for k in range(1, 150) if k * 170 < sr / 2)
     syll = 0.55 + 0.45 * np.sin(2 * np.pi * 3.0 * t)
     fric = np.diff(np.concatenate([[0.0], rng.standard_normal(n)])) * (np.mod(t * 1.5, 1.0) < 0.15)
-    y = 0.05 * voiced * syll + 0.02 * fric
+    y = 0.04 * voiced * syll + 0.02 * fric + 0.002 * rng.standard_normal(n)   # breath noise, full band
     pad = 3e-4 * rng.standard_normal(int(0.3 * sr))
     return np.concatenate([pad, y, pad]).astype(np.float32)
 
