@@ -34,10 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MIN_CHANGE", "EFFECT_UNITS", "source_warnings", "measure_effect", "clip_warnings",
-           "write_label_checks", "load_label_checks", "label_warning_summary", "label_warnings_markdown",
-           "LABEL_CHECKS_FILE",
-           "LabelWarning"]
+__all__ = ["MIN_CHANGE", "EFFECT_UNITS", "LABEL_CHECKS_FILE", "LabelWarning", "source_warnings",
+           "measure_effect", "clip_warnings", "aligned_cores", "kept_db", "semitone_shift",
+           "write_label_checks", "load_label_checks", "label_warning_summary", "label_warnings_markdown"]
 
 LABEL_CHECKS_FILE = "label_checks.csv"
 LABEL_CHECK_COLUMNS = ("clip_id", "category", "tier", "trajectory", "direction", "source_id",

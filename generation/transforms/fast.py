@@ -278,7 +278,7 @@ def lowpass(x, sr, schedule, params, *, cache=None) -> Result:
             return seg
         def run():
             out = lowpass_segment(seg, sr, v, n_fft=n_fft, hop_length=hop, transition=width,
-                                  min_fft=int(params["min_fft"]))
+                                  min_fft=int(params.get("min_fft", 32)))
             return (out * rms_scale(out, seg)).astype(np.float32)
 
         return _memo(memo, (tag, float(v)), run)
