@@ -32,12 +32,17 @@ __all__ = [
     "FEWSHOT_TEXT",
     "PARAPHRASES",
     "PROMPT_VARIANTS",
+    "REWORDINGS",
+    "SYNONYM_PARSER",
+    "SYNONYM_WORDS",
     "TIERS",
     "TRAJECTORIES",
     "SOURCES_CONFIG",
     "SPLITS",
     "answer_words",
     "build_prompt",
+    "paraphrase_prompt",
+    "paraphrase_words",
     "prompt_variant_names",
     "category",
     "clip_id",
@@ -171,10 +176,37 @@ PROMPT_VARIANTS.update({
     ),
 })
 
-#: Paraphrased prompts (variant ``paraphrase``): category -> (question, answer instruction,
-#: answer words). The answer words map each label to the whole words (case-insensitive) that
-#: name it; the first word of each label is the one the instruction asks for.
-PARAPHRASES: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
+#: The paper's question paraphrases (prompt-sensitivity study, paper Tables 12-13; group
+#: ``vocalgrad_paraphrase``): pattern -> (category, question, (word asked for increase, for decrease)).
+#: The answer instruction is built as in the default prompt; answers are parsed with the shared
+#: synonym vocabulary :data:`SYNONYM_WORDS` (parser ``synonym-unique-direction-v1``).
+PARAPHRASES: dict[str, tuple[str, str, tuple[str, str]]] = {
+    "rise_fall": ("volume", "Does the loudness rise or fall as the audio progresses?", ("rise", "fall")),
+    "intensity_inc_dec": ("volume", "Does the sound intensity increase or decrease throughout the recording?",
+                          ("increase", "decrease")),
+    "intensity_ing": ("volume", "Is the audio intensity increasing or decreasing over time?",
+                      ("increasing", "decreasing")),
+    "tone_rise_fall": ("pitch", "Does the tone rise or fall over time?", ("rise", "fall")),
+    "freq_up_down": ("pitch", "Does the sound frequency change upward or downward over time?",
+                     ("upward", "downward")),
+    "freq_rise_decline": ("pitch", "Over time, does the frequency of the voice rise or decline?",
+                          ("rise", "decline")),
+}
+#: Name of the paraphrase parser (the authors' identifier): case-insensitive whole words of
+#: :data:`SYNONYM_WORDS` must name exactly one direction.
+SYNONYM_PARSER = "synonym-unique-direction-v1"
+#: The one direction vocabulary shared by every paraphrase (words and inflections).
+SYNONYM_WORDS: dict[str, tuple[str, ...]] = {
+    "increase": ("increase", "increases", "increasing", "rise", "rises", "rising", "upward", "upwards",
+                 "faster", "accelerate", "accelerates", "accelerating"),
+    "decrease": ("decrease", "decreases", "decreasing", "fall", "falls", "falling", "downward", "downwards",
+                 "slower", "decline", "declines", "declining", "decelerate", "decelerates", "decelerating"),
+}
+
+#: Further rewordings, one per category, each with its own answer words (extra group
+#: ``vocalgrad_reword``; not in the paper): category -> (question, answer instruction, answer
+#: words). The first word of each label is the one the instruction asks for.
+REWORDINGS: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
     "speed": ("Does the person speak faster or slower as the audio progresses?",
               'Answer with only one word: "faster" or "slower".',
               {"increase": ("faster",), "decrease": ("slower",)}),
@@ -216,18 +248,51 @@ ANSWER_WORDS["swap"] = ANSWER_WORDS["audioref"] = ANSWER_WORDS["default"]
 #: Label of the unmodified source clips in the ternary format.
 CONSTANT = "constant"
 
-#: Few-shot prompt pieces (variant ``fewshot``): lead-in per example, the example's answer line,
-#: and the lead-in of the query. ``{n}`` is the example number, ``{answer}`` its answer word.
+#: Few-shot prompt pieces (group ``vocalgrad_fewshot``, the authors' layout): the lead-in
+#: (``{k}`` examples, ``{attribute}``), per example its audio line and label line (``{n}``,
+#: ``{label}``), the query's audio line and the lead-in of the question, which is the
+#: ``audioref`` prompt ("of this audio clip"). Each audio line is followed by the clip.
 FEWSHOT_TEXT: dict[str, str] = {
-    "example": "Example {n}:",
-    "answer": "Answer: {answer}",
-    "query": "Now answer for this clip:",
+    "intro": "You will receive {k} labeled audio examples for {attribute}, followed by one query audio clip.",
+    "example": "Example {n} audio:",
+    "label": "Example {n} label: {label}",
+    "query": "Query audio:",
+    "question": "For the query audio, answer the same question:",
 }
+#: Prompt variant of the few-shot question, examples per label and seed of the authors' run.
+FEWSHOT_PROMPT = "audioref"
+FEWSHOT_PER_LABEL = 2
+FEWSHOT_SEED = 1234
 
 
 def prompt_variant_names() -> tuple[str, ...]:
     """Every name :func:`build_prompt` accepts."""
-    return (*PROMPT_VARIANTS, "paraphrase")
+    return (*PROMPT_VARIANTS, "reword")
+
+
+def _paraphrase(pattern: str) -> tuple[str, str, tuple[str, str]]:
+    try:
+        return PARAPHRASES[pattern]
+    except KeyError:
+        raise ValueError(f"unknown paraphrase pattern {pattern!r}; choose from {', '.join(PARAPHRASES)}") from None
+
+
+def paraphrase_prompt(pattern: str) -> str:
+    """Prompt of a paraphrase pattern: its question, blank line, the instruction naming its words.
+
+    >>> paraphrase_prompt("tone_rise_fall")
+    'Does the tone rise or fall over time?\\n\\nAnswer with only one word: "rise" or "fall".'
+    """
+    _, question, (inc, dec) = _paraphrase(pattern)
+    return f'{question}\n\nAnswer with only one word: "{inc}" or "{dec}".'
+
+
+def paraphrase_words(pattern: str) -> dict[str, tuple[str, ...]]:
+    """The synonym vocabulary with the pattern's own words first (the parser is the same for
+    every pattern; the order only says which word the prompt asks for)."""
+    _, _, asked = _paraphrase(pattern)
+    return {label: (word, *(w for w in SYNONYM_WORDS[label] if w != word))
+            for label, word in zip(DIRECTIONS, asked)}
 
 
 def build_prompt(category_name: str, variant: str = "default") -> str:
@@ -238,12 +303,13 @@ def build_prompt(category_name: str, variant: str = "default") -> str:
     category_name : str
         Config name or internal id of the category.
     variant : str
-        Key of :data:`PROMPT_VARIANTS`, or ``"paraphrase"`` (:data:`PARAPHRASES`). Audio order
+        Key of :data:`PROMPT_VARIANTS`, or ``"reword"`` (:data:`REWORDINGS`). The paper's
+        paraphrases are per pattern, not per category: :func:`paraphrase_prompt`. Audio order
         (text first or audio first) is a task/adapter setting, not part of the text.
     """
     cat = category(category_name)
-    if variant == "paraphrase":
-        question, instruction, _ = PARAPHRASES[cat.name]
+    if variant == "reword":
+        question, instruction, _ = REWORDINGS[cat.name]
         return question + "\n\n" + instruction
     if variant not in PROMPT_VARIANTS:
         raise ValueError(f"unknown prompt variant {variant!r}; choose from {', '.join(prompt_variant_names())}")
@@ -258,13 +324,16 @@ def answer_words(variant: str = "default", category_name: str | None = None) -> 
     ----------
     variant : str
         A name of :func:`prompt_variant_names`.
+        ``"paraphrase"`` gives :data:`SYNONYM_WORDS` (every pattern; see :func:`paraphrase_words`).
     category_name : str, optional
-        Needed for ``"paraphrase"``, whose words differ per category.
+        Needed for ``"reword"``, whose words differ per category.
     """
     if variant == "paraphrase":
+        return dict(SYNONYM_WORDS)
+    if variant == "reword":
         if category_name is None:
-            raise ValueError("answer_words('paraphrase') needs the category (its words differ per category)")
-        return dict(PARAPHRASES[category(category_name).name][2])
+            raise ValueError("answer_words('reword') needs the category (its words differ per category)")
+        return dict(REWORDINGS[category(category_name).name][2])
     if variant not in ANSWER_WORDS:
         raise ValueError(f"unknown prompt variant {variant!r}; choose from {', '.join(prompt_variant_names())}")
     return dict(ANSWER_WORDS[variant])
@@ -478,7 +547,8 @@ def _make_builder_classes() -> dict:
         hub_split: str = "test"
 
     class VocalGrad(datasets.GeneratorBasedBuilder):
-        """Builds a VocalGrad config from a rendered directory (``data_dir=``).
+        """Builds a VocalGrad config from a rendered directory (``data_dir=``), or from a local copy of
+        the authors' published release (test configs only).
 
         Examples
         --------
@@ -502,6 +572,8 @@ def _make_builder_classes() -> dict:
         def __init__(self, *args, **kwargs):
             # Cache key follows the render's content, so a re-render is never served stale.
             data_dir = kwargs.get("data_dir")
+            if kwargs.get("hash") is None and data_dir and Path(data_dir, "metadata.csv").is_file():
+                kwargs["hash"] = hashlib.sha256(Path(data_dir, "metadata.csv").read_bytes()).hexdigest()[:16]
             if kwargs.get("hash") is None and data_dir and Path(data_dir, "manifest.parquet").is_file():
                 digest = hashlib.sha256(Path(data_dir, "manifest.parquet").read_bytes())
                 if Path(data_dir, "render.json").is_file():
@@ -512,8 +584,19 @@ def _make_builder_classes() -> dict:
                 kwargs["hash"] = digest.hexdigest()[:16]
             super().__init__(*args, **kwargs)
 
+        def _published(self):
+            """harness_tasks.published when data_dir is the authors' release (docs/published.md), else None."""
+            from harness_tasks import published  # lazy: the one reader of that layout
+
+            return published if self.config.data_dir and published.published_folder(self.config.data_dir) else None
+
         def _info(self):
             sr = 48000
+            if self._published():
+                feats = self._published().published_features(None)
+                return datasets.DatasetInfo(description="VocalGrad, as published by its authors", features=feats,
+                                            homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}",
+                                            license=LICENSE, citation=PAPER)
             if self.config.data_dir and Path(self.config.data_dir, "render.json").is_file():
                 sr = int(_read_render_meta(self.config.data_dir).get("sample_rate", sr))
             return datasets.DatasetInfo(
@@ -527,10 +610,17 @@ def _make_builder_classes() -> dict:
         def _split_generators(self, dl_manager):
             if not self.config.data_dir:
                 raise RenderDirError(
-                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`); "
-                    f"to load the published set use load_dataset({HUB_REPO_ID!r}, {self.config.name!r})"
+                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`) or at "
+                    f"a local copy of the authors' release {HUB_REPO_ID!r} (one AudioFolder config; "
+                    "docs/published.md)"
                 )
             data_dir = Path(self.config.data_dir)
+            if self._published():
+                if self.config.render_split != "test" or self.config.name == SOURCES_CONFIG:
+                    raise RenderDirError(f"{data_dir}: the authors' release holds the test set only; config "
+                                         f"{self.config.name!r} needs a render (`vocalgrad render`)")
+                rows = self._published().load_published_rows(data_dir, categories=self.config.categories)
+                return [datasets.SplitGenerator(name="test", gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
             meta = _read_render_meta(data_dir)
             if meta.get("split") != self.config.render_split:
                 raise RenderDirError(
@@ -568,6 +658,10 @@ def _make_builder_classes() -> dict:
                                             gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
 
         def _generate_examples(self, data_dir, rows):
+            if self._published():
+                for row in rows:
+                    yield row["id"], self._published().hub_record(row, Path(row["audio"]["path"]).read_bytes())
+                return
             if self.config.name == SOURCES_CONFIG:
                 import soundfile as sf
 

@@ -212,7 +212,8 @@ def schedule_curve(info, *, points: int = 400) -> tuple[np.ndarray, np.ndarray, 
     from generation.trajectory import g
 
     get = info.get if hasattr(info, "get") else info.__getitem__
-    start, end = float(get("value_start")), float(get("value_end"))
+    known = get("value_start") is not None and get("value_end") is not None
+    start, end = (float(get("value_start")), float(get("value_end"))) if known else (0.0, 1.0)
     on, off, dur = float(get("onset_sec")), float(get("offset_sec")), float(get("duration_sec"))
     cat = info.category
     try:
@@ -222,6 +223,8 @@ def schedule_curve(info, *, points: int = 400) -> tuple[np.ndarray, np.ndarray, 
         span = Span(int(round(float(get("source_onset_sec")) * sr)), int(round(float(get("source_offset_sec")) * sr)))
         sched = make_schedule(recipe, crec, span, tier=info.tier, trajectory=info.trajectory,
                               direction=info.direction)
+        if not known:  # the authors' release records no values: take the recipe's (faithful-v1 = theirs)
+            start, end = float(sched.start), float(sched.end)
         if not (np.isclose(sched.start, start) and np.isclose(sched.end, end)):
             raise ValueError("recipe does not match the manifest values")
         vals = np.asarray(sched.values, dtype=float)
@@ -363,7 +366,8 @@ def register_cli(sub) -> None:
                        description="Draw a clip's spectrogram with its speech span, the value schedule of the "
                                    "changed attribute and a matching measurement, next to its source.")
     p.add_argument("clip_id", metavar="CLIP_ID")
-    p.add_argument("--data", required=True, help="render folder (manifest.parquet) or Hub folder")
+    p.add_argument("--data", required=True, help="render folder (manifest.parquet), Hub folder or a local copy of "
+                   "the authors' published release (metadata.csv)")
     p.add_argument("--out", default=None, help="PNG to write (default CLIP_ID.png)")
     p.add_argument("--config", help="Hub folder only: config holding the clip (default: the categories)")
     p.add_argument("--dpi", type=int, default=100)

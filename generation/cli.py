@@ -14,6 +14,7 @@ import sys
 #: Modules that contribute sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES = (
     "generation.render",
+    "generation.verify",
     "generation.hub",
     "generation.publish",
     "generation.demo",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -297,8 +298,14 @@ def build_hub(
         problems += c.problems
         if not allow_partial and c.missing:
             problems += _listed("condition not rendered", c.missing)
-            problems.append(f"{c.path}: render is partial; finish it (re-run the same render command) "
-                            "or pass --allow-partial")
+            chosen = c.meta.get("categories")
+            left = sorted({m.split("__")[1] for m in c.missing} - set(chosen or []))
+            if chosen and left:  # partial by choice (--categories): re-running the same command adds nothing
+                problems.append(f"{c.path}: rendered with --categories {','.join(chosen)}; render the others into "
+                                f"the same folder (--categories {','.join(left)}) or pass --allow-partial")
+            else:
+                problems.append(f"{c.path}: render is partial; finish it (re-run the same render command) "
+                                "or pass --allow-partial")
         split = c.meta.get("split")
         if split in by_split:
             problems.append(f"{c.path}: a second render with split {split!r} (first: {by_split[split].path})")
@@ -457,6 +464,22 @@ def _md_table(head: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def _provenance_note(by_split: dict) -> str:
+    """Card sentences on each render's source selection (render.json) and a passed `vocalgrad verify`."""
+    out = []
+    for split, c in sorted(by_split.items()):
+        if c.meta.get("selection_note"):
+            out.append(f"**Selection ({split}):** {c.meta['selection_note']}.")
+        rec = c.path / "verify.json"
+        if rec.is_file():
+            v = json.loads(rec.read_text())
+            same = v.get("manifest_sha256") == hashlib.sha256((c.path / "manifest.parquet").read_bytes()).hexdigest()
+            if v.get("ok") and same:
+                out.append(f"**Verified ({split}):** `vocalgrad verify` passed on {v.get('checked_at', '?')} "
+                           f"({v.get('n_clips')} clips: completeness, ids, label balance, sha256, frozen ids).")
+    return " ".join(out)
+
+
 def render_card(template, by_split: dict, configs: list) -> str:
     """Fill the ``{{name}}`` placeholders of the card template with counts from the renders.
 
@@ -501,7 +524,8 @@ def render_card(template, by_split: dict, configs: list) -> str:
              + [sum(r["tier"] == tier for r in rows)] for tier in vocalgrad.TIERS]),
         "example_prompt": vocalgrad.build_prompt("pitch").replace("\n\n", "\n"),
         "repo_id": vocalgrad.HUB_REPO_ID,
-        "partial_note": ("**Partial build:** " + "; ".join(partial) + ".") if partial else "",
+        "partial_note": "\n\n".join(n for n in [("**Partial build:** " + "; ".join(partial) + ".") if partial else "",
+                                                  _provenance_note(by_split)] if n),
     }
     unknown = sorted(set(re.findall(r"\{\{\s*(\w+)\s*\}\}", text)) - set(values))
     if unknown:
@@ -518,7 +542,10 @@ def register_cli(subparsers) -> None:
         description="Build README.md (card + configs) and parquet shards per config from one or more render "
                     "folders (one per split: test, beep, train). See docs/hub.md.",
     )
-    p.add_argument("render_dirs", nargs="+", metavar="DIR", help="render output folder(s)")
+    p.add_argument("render_dirs", nargs="*", metavar="DIR", help="render output folder(s)")
+    p.add_argument("--from-published", metavar="SRC",
+                   help="instead of renders: convert the authors' published release (Hub id or local copy; "
+                        "AudioFolder with metadata.csv) into this layout, keeping their clip ids; see docs/published.md")
     p.add_argument("--out", required=True, metavar="HUB", help="folder to write (replaced if it is a Hub folder)")
     p.add_argument("--allow-partial", action="store_true",
                    help="accept renders with missing conditions; their configs are omitted and the card says so")
@@ -538,6 +565,13 @@ def register_cli(subparsers) -> None:
 def _run_cli(args) -> int:
     import sys
 
+    if args.from_published:
+        from .from_published import run_cli
+
+        return run_cli(args)
+    if not args.render_dirs:
+        print("vocalgrad hub: give render folder(s) DIR or --from-published SRC", file=sys.stderr)
+        return 2
     try:
         summary = build_hub(
             args.render_dirs, args.out, allow_partial=args.allow_partial,

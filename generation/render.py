@@ -16,6 +16,8 @@ Output layout::
     DIR/manifest.parquet               one row per clip (vocalgrad.MANIFEST_COLUMNS)
     DIR/skipped.csv                    sources that could not be used, with the reason
     DIR/label_checks.csv               measured effect and label warnings per clip (label_validity)
+    DIR/span_check.csv                 frozen sources whose recorded speech bounds and our detector's
+                                       differ by more than 10 ms (the recorded bounds are used)
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from . import label_validity as lv
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .schedule import make_schedule
 from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
-from .span import detect_span
+from .frozen import recorded_span
+from .span import Span, detect_span
 from .transforms import get_transform
 from .transforms.envelope import noise_seed
 
@@ -47,6 +50,18 @@ __all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "
 TOOLKIT_VERSION = "0.1.0"
 MIN_DURATION_SEC = 0.5
 PARTS_DIR = ".parts"
+#: A frozen source whose detected span differs from the recorded one by more than this is listed in span_check.csv.
+SPAN_CHECK_TOLERANCE_SEC = 0.010
+
+#: What render.json's ``selection`` says about each kind of source selection (the card repeats it).
+SELECTION_NOTES = {
+    "frozen": "the paper's frozen selection with its recorded speech bounds (the instance the paper evaluated)",
+    "frozen-redetected": "the paper's frozen utterance ids with re-detected speech spans (VCTK 0.92's "
+                         "silence-trimmed files): a different dataset instance from the published one",
+    "sample": "a new seeded selection (--selection sample): a new dataset instance, not the paper's",
+    "as-is": "the source's own files as given: a new dataset instance, not the paper's",
+    "tones": "the toolkit's synthetic tones (pure and harmonic sines; the beep ablation uses the pure ones)",
+}
 
 
 class RenderError(RuntimeError):
@@ -68,6 +83,7 @@ class RenderSummary:
     skipped: list = field(default_factory=list)
     seconds: float = 0.0
     label_warnings: dict = field(default_factory=dict)  # warning code -> clips (label_checks.csv)
+    span_checks: int = 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,7 +110,32 @@ def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object
     # Render from exactly what sources/ stores: the resampled signal on the 16-bit grid (identity
     # for a 48 kHz 16-bit source), so clips can be re-made from the published sources.
     x = aio.quantize_int16(aio.resample(y, sr, recipe.sample_rate))
-    return x, detect_span(x, recipe.sample_rate, **recipe.span)
+    return x, source_span(item, x, recipe)
+
+
+def source_span(item: SourceItem, x: np.ndarray, recipe: Recipe) -> Span:
+    """The recorded speech span of a frozen source (``extra["recorded_onset_sec"]``), else the detected one."""
+    onset = item.extra.get("recorded_onset_sec")
+    if onset in (None, ""):
+        return detect_span(x, recipe.sample_rate, **recipe.span)
+    a, b = recorded_span(float(onset), float(item.extra["recorded_offset_sec"]), len(x), recipe.sample_rate)
+    return Span(a, b, True)
+
+
+def span_check(item: SourceItem, x: np.ndarray, span: Span, recipe: Recipe) -> dict | None:
+    """Compare a recorded span with our detector; the row for span_check.csv when they differ > 10 ms."""
+    if item.extra.get("recorded_onset_sec") in (None, ""):
+        return None
+    sr = recipe.sample_rate
+    det = detect_span(x, sr, **recipe.span)
+    d_on, d_off = (det.onset - span.onset) / sr, (det.offset - span.offset) / sr
+    if max(abs(d_on), abs(d_off)) <= SPAN_CHECK_TOLERANCE_SEC:
+        return None
+    return {"source_id": item.source_id, "corpus_id": item.extra.get("corpus_id", ""),
+            "recorded_onset_sec": span.onset / sr, "detected_onset_sec": det.onset / sr,
+            "recorded_offset_sec": span.offset / sr, "detected_offset_sec": det.offset / sr,
+            "onset_diff_ms": round(1000 * d_on, 1), "offset_diff_ms": round(1000 * d_off, 1),
+            "detected_found": det.found}
 
 
 def tier_params(recipe: Recipe, category: str, tier: str) -> dict:
@@ -128,6 +169,9 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     """Render the 24 clips of one (source, category) unit and return their manifest rows."""
     x, span = prepare_source(item, recipe)
     proc_sr = recipe.sample_rate
+    check_path = out_dir / PARTS_DIR / "span" / f"{item.source_id}.json"
+    if item.extra.get("recorded_onset_sec") not in (None, "") and not check_path.exists():
+        aio.atomic_write_bytes(check_path, json.dumps(span_check(item, x, span, recipe)).encode())
     src_path = out_dir / "sources" / f"{item.source_id}.flac"
     if not src_path.exists():
         pcm, _ = aio.to_int16(x)
@@ -186,12 +230,18 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
             old = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise RenderError(f"{path} is not valid JSON ({exc}); remove it or use another --out") from exc
-        for key in ("recipe", "sample_rate", "split", "source"):
+        for key in ("recipe", "sample_rate", "split", "source", "selection"):
+            if key == "selection" and key not in old:  # written before selections were recorded
+                continue
             if old.get(key) != settings[key]:
                 raise RenderError(
                     f"{out_dir} holds a render with {key}={old.get(key)!r}, this run asks for "
                     f"{key}={settings[key]!r}; nothing was written. Use another --out folder."
                 )
+        cats = sorted(set(old.get("categories") or []) | set(settings.get("categories") or []))
+        if "categories" in settings and cats != old.get("categories"):  # a later run may add categories
+            aio.atomic_write_bytes(path, (json.dumps({**old, "categories": cats}, indent=2, sort_keys=True)
+                                          + "\n").encode())
         return
     if out_dir.exists() and (out_dir / "manifest.parquet").exists():
         raise RenderError(f"{out_dir} holds a manifest but no render.json; refusing to mix renders. Use another --out.")
@@ -228,6 +278,21 @@ def write_selection(out_dir: Path, items: list[SourceItem]) -> None:
              str(it.audio) if isinstance(it.audio, (str, os.PathLike)) else repr(it.audio)]
             + [it.extra.get(k, "") for k in extra_keys] for it in items]
     aio.atomic_write_bytes(out_dir / "selection.csv", _csv_bytes(header, rows))
+
+
+def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
+    """Write ``span_check.csv`` from the per-source checks of the sources rendered so far; returns its rows."""
+    header = ["source_id", "corpus_id", "recorded_onset_sec", "detected_onset_sec", "recorded_offset_sec",
+              "detected_offset_sec", "onset_diff_ms", "offset_diff_ms", "detected_found"]
+    rows = []
+    for it in items:
+        path = out_dir / PARTS_DIR / "span" / f"{it.source_id}.json"
+        row = json.loads(path.read_text()) if path.is_file() else None
+        if row:
+            rows.append([row[k] for k in header])
+    if rows or (out_dir / "span_check.csv").exists():
+        aio.atomic_write_bytes(out_dir / "span_check.csv", _csv_bytes(header, rows))
+    return len(rows)
 
 
 def write_manifest(out_dir: Path) -> int:
@@ -300,7 +365,9 @@ def render(
     Parameters
     ----------
     source : str
-        Source string (``tones``, ``folder:PATH``, ``vctk:PATH``, ``demo``, ``hf:...``).
+        Source string (``tones``, ``folder:PATH``, ``vctk:PATH``, ``loquacious:...``,
+        ``cv-spontaneous:PATH``, ``demo``, ``hf:...``); ``source_options.selection`` picks the frozen
+        (paper's) or a new seeded selection, recorded in render.json's ``selection``.
     out_dir : path-like
         Output folder; created if needed. A folder holding a render of another recipe, split,
         source or sample rate is refused.
@@ -333,20 +400,55 @@ def render(
     categories = [vg.category(c).name for c in categories]
     if sample_rate < 8000:
         raise ValueError(f"--sample-rate {sample_rate} is too low (>= 8000 Hz)")
+    if n_sources is not None and n_sources < 1:
+        raise ValueError("--sources must be >= 1")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     opts = source_options or SourceOptions()
     if opts.split != split:
         from dataclasses import replace
 
         opts = replace(opts, split=split)
-    items = read_sources(source, opts)
+    items = read_sources(source, opts)  # before creating anything: a bad source leaves no empty folder
     if n_sources is not None:
-        if n_sources < 1:
-            raise ValueError("--sources must be >= 1")
         items = items[:n_sources]
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _render_into(out, items, rec, source=source, split=split, categories=categories, jobs=jobs,
+                            shard=shard, sample_rate=sample_rate, strict=strict, progress=progress, t0=t0)
+    except BaseException:
+        if created and not any((out / "clips").rglob("*.flac")):
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def source_domain(source: str, items: list[SourceItem]) -> str:
+    """The source domain of a render: ``vctk``, ``loquacious``, ``cv-spontaneous``, or the source kind."""
+    named = sorted({it.extra["domain"] for it in items if it.extra.get("domain")})
+    return "+".join(named) if named else source.partition(":")[0]
+
+
+def selection_kind(items: list[SourceItem]) -> str:
+    """The kind of selection the items come from (a key of :data:`SELECTION_NOTES`, or several joined by +)."""
+    return "+".join(sorted({it.extra.get("selection", "as-is") for it in items})) or "as-is"
+
+
+def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
+                 jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float) -> RenderSummary:
+    kind = selection_kind(items)
+    seeds = sorted({it.extra["selection_seed"] for it in items if "selection_seed" in it.extra})
+    note = " + ".join(SELECTION_NOTES.get(k, k) for k in kind.split("+"))
+    domain = source_domain(source, items)
+    if domain in ("loquacious", "cv-spontaneous"):
+        note = f"{domain}, an alternate source domain of the paper's Table 15: {note}"
+    if seeds:
+        note += f" (seed {', '.join(map(str, seeds))})"
     _check_or_write_settings(out, {"recipe": rec.name, "sample_rate": sample_rate, "split": split,
-                                   "source": source, "toolkit_version": TOOLKIT_VERSION})
+                                   "source": source, "toolkit_version": TOOLKIT_VERSION, "selection": kind,
+                                   "selection_note": note, "categories": sorted(categories),
+                                   "domain": domain})
     _clean_stale_temps(out)
     write_selection(out, items)
 
@@ -396,6 +498,7 @@ def render(
         ["source_id", "audio", "reason"],
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
     summary.clips_total -= skipped_units * per_unit
+    summary.span_checks = write_span_check(out, items)
     write_manifest(out)
     summary.label_warnings = dict(lv.write_label_checks(out, PARTS_DIR))
     if summary.label_warnings:
@@ -416,7 +519,8 @@ def register_cli(sub) -> None:
     p = sub.add_parser("render", help="render clips + manifest from a source corpus",
                        description="Render VocalGrad clips (resumable: rerun the same command to continue).")
     p.add_argument("--source", required=True,
-                   help="source: tones | folder:PATH | vctk:PATH | demo | hf:DATASET[:CONFIG][:SPLIT]")
+                   help="source: tones | folder:PATH | vctk:PATH | loquacious[:DATASET] | cv-spontaneous:PATH | demo | "
+                        "hf:DATASET[:CONFIG][:SPLIT]")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--split", default="test", choices=vg.SPLITS)
     p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
@@ -426,7 +530,10 @@ def register_cli(sub) -> None:
     p.add_argument("--sample-rate", type=int, default=48000, help="output sample rate in Hz (default 48000)")
     p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe name or TOML path (default faithful-v1)")
     p.add_argument("--strict", action="store_true", help="fail on the first unusable source instead of skipping")
-    p.add_argument("--seed", type=int, default=42, help="source selection seed (default 42)")
+    p.add_argument("--selection", choices=("frozen", "sample"),
+                   help="frozen: the paper's published selection (default for vctk, loquacious, cv-spontaneous); "
+                        "sample: a new seeded selection, i.e. a new dataset instance (default for hf)")
+    p.add_argument("--seed", type=int, default=42, help="source selection seed of --selection sample (default 42)")
     p.add_argument("--vctk-mic", type=int, default=1, choices=(1, 2), help="VCTK 0.92 microphone")
     p.add_argument("--text-column", help="hf: transcript column")
     p.add_argument("--speaker-column", help="hf: speaker column")
@@ -448,7 +555,7 @@ def _cli(args) -> int:
                              text_column=args.text_column, speaker_column=args.speaker_column,
                              allow_small=args.allow_small, test_speakers=args.test_speakers,
                              test_per_speaker=args.per_speaker, min_duration=args.min_duration,
-                             train_utterances=args.train_utterances)
+                             train_utterances=args.train_utterances, selection=args.selection)
         s = render(args.source, args.out, split=args.split, categories=cats, n_sources=args.n_sources,
                    jobs=args.jobs, shard=shard, sample_rate=args.sample_rate, recipe=args.recipe,
                    strict=args.strict, source_options=opts, progress=not args.quiet)
@@ -461,4 +568,8 @@ def _cli(args) -> int:
     if s.label_warnings:
         print("label warnings (clips): " + ", ".join(f"{c} {n}" for c, n in sorted(s.label_warnings.items()))
               + f" -> {Path(s.out_dir) / 'label_checks.csv'}")
+    if s.span_checks:
+        print(f"{s.span_checks} frozen sources: our detector's span differs from the recorded one by more than "
+              f"{SPAN_CHECK_TOLERANCE_SEC * 1000:.0f} ms; the recorded bounds were used "
+              f"(see {Path(s.out_dir) / 'span_check.csv'})")
     return 0

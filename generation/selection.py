@@ -32,6 +32,7 @@ __all__ = [
     "SelectionError",
     "SelectionPlan",
     "accent_group",
+    "interleave",
     "normalise_text",
     "rank_key",
     "select",
@@ -142,6 +143,24 @@ def water_fill(capacity: dict[str, int], total: int, *, seed: int, salt: str = "
     return alloc
 
 
+def interleave(queues: dict[str, list], *, seed: int, salt: str = "") -> list:
+    """Merge ``queues`` so that every prefix is as balanced as the queue lengths allow.
+
+    At each step the queue with the smallest ``(taken + 1) / length`` gives its next member
+    (ties: seeded group order), so a prefix of any size holds each group in proportion to its
+    share of the whole; two equal groups alternate.
+    """
+    order = sorted(queues, key=lambda g: rank_key(seed, salt + g))
+    taken = {g: 0 for g in order}
+    out = []
+    total = sum(len(q) for q in queues.values())
+    while len(out) < total:
+        g = min((g for g in order if taken[g] < len(queues[g])), key=lambda g: (taken[g] + 1) / len(queues[g]))
+        out.append(queues[g][taken[g]])
+        taken[g] += 1
+    return out
+
+
 def _describe(groups: dict[str, int]) -> str:
     return ", ".join(f"{g or '?'}: {n}" for g, n in sorted(groups.items())) or "none"
 
@@ -168,8 +187,9 @@ def select_test(
     Returns
     -------
     list of SourceItem
-        Ordered by utterance number then speaker (``p225_01, p226_01, ..., p225_02, ...``), so that
-        the first N items cover as many speakers as possible. With speaker ids, items are renamed
+        Ordered by utterance number, then by speaker in an order that keeps gender, and within a
+        gender the accent group, balanced at every prefix (:func:`interleave`), so that the first N
+        items cover N speakers as balanced as the selection allows (``--sources N``). With speaker ids, items are renamed
         ``{speaker}_{NN}`` and the original id is kept in ``sentence_id`` and ``extra["corpus_id"]``.
 
     Raises
@@ -221,12 +241,15 @@ def select_test(
     genders = sorted({g for g, _ in groups})
     gender_cap = {g: sum(len(s) for (gg, _), s in groups.items() if gg == g) for g in genders}
     gender_alloc = water_fill(gender_cap, wanted, seed=plan.seed, salt="gender:")
-    selected: list[str] = []
+    per_gender: dict[str, list[str]] = {}
     for g in genders:
         accents = {a: len(s) for (gg, a), s in groups.items() if gg == g}
         accent_alloc = water_fill(accents, gender_alloc[g], seed=plan.seed, salt=f"accent:{g}:")
-        for a, n in sorted(accent_alloc.items()):
-            selected.extend(groups[(g, a)][:n])  # groups keep the seeded speaker order
+        # groups keep the seeded speaker order; accents take turns in proportion to their shares
+        per_gender[g] = interleave({a: groups[(g, a)][:n] for a, n in accent_alloc.items() if n},
+                                   seed=plan.seed, salt=f"order:{g}:")
+    selected = interleave(per_gender, seed=plan.seed, salt="order:gender:")
+    rank = {spk: i for i, spk in enumerate(selected)}
 
     out: list[tuple[int, str, SourceItem]] = []
     for spk in selected:
@@ -239,7 +262,7 @@ def select_test(
             new = replace(it, source_id=f"{safe_id(spk)}_{k:02d}",
                           sentence_id=it.sentence_id or it.source_id, extra=extra)
             out.append((k, spk, new))
-    out.sort(key=lambda t: (t[0], t[1]))
+    out.sort(key=lambda t: (t[0], rank[t[1]]))
     return [it for _, _, it in out]
 
 

@@ -15,6 +15,8 @@ Forms:
 ``vctk:PATH``
     The VCTK corpus, layout 0.80 (``wav48/pNNN/pNNN_MMM.wav``) or 0.92
     (``wav48_silence_trimmed/pNNN/pNNN_MMM_mic1.flac``), with ``speaker-info.txt`` and ``txt/``.
+    By default the paper's frozen selection (:mod:`generation.frozen`); ``selection="sample"`` draws
+    a new one with the seeded selector.
 ``folder:PATH``
     Audio files under ``PATH`` (wav, flac, ogg, mp3), described by an optional ``metadata.csv``;
     used as they are (no selection).
@@ -116,6 +118,10 @@ class SourceOptions:
         Selection counts (benchmark.md §6: 50 speakers x 2 utterances of >= 3 s; 500 train utterances).
     counts : dict
         Overrides of the four counts above by name (kept for callers that pass a mapping).
+    selection : {"frozen", "sample"}, optional
+        ``frozen``: the paper's published selection (vctk, loquacious, cv-spontaneous); ``sample``: the
+        seeded selector of :mod:`generation.selection` (a new dataset instance). None: the source's
+        default (frozen where one exists).
     """
 
     split: str = "test"
@@ -129,6 +135,16 @@ class SourceOptions:
     min_duration: float = 3.0
     train_utterances: int = 500
     counts: dict = field(default_factory=dict)
+    selection: str | None = None
+
+    def sampler_options(self) -> list[str]:
+        """Command-line names of the options given that only the seeded selector uses."""
+        default = SourceOptions()
+        names = {"seed": "--seed", "allow_small": "--allow-small", "test_speakers": "--test-speakers",
+                 "test_per_speaker": "--per-speaker", "min_duration": "--min-duration",
+                 "train_utterances": "--train-utterances"}
+        given = [flag for name, flag in names.items() if getattr(self, name) != getattr(default, name)]
+        return given + ([f"counts={sorted(self.counts)}"] if self.counts else [])
 
     def plan(self):
         """The :class:`generation.selection.SelectionPlan` of these options."""
@@ -224,9 +240,12 @@ def read_sources(spec: str, options: SourceOptions | None = None) -> list[Source
     options = options or SourceOptions()
     prefix, _, arg = spec.partition(":")
     if prefix not in _READERS:
-        raise SourceSpecError(
-            f"unknown source {spec!r}; use one of: " + ", ".join(f"{p}[:...]" for p in sorted(_READERS))
-        )
+        known = ", ".join(f"{p}[:...]" for p in sorted(_READERS))
+        if os.path.exists(os.path.expanduser(spec)):
+            kind = "vctk" if _looks_like_vctk(Path(spec).expanduser()) else "folder"
+            raise SourceSpecError(f"source {spec!r} is a bare path; name its kind: --source {kind}:{spec} "
+                                  f"(known kinds: {known})")
+        raise SourceSpecError(f"unknown source {spec!r}; use one of: {known}")
     items = _READERS[prefix](arg, options)
     counts: dict[str, int] = {}
     for it in items:
@@ -241,6 +260,14 @@ def read_sources(spec: str, options: SourceOptions | None = None) -> list[Source
 
 
 _ID_RE = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _looks_like_vctk(path: Path) -> bool:
+    try:
+        vctk_root(path)
+        return True
+    except (SourceSpecError, OSError):
+        return False
 
 
 #: Beep-ablation tone frequencies (Hz): ten pure tones spaced a whole tone apart from 220 Hz.
@@ -258,7 +285,8 @@ def _tones(arg: str, options: SourceOptions) -> list[SourceItem]:
         spec = ToneSpec(f0=f0 if not harmonic else f0 / 2, harmonics=8 if harmonic else 1)
         kind = "harm" if harmonic else "pure"
         sid = f"tone{k:02d}_{kind}_{int(round(spec.f0))}hz"
-        items.append(SourceItem(sid, spec, speaker_id=f"tone_{kind}", sentence_id=f"{k:02d}"))
+        items.append(SourceItem(sid, spec, speaker_id=f"tone_{kind}", sentence_id=f"{k:02d}",
+                                extra={"selection": "tones"}))
     return items
 
 
@@ -472,14 +500,87 @@ def vctk_candidates(path: Path, *, mic: int = 1) -> list[SourceItem]:
 
 @register_source("vctk")
 def _vctk(arg: str, options: SourceOptions) -> list[SourceItem]:
-    """VCTK 0.80 or 0.92 with the benchmark.md §6 selection."""
+    """VCTK 0.80 or 0.92: the paper's frozen selection, or the seeded selector with ``selection="sample"``."""
     if not arg:
         raise SourceSpecError("vctk source: give the corpus folder, e.g. --source vctk:/data/VCTK-Corpus")
     path = Path(arg).expanduser()
-    items = _selected(vctk_candidates(path, mic=options.vctk_mic), options, f"vctk:{path}")
+    where = f"vctk:{path}"
+    mode = options.selection or "frozen"
+    candidates = vctk_candidates(path, mic=options.vctk_mic)
+    if mode == "sample":
+        items = [replace(it, extra={**it.extra, "selection": "sample", "selection_seed": options.seed})
+                 for it in _selected(candidates, options, where)]
+    elif mode == "frozen":
+        _refuse_sampler_options(options, where)
+        items = _vctk_frozen(candidates, options, path, where)
+    else:
+        raise SourceSpecError(f"{where}: unknown selection {mode!r}; use frozen (the paper's) or sample")
     # benchmark.md §4a: the reference seeds the noise of a test clip with the VCTK utterance id (p226_106)
     return [replace(it, extra={**it.extra, "reference_clip_id": it.extra.get("corpus_id", it.source_id)})
             for it in items]
+
+
+def _refuse_sampler_options(options: SourceOptions, where: str) -> None:
+    given = options.sampler_options()
+    if given:
+        raise SourceSpecError(
+            f"{where}: {', '.join(given)} shape the seeded selector, but the frozen selection (the paper's "
+            f"test 100 / train 500) is fixed; add --selection sample for a new dataset instance, or drop them")
+
+
+def _vctk_frozen(candidates: list[SourceItem], options: SourceOptions, path: Path, where: str) -> list[SourceItem]:
+    """The frozen test/train utterances of the corpus, renamed to their item ids."""
+    from .frozen import frozen_rows
+    from .selection import SelectionError
+
+    if options.split not in ("test", "train"):
+        raise SourceSpecError(f"{where}: split {options.split!r} has no VCTK selection "
+                              "(the beep split uses --source tones)")
+    rows = frozen_rows("vctk", options.split)
+    by_id = {it.source_id: it for it in candidates}
+    missing = [r.corpus_id for r in rows if r.corpus_id not in by_id]
+    if missing:
+        root, layout = vctk_root(path)
+        raise SelectionError(_missing_message(missing, len(rows), options, root, layout, where))
+    layout = candidates[0].extra["vctk_layout"]
+    items = []
+    for r in rows:
+        it = by_id[r.corpus_id]
+        extra = {**it.extra, "corpus_id": r.corpus_id}
+        if layout == "0.80":  # the recorded bounds belong to 0.80's untrimmed files
+            extra.update(selection="frozen", recorded_onset_sec=r.onset_sec, recorded_offset_sec=r.offset_sec)
+        else:
+            extra.update(selection="frozen-redetected")
+        items.append(replace(it, source_id=r.item_id, sentence_id=r.corpus_id, text=r.text or it.text,
+                             extra=extra))
+    # utterance number then speaker, so that the first N items cover N speakers (as the selector orders)
+    items.sort(key=lambda it: (it.source_id.rsplit("_", 1)[1], it.speaker_id))
+    return items
+
+
+def _missing_message(missing: list[str], total: int, options: SourceOptions, root: Path, layout: str,
+                     where: str) -> str:
+    """Which frozen utterances the corpus lacks, and where they would be."""
+    hints = []
+    if layout == "0.92":
+        other = 2 if options.vctk_mic == 1 else 1
+        audio_dir = root / VCTK_LAYOUTS["0.92"]
+        found = [u for u in missing if (audio_dir / u.split("_")[0] / f"{u}_mic{other}.flac").is_file()]
+        if found:
+            hints.append(f"{len(found)} of them exist as _mic{other}.flac: use --vctk-mic {other}")
+    absent = sorted({u.split("_")[0] for u in missing if not (root / VCTK_LAYOUTS[layout] / u.split("_")[0]).is_dir()})
+    if absent:
+        hints.append(f"speaker folders absent: {', '.join(absent[:12])}{' ...' if len(absent) > 12 else ''}")
+    shown = ", ".join(missing[:20]) + (f" ... (+{len(missing) - 20})" if len(missing) > 20 else "")
+    return (
+        f"{where}: the frozen {options.split} selection needs {total} VCTK utterances; {len(missing)} are missing "
+        f"from this VCTK {layout} tree: {shown}. "
+        + (" ".join(h + "." for h in hints) + " " if hints else "")
+        + "They are in VCTK 0.80 (wav48/pNNN/pNNN_MMM.wav, the release the paper used, whose recorded speech "
+        "bounds apply) and, under the same ids, in VCTK 0.92 (wav48_silence_trimmed/pNNN/pNNN_MMM_mic1.flac and "
+        "_mic2.flac). Use a complete corpus, or --selection sample for a new dataset instance drawn from what "
+        "this tree has."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -699,10 +800,17 @@ def hf_candidates(arg: str, options: SourceOptions) -> list[SourceItem]:
 
 @register_source("hf")
 def _hf(arg: str, options: SourceOptions) -> list[SourceItem]:
-    """A ``datasets`` audio dataset with the benchmark.md §6 selection."""
-    return _selected(hf_candidates(arg, options), options, f"hf:{arg}")
+    """A ``datasets`` audio dataset with the benchmark.md §6 selection (a new dataset instance)."""
+    if options.selection not in (None, "sample"):
+        raise SourceSpecError(f"hf:{arg}: no frozen selection exists for an arbitrary dataset; frozen selections "
+                              "exist for vctk:, loquacious: and cv-spontaneous: (drop --selection or use sample)")
+    return [replace(it, extra={**it.extra, "selection": "sample", "selection_seed": options.seed})
+            for it in _selected(hf_candidates(arg, options), options, f"hf:{arg}")]
 
 
 def with_id(item: SourceItem, source_id: str) -> SourceItem:
     """Copy of ``item`` under another id."""
     return replace(item, source_id=source_id)
+
+
+from . import domains as _domains  # noqa: E402,F401  registers loquacious: and cv-spontaneous:

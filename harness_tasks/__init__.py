@@ -18,6 +18,7 @@ TASK_DIR = str(Path(__file__).resolve().parent / "vocalgrad")
 MODEL_ADAPTERS: dict[str, str] = {
     "vocalgrad-hf": "harness_tasks.models.hf:HFAudioLM",
     "vocalgrad-openai": "harness_tasks.models.openai:OpenAIAudioLM",
+    "vocalgrad-worker": "harness_tasks.models.worker:WorkerLM",
     "vocalgrad-oracle": "harness_tasks.models.oracle:OracleLM",
     "vocalgrad-chance": "harness_tasks.models.baselines:ChanceLM",
     "vocalgrad-constant": "harness_tasks.models.baselines:ConstantLM",

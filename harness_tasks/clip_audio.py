@@ -4,12 +4,14 @@ lm-eval builds every request before it runs a model, so audio decoded eagerly in
 ``doc_to_audio`` would hold the whole test set in memory (21,600 clips x ~4 s x 48 kHz float32
 ~ 16 GB). :class:`ClipAudio` is a read-only mapping with the keys ``"array"`` (float32 mono)
 and ``"sampling_rate"`` (int) that decodes the clip's FLAC bytes with soundfile each time
-``"array"`` is read; it holds only a reference to the (memory-mapped) dataset row. It prints
-as a short tag, so lm-eval's sample logs and request cache stay small and JSON-safe.
+``"array"`` is read; it holds only a reference to the (memory-mapped) dataset row. It is a
+``dict`` whose stored items are just the clip id and the sha256 of its encoded audio, so
+lm-eval's request hashing (``--use_cache``) and sample logs see a small JSON-safe object.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 from collections.abc import Iterator, Mapping
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-__all__ = ["AUDIO_MARKER", "AudioDecodeError", "ClipAudio", "decode_audio", "encode_wav"]
+__all__ = ["AUDIO_MARKER", "AudioDecodeError", "ClipAudio", "audio_sha256", "decode_audio", "encode_wav"]
 
 #: Placeholder a prompt holds once per clip when several clips are interleaved with the text
 #: (few-shot tasks); the model adapters put the clips there (``models.base.layout``).
@@ -78,8 +80,42 @@ def encode_wav(y: np.ndarray, sr: int) -> bytes:
     return buf.getvalue()
 
 
-class ClipAudio(Mapping):
+def audio_sha256(value: Any) -> str | None:
+    """sha256 of a Hub audio value's encoded bytes (of the samples and rate for decoded audio).
+
+    Returns None when the value holds nothing readable (the decode error then surfaces when a
+    model reads the clip, as a per-clip error answer).
+    """
+    h = hashlib.sha256()
+    try:
+        if isinstance(value, Mapping):
+            if value.get("array") is not None:
+                h.update(np.ascontiguousarray(value["array"], dtype=np.float32).tobytes())
+                h.update(str(value.get("sampling_rate")).encode())
+                return h.hexdigest()
+            data, path = value.get("bytes"), value.get("path")
+            value = data if data is not None else path
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            h.update(bytes(value))
+        elif isinstance(value, (str, os.PathLike)):
+            with open(value, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+        else:
+            return None
+    except (OSError, TypeError, ValueError):
+        return None
+    return h.hexdigest()
+
+
+class ClipAudio(dict):
     """One clip's audio, decoded when ``clip["array"]`` is read.
+
+    A ``dict`` whose *stored* items are the clip's identity, ``{"clip_id": ..., "sha256": ...}``
+    (sha256 of the encoded audio bytes): that is what lm-eval's request hashing
+    (``--use_cache``) and its sample logs serialise, so they stay JSON-safe, small and
+    content-sensitive. ``clip["array"]`` (float32 mono) and ``clip["sampling_rate"]`` (int) are
+    computed on access and not stored.
 
     Parameters
     ----------
@@ -93,14 +129,24 @@ class ClipAudio(Mapping):
         Row of the clip in ``source``.
     """
 
-    __slots__ = ("clip_id", "_source", "_row", "_sr")
+    __slots__ = ("_source", "_row", "_sr")
     _KEYS = ("array", "sampling_rate")
 
     def __init__(self, clip_id: str, source: Any, row: int | None = None) -> None:
-        self.clip_id = clip_id
+        super().__init__(clip_id=str(clip_id))
         self._source = source
         self._row = row
         self._sr: int | None = None
+        dict.__setitem__(self, "sha256", audio_sha256(self.value()))
+
+    @property
+    def clip_id(self) -> str:
+        return dict.__getitem__(self, "clip_id")
+
+    @property
+    def sha256(self) -> str | None:
+        """sha256 of the clip's encoded audio (None if it cannot be read)."""
+        return dict.__getitem__(self, "sha256")
 
     def value(self) -> Any:
         """The undecoded Hub audio value (``{"bytes", "path"}`` or similar)."""
@@ -114,7 +160,7 @@ class ClipAudio(Mapping):
         self._sr = sr
         return y, sr
 
-    def __getitem__(self, key: str) -> Any:
+    def __missing__(self, key: str) -> Any:
         if key == "array":
             return self.load()[0]
         if key == "sampling_rate":
@@ -123,11 +169,16 @@ class ClipAudio(Mapping):
             return self._sr
         raise KeyError(key)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._KEYS)
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._KEYS:
+            return self[key]
+        return dict.get(self, key, default)
 
-    def __len__(self) -> int:
-        return 2
+    def __contains__(self, key: object) -> bool:
+        return key in self._KEYS or dict.__contains__(self, key)
+
+    def __setitem__(self, key, value):
+        raise TypeError("ClipAudio is read-only")
 
     def __repr__(self) -> str:
         return f"<audio {self.clip_id}>"

@@ -45,6 +45,7 @@ __all__ = [
     "balanced_accuracy",
     "FORMAT_LABELS",
     "bootstrap_ci",
+    "bootstrap_ci_labels",
     "breakdown",
     "confusion",
     "counts",
@@ -55,11 +56,14 @@ __all__ = [
     "increase_ratio",
     "label_metric",
     "macro_f1",
+    "macro_summary",
+    "OVERALL_RULE",
     "metric_from_table",
     "parse_record_code",
     "prediction_distribution",
     "record_code",
     "score_answer",
+    "source_bias",
     "summarize",
     "summarize_labels",
     "tabulate",
@@ -300,6 +304,55 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
+#: The one definition of every overall figure (lm-eval's group rows, the report, ``evaluate``).
+OVERALL_RULE = (
+    "overall = unweighted mean over categories of each category's value (the paper's avg); "
+    "inside a category accuracy counts every clip (unparsed = wrong) and the increase ratio and "
+    "acc_parsed use parsed answers as the denominator; an undefined category value makes the "
+    "overall undefined; counts (n, n_parsed, ...) are sums")
+
+
+def _strata_tables(records, by: str, cluster: str | None = None):
+    """Count tables per stratum ``(G, 2, 7)``, or per cluster and stratum ``(K, G, 2, 7)``.
+
+    Strata and clusters are indexed in sorted order of their keys, so a seeded resample does not
+    depend on the order of the records.
+    """
+    keyed = []
+    for rec in records:
+        if isinstance(rec, str):
+            raise ValueError(f"macro figures need records with a {by!r} key, not record codes")
+        try:
+            keyed.append((rec[by], rec[cluster] if cluster else 0, _cell(rec)))
+        except KeyError as exc:
+            raise KeyError(f"record has no key {exc.args[0]!r} (needed for the macro figure)") from None
+    strata = {g: i for i, g in enumerate(sorted({k[0] for k in keyed}, key=str))}
+    clusters = {c: i for i, c in enumerate(sorted({k[1] for k in keyed}, key=str))}
+    t = np.zeros((max(len(clusters), 1), len(strata), 2, len(ANSWER_CELLS)), dtype=np.int64)
+    for g, c, (i, j) in keyed:
+        t[clusters[c], strata[g], i, j] += 1
+    return t if cluster else t[0]
+
+
+def macro_summary(records: Iterable[Mapping[str, Any]], by: str = "category") -> dict[str, float]:
+    """Overall figures by :data:`OVERALL_RULE`: every :data:`METRICS` entry as the unweighted
+    mean over the values of ``by`` (categories), plus pooled :func:`counts` and ``n_groups``.
+
+    With a single category this equals :func:`summarize`.
+    """
+    records = list(records)
+    out: dict[str, float] = {}
+    if not records:
+        out.update({name: math.nan for name in METRICS})
+    else:
+        tables = _strata_tables(records, by)
+        for name, fn in METRICS.items():
+            out[name] = float(np.mean(fn(tables)))
+    out.update(counts(records))
+    out["n_groups"] = len({r[by] for r in records})
+    return out
+
+
 def breakdown(records: Iterable[Mapping[str, Any]], by: str | Sequence[str]) -> dict[Any, dict[str, float]]:
     """:func:`summarize` per value of one key (``"tier"``) or a tuple of keys.
 
@@ -324,6 +377,7 @@ def bootstrap_ci(
     seed: int = 1234,
     level: float = 0.95,
     cluster: str | None = None,
+    macro_by: str | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of a metric (benchmark.md §8).
 
@@ -337,6 +391,10 @@ def bootstrap_ci(
     cluster : str, optional
         Record key to resample by (e.g. ``"source_id"``: the 24 conditions of a source share
         it). ``None`` resamples clips independently (the paper's binomial bootstrap).
+    macro_by : str, optional
+        Interval of the macro figure (:data:`OVERALL_RULE`) over this key (``"category"``): each
+        category is resampled on its own (clips) or sources are resampled with all their
+        categories (clustered), and every draw averages the categories' values.
 
     Returns
     -------
@@ -349,6 +407,11 @@ def bootstrap_ci(
     if not records:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
+    if macro_by is not None:
+        sims = _macro_draws(records, macro_by, cluster, rng, draws)
+        fn = METRICS[metric]
+        vals = np.mean(fn(sims), axis=-1)
+        return _percentile(vals, level)
     if cluster is None:
         t = tabulate(records)
         n = int(t.sum())
@@ -366,12 +429,31 @@ def bootstrap_ci(
         mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)  # (draws, k)
         sims = np.tensordot(mult, tables, axes=(1, 0))
     vals = METRICS[metric](sims) if metric in METRICS else metric_from_table(metric, sims)
+    return _percentile(vals, level)
+
+
+def _percentile(vals: np.ndarray, level: float) -> tuple[float, float]:
     vals = vals[~np.isnan(vals)]
     if vals.size == 0:
         return math.nan, math.nan
     alpha = (1 - level) / 2
     lo, hi = np.quantile(vals, [alpha, 1 - alpha])
     return float(lo), float(hi)
+
+
+def _macro_draws(records, by: str, cluster: str | None, rng, draws: int) -> np.ndarray:
+    """Resampled count tables ``(draws, G, 2, 7)`` for a macro figure."""
+    if cluster is None:
+        tables = _strata_tables(records, by)           # (G, 2, 7)
+        out = np.empty((draws, *tables.shape), dtype=np.int64)
+        for g, t in enumerate(tables):
+            n = int(t.sum())
+            out[:, g] = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
+        return out
+    tables = _strata_tables(records, by, cluster)       # (K, G, 2, 7)
+    k = len(tables)
+    mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)
+    return np.tensordot(mult, tables, axes=(1, 0))
 
 
 # --------------------------------------------------------------------------------------------
@@ -501,3 +583,61 @@ def label_metric(name: str, labels, records) -> float:
         return summary[name]
     except KeyError:
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(summary)}") from None
+
+
+def bootstrap_ci_labels(records, labels, metric: str = "macro_f1", *, draws: int = 10_000, seed: int = 1234,
+                        level: float = 0.95, macro_by: str | None = None) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``macro_f1`` or ``acc`` of a labelled format.
+
+    Clips are resampled (multinomial on the confusion table). With ``macro_by`` (``"category"``)
+    each category is resampled on its own and every draw averages the categories' values (the
+    format's overall figure, :data:`OVERALL_RULE`).
+    """
+    if metric not in ("macro_f1", "acc"):
+        raise ValueError(f"bootstrap_ci_labels supports 'macro_f1' and 'acc', got {metric!r}")
+    labels = _labels(labels)
+    records = list(records)
+    if not records:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    groups: dict[Any, list] = {}
+    for rec in records:
+        groups.setdefault(rec[macro_by] if macro_by else None, []).append(rec)
+    k = len(labels)
+    per = []
+    for key in sorted(groups, key=str):  # sorted: the draws do not depend on record order
+        t = confusion(groups[key], labels)
+        n = int(t.sum())
+        sims = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
+        if metric == "macro_f1":
+            per.append(_macro_f1(sims))
+        else:
+            per.append(np.trace(sims[..., :k], axis1=-2, axis2=-1) / n)
+    return _percentile(np.mean(np.stack(per, axis=-1), axis=-1), level)
+
+
+def source_bias(records) -> dict[str, float]:
+    """Response bias on clips without a gold direction (the unmodified sources, paper Table 8).
+
+    Parameters
+    ----------
+    records : iterable
+        Record codes (:func:`record_code`, any gold) or mappings with ``pred`` and ``status``.
+
+    Returns
+    -------
+    dict
+        ``increase_ratio`` (share of *increase* among parsed answers), ``unparsed_rate`` (share
+        of all answers), ``n``, ``n_parsed``, ``n_increase``.
+    """
+    n = n_parsed = n_inc = 0
+    for rec in records:
+        if isinstance(rec, str):
+            rec = parse_record_code(rec)
+        n += 1
+        if rec.get("status") == "parsed":
+            n_parsed += 1
+            n_inc += rec.get("pred") == "increase"
+    return {"increase_ratio": n_inc / n_parsed if n_parsed else math.nan,
+            "unparsed_rate": (n - n_parsed) / n if n else math.nan,
+            "n": n, "n_parsed": n_parsed, "n_increase": n_inc}

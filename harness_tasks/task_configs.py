@@ -10,13 +10,20 @@ Layout (like lm-eval's blimp tasks): one shared ``_template_yaml``, one small YA
 ``vocalgrad_swap``         prompt with "decrease or increase"
 ``vocalgrad_audioref``     prompt with "of this audio clip"
 ``vocalgrad_audiofirst``   default prompt, audio before the text
-``vocalgrad_paraphrase``   per-category paraphrase with its own answer words
-``vocalgrad_fewshot``      k labelled examples from the ``train`` config before the query
+``vocalgrad_paraphrase``   the paper's six question paraphrases (volume, pitch), synonym parser;
+                           tasks ``vocalgrad_paraphrase_<pattern>``
+``vocalgrad_reword``       extra (not in the paper): one rewording per category, own answer words
+``vocalgrad_fewshot``      2 labelled examples per label from the ``train`` config before the query
+``vocalgrad_xattr``        cross-attribute: clips of one category, prompt about another (81 pairs,
+                           ``vocalgrad_xattr_<actual>_<prompt>``; ``vocalgrad_xattr_off``: the 72
+                           off-diagonal pairs); gold = the clip's own direction
+``vocalgrad_sources``      the binary question on the unmodified source clips (Hub config
+                           ``sources``): response bias only (increase ratio, unparsed rate)
 ``vocalgrad_yesno``        "Does ... increase?" yes/no, with the unmodified sources (macro-F1)
 ``vocalgrad_ternary``      increase / decrease / constant, with the unmodified sources (macro-F1)
 ``vocalgrad_beep``         the pure-tone ablation (Hub config ``beep``; pitch, volume, noise, vibration)
 
-Group scores are unweighted means over their categories. Task settings the model adapters need
+Group scores are unweighted means over their tasks (categories; patterns; pairs). Task settings the model adapters need
 (audio order, answer words) are written into ``generation_kwargs`` (see ``models/base.py``).
 """
 
@@ -55,6 +62,9 @@ class Variant:
         The adapters put the audio before the text.
     fewshot : bool
         Labelled examples from the ``train`` config precede the query.
+    kind : {"category", "paraphrase", "xattr", "sources"}
+        What one task is: a category, a paraphrase pattern, an (actual, prompt) category pair,
+        or a category's question on the source clips.
     """
 
     group: str
@@ -64,6 +74,38 @@ class Variant:
     fmt: str = "binary"
     audio_first: bool = False
     fewshot: bool = False
+    kind: str = "category"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One task of a variant: name suffix, clip category, and a fixed prompt when the task has one."""
+
+    suffix: str
+    category: str
+    prompt_text: str | None = None
+    words: dict | None = None
+    alias: str | None = None
+
+
+def entries(variant: str) -> list[Entry]:
+    """The tasks of a variant, in group order."""
+    v = VARIANTS[variant]
+    if v.kind == "paraphrase":
+        return [Entry(p, cat, vocalgrad.paraphrase_prompt(p), vocalgrad.paraphrase_words(p), alias=p)
+                for p, (cat, _, _) in vocalgrad.PARAPHRASES.items()]
+    if v.kind == "xattr":
+        return [Entry(f"{a}_{q}", a, vocalgrad.build_prompt(q), alias=f"{a} clips, {q} prompt")
+                for a in v.categories for q in v.categories]
+    if v.kind == "sources":
+        return [Entry(c, c, vocalgrad.build_prompt(c)) for c in v.categories]
+    return [Entry(c, c) for c in v.categories]
+
+
+#: Task groups that only list tasks of another variant: group -> (variant, keep(entry)).
+SUBSET_GROUPS: dict[str, tuple[str, object]] = {
+    "vocalgrad_xattr_off": ("xattr", lambda e: e.suffix.split("_")[0] != e.suffix.split("_")[1]),
+}
 
 
 VARIANTS: dict[str, Variant] = {
@@ -71,12 +113,17 @@ VARIANTS: dict[str, Variant] = {
     "swap": Variant("vocalgrad_swap", prompt="swap"),
     "audioref": Variant("vocalgrad_audioref", prompt="audioref"),
     "audiofirst": Variant("vocalgrad_audiofirst", audio_first=True),
-    "paraphrase": Variant("vocalgrad_paraphrase", prompt="paraphrase"),
+    "paraphrase": Variant("vocalgrad_paraphrase", prompt="paraphrase", kind="paraphrase"),
+    "reword": Variant("vocalgrad_reword", prompt="reword"),
     "fewshot": Variant("vocalgrad_fewshot", fewshot=True),
     "yesno": Variant("vocalgrad_yesno", prompt="yesno", fmt="yesno"),
     "ternary": Variant("vocalgrad_ternary", prompt="ternary", fmt="ternary"),
     "beep": Variant("vocalgrad_beep", config="beep", categories=vocalgrad.BEEP_CATEGORIES),
+    "xattr": Variant("vocalgrad_xattr", kind="xattr"),
+    "sources": Variant("vocalgrad_sources", config=vocalgrad.SOURCES_CONFIG, fmt="sources", kind="sources"),
 }
+#: Metrics of the source-clip tasks (no gold direction: response bias only).
+SOURCE_METRICS = ("increase_ratio", "unparsed_rate")
 
 ALL_METRICS = ("acc",) + RECORD_METRICS
 _LOWER_IS_BETTER = {"unparsed_rate", "error_rate"}
@@ -127,8 +174,10 @@ def _generation_kwargs(extra: dict) -> list[str]:
     return ["generation_kwargs:"] + [f"  {k}: {json.dumps(v)}" for k, v in gen.items()]
 
 
-def _metric_lines(names, agg_suffix: str = "") -> list[str]:
-    lines = ["metric_list:", "  - metric: acc", "    aggregation: mean", "    higher_is_better: true"]
+def _metric_lines(names, agg_suffix: str = "", *, acc: bool = True) -> list[str]:
+    lines = ["metric_list:"]
+    if acc:
+        lines += ["  - metric: acc", "    aggregation: mean", "    higher_is_better: true"]
     for m in names:
         hib = ("false" if m in _LOWER_IS_BETTER else "null" if m in _NEUTRAL or m.startswith("pred_")
                else "true")
@@ -137,50 +186,65 @@ def _metric_lines(names, agg_suffix: str = "") -> list[str]:
     return lines
 
 
-def task_yaml(variant: str, category: str) -> str:
+def task_yaml(variant: str, entry: Entry | str) -> str:
+    """Text of one task YAML (``entry``: an :class:`Entry` or a category name)."""
     v = VARIANTS[variant]
-    name = f"{v.group}_{category}"
+    e = entry if isinstance(entry, Entry) else Entry(entry, entry)
+    category = e.category
+    name = f"{v.group}_{e.suffix}"
     lines = [
         HEADER.rstrip("\n"),
         "include: _template_yaml",
         f"task: {name}",
-        f"task_alias: {category}",
+        f"task_alias: {json.dumps(e.alias or e.suffix)}",
         f"dataset_name: {v.config or category}",
         "dataset_kwargs:",
         f"  vocalgrad_config: {v.config or category}",
-        f"  vocalgrad_category: {category}",
     ]
-    if v.fmt != "binary":
+    if v.kind != "sources":  # the sources config holds no category: its rows are every source
+        lines.append(f"  vocalgrad_category: {category}")
+    if v.fmt not in ("binary", "sources"):
         lines.append(f"  vocalgrad_format: {v.fmt}")
     if v.fewshot:
         lines.append("  vocalgrad_fewshot: true")
     if v.fewshot:
         lines += ["doc_to_text: !function vocalgrad_utils.doc_to_text_fewshot",
                   "doc_to_audio: !function vocalgrad_utils.doc_to_audio_fewshot"]
+    elif e.prompt_text is not None:
+        # a fixed prompt (from vocalgrad.py), written literally: lm-eval renders it as is
+        lines.append(f"doc_to_text: {json.dumps(e.prompt_text)}")
     elif v.prompt != "default":
         lines.append(f"doc_to_text: !function vocalgrad_utils.doc_to_text_{v.prompt}")
     extra: dict = {}
     if v.audio_first:
         extra["vocalgrad_audio_first"] = True
-    if v.prompt not in ("default", "swap", "audioref"):
-        extra["vocalgrad_answer_words"] = {k: list(w) for k, w in vocalgrad.answer_words(v.prompt, category).items()}
+    words = e.words
+    if words is None and v.prompt not in ("default", "swap", "audioref"):
+        words = vocalgrad.answer_words(v.prompt, category)
+    if words is not None:
+        extra["vocalgrad_answer_words"] = {k: list(w) for k, w in words.items()}
     if extra:
         lines += _generation_kwargs(extra)
-    if v.prompt == "paraphrase":
-        lines.append("process_results: !function vocalgrad_utils.process_results_paraphrase")
-    if v.fmt != "binary":
+    if v.prompt in ("paraphrase", "reword"):
+        lines.append(f"process_results: !function vocalgrad_utils.process_results_{v.prompt}")
+    if v.fmt == "sources":
+        lines.append("process_results: !function vocalgrad_utils.process_results_sources")
+        lines += _metric_lines(SOURCE_METRICS, "_sources", acc=False)
+    elif v.fmt != "binary":
         lines.append(f"process_results: !function vocalgrad_utils.process_results_{v.fmt}")
         lines += _metric_lines(label_metric_names(v.fmt), f"_{v.fmt}")
     return "\n".join(lines) + "\n"
 
 
-def group_yaml(variant: str) -> str:
+def group_yaml(variant: str, group: str | None = None, keep=None) -> str:
+    """Text of a group YAML: the variant's tasks (``keep`` filters them; ``group`` renames)."""
     v = VARIANTS[variant]
-    lines = [HEADER.rstrip("\n"), f"group: {v.group}", "task:"]
-    lines += [f"  - {v.group}_{c}" for c in v.categories]
-    lines.append("# Unweighted mean over categories.")
+    lines = [HEADER.rstrip("\n"), f"group: {group or v.group}", "task:"]
+    lines += [f"  - {v.group}_{e.suffix}" for e in entries(variant) if keep is None or keep(e)]
+    lines.append("# Unweighted mean over the tasks (harness_tasks.metrics.OVERALL_RULE).")
     lines.append("aggregate_metric_list:")
-    names = ALL_METRICS if v.fmt == "binary" else ("acc", *label_metric_names(v.fmt))
+    names = (ALL_METRICS if v.fmt == "binary" else SOURCE_METRICS if v.fmt == "sources"
+             else ("acc", *label_metric_names(v.fmt)))
     for m in names:
         lines += [f"  - metric: {m}", "    aggregation: mean", "    weight_by_size: false"]
     lines += ["metadata:", "  version: 1.0"]
@@ -192,16 +256,22 @@ def expected_files() -> dict[str, str]:
     files = {"_template_yaml": template_yaml()}
     for variant, v in VARIANTS.items():
         files[f"_{v.group}.yaml"] = group_yaml(variant)
-        for c in v.categories:
-            files[f"{v.group}_{c}.yaml"] = task_yaml(variant, c)
+        for e in entries(variant):
+            files[f"{v.group}_{e.suffix}.yaml"] = task_yaml(variant, e)
+    for group, (variant, keep) in SUBSET_GROUPS.items():
+        files[f"_{group}.yaml"] = group_yaml(variant, group, keep)
     return files
 
 
 def write(task_dir: Path = TASK_DIR) -> list[Path]:
     """Write the generated files (temp name + rename); return their paths."""
     task_dir.mkdir(parents=True, exist_ok=True)
+    expected = expected_files()
+    for stale in task_dir.iterdir():  # generated files of tasks that no longer exist
+        if stale.name not in expected and stale.is_file() and stale.read_text(errors="replace").startswith(HEADER):
+            stale.unlink()
     out = []
-    for name, text in expected_files().items():
+    for name, text in expected.items():
         path = task_dir / name
         tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")

@@ -11,7 +11,8 @@ Dataset source (first that is set wins):
 
 A value that is an existing folder is read as a Hub repo folder made by ``vocalgrad hub``
 (``<config>/<split>-0000N-of-0000M.parquet``); anything else is passed to
-``datasets.load_dataset`` as a repo id with the category as config name.
+``datasets.load_dataset`` as a repo id with the category as config name. The authors' published
+AudioFolder layout (a local copy or a repo id) is detected and read by :mod:`.published`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import vocalgrad
 
-from . import metrics
+from . import metrics, published
 from .clip_audio import AUDIO_MARKER, ClipAudio
 from .parsing import classify_answer, is_exact_match
 
@@ -44,7 +45,7 @@ __all__ = [
     "doc_to_text",
     "doc_to_text_audioref",
     "doc_to_text_fewshot",
-    "doc_to_text_paraphrase",
+    "doc_to_text_reword",
     "doc_to_text_swap",
     "doc_to_text_ternary",
     "doc_to_text_yesno",
@@ -55,6 +56,8 @@ __all__ = [
     "process_docs",
     "process_results",
     "process_results_paraphrase",
+    "process_results_reword",
+    "process_results_sources",
     "process_results_ternary",
     "process_results_yesno",
     "with_source_clips",
@@ -119,7 +122,9 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
     import datasets
 
     src = dataset_source(source)
-    if Path(src).expanduser().is_dir():
+    if published.is_published(src):  # the authors' AudioFolder release (docs/published.md)
+        ds = published.load_config(src, config, split=split)
+    elif Path(src).expanduser().is_dir():
         folder = Path(src).expanduser()
         ds = datasets.load_dataset("parquet", data_files={split: _local_files(folder, config, split)},
                                    split=split)
@@ -359,9 +364,9 @@ def doc_to_text_audioref(doc: Mapping[str, Any]) -> str:
     return vocalgrad.build_prompt(doc["category"], "audioref")
 
 
-def doc_to_text_paraphrase(doc: Mapping[str, Any]) -> str:
-    """Per-category paraphrase with its own answer words (:data:`vocalgrad.PARAPHRASES`)."""
-    return vocalgrad.build_prompt(doc["category"], "paraphrase")
+def doc_to_text_reword(doc: Mapping[str, Any]) -> str:
+    """Per-category rewording with its own answer words (:data:`vocalgrad.REWORDINGS`; extra group)."""
+    return vocalgrad.build_prompt(doc["category"], "reword")
 
 
 def doc_to_text_yesno(doc: Mapping[str, Any]) -> str:
@@ -375,17 +380,19 @@ def doc_to_text_ternary(doc: Mapping[str, Any]) -> str:
 
 
 def doc_to_text_fewshot(doc: Mapping[str, Any]) -> str:
-    """Default prompt preceded by the doc's labelled examples, with one :data:`AUDIO_MARKER`
-    per clip where the adapters put the audio (text first, as in the default prompt)."""
-    prompt = vocalgrad.build_prompt(doc["category"])
-    words = vocalgrad.answer_words("default")
+    """The authors' few-shot layout: a lead-in, each example's audio and label, the query audio,
+    then the ``audioref`` question, with one :data:`AUDIO_MARKER` where the adapters put each clip
+    (:data:`vocalgrad.FEWSHOT_TEXT`). Without examples: the plain default prompt."""
+    labels = doc.get("fewshot_labels") or []
+    if not labels:
+        return vocalgrad.build_prompt(doc["category"]) + "\n" + AUDIO_MARKER
     t = vocalgrad.FEWSHOT_TEXT
-    blocks = [
-        "\n".join((t["example"].format(n=n), prompt, AUDIO_MARKER, t["answer"].format(answer=words[label][0])))
-        for n, label in enumerate(doc.get("fewshot_labels") or [], 1)
-    ]
-    blocks.append("\n".join((t["query"], prompt, AUDIO_MARKER)) if blocks else prompt + "\n" + AUDIO_MARKER)
-    return "\n\n".join(blocks)
+    attribute = vocalgrad.category(doc["category"]).attribute
+    parts = [t["intro"].format(k=len(labels), attribute=attribute), ""]
+    for n, label in enumerate(labels, 1):
+        parts += [t["example"].format(n=n), AUDIO_MARKER, t["label"].format(n=n, label=label), ""]
+    parts += [t["query"], AUDIO_MARKER, t["question"], vocalgrad.build_prompt(doc["category"], vocalgrad.FEWSHOT_PROMPT)]
+    return "\n".join(parts)
 
 
 def doc_to_target(doc: Mapping[str, Any]) -> str:
@@ -445,8 +452,45 @@ def process_results(doc: Mapping[str, Any], results: list[Any], *, words=None) -
 
 
 def process_results_paraphrase(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """:func:`process_results` with the paraphrase's answer words of the doc's category."""
-    return process_results(doc, results, words=vocalgrad.answer_words("paraphrase", doc["category"]))
+    """Score a paraphrase answer with the synonym parser (``synonym-unique-direction-v1``): whole
+    words of :data:`vocalgrad.SYNONYM_WORDS` must name exactly one direction. An exact match is an
+    answer that is one vocabulary word."""
+    out = process_results(doc, results, words=vocalgrad.SYNONYM_WORDS)
+    raw = results[0] if results else None
+    exact = isinstance(raw, str) and any(is_exact_match(raw, {lab: (w,)})
+                                         for lab, ws in vocalgrad.SYNONYM_WORDS.items() for w in ws)
+    code = metrics.parse_record_code(out["acc_parsed"])
+    code["exact"] = exact
+    return {**out, **{name: metrics.record_code(code) for name in RECORD_METRICS}}
+
+
+def process_results_reword(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """:func:`process_results` with the rewording's answer words of the doc's category."""
+    return process_results(doc, results, words=vocalgrad.answer_words("reword", doc["category"]))
+
+
+def process_results_sources(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """Score the binary question on an unmodified source clip: no gold direction, only what was
+    said (record code with gold ``constant``), for the response-bias metrics."""
+    raw = results[0] if results else None
+    pred, status = classify_answer(raw)
+    code = metrics.record_code({"direction": vocalgrad.CONSTANT, "pred": pred, "status": status,
+                                "exact": is_exact_match(raw), "retried": getattr(raw, "retried", False)})
+    return {name: code for name in ("increase_ratio", "unparsed_rate")}
+
+
+def _agg_sources(name: str):
+    def agg(items: list[str]) -> float:
+        return metrics.source_bias(items)[name]
+
+    agg.__name__ = f"agg_{name}_sources"
+    agg.__doc__ = f"lm-eval aggregation: ``{name}`` of the answers on the source clips."
+    return agg
+
+
+agg_increase_ratio_sources = _agg_sources("increase_ratio")
+agg_unparsed_rate_sources = _agg_sources("unparsed_rate")
+__all__ += ["agg_increase_ratio_sources", "agg_unparsed_rate_sources"]
 
 
 #: Metrics of the yes/no and ternary tasks (besides ``acc``), aggregated from record codes.

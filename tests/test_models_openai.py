@@ -5,8 +5,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -15,7 +21,8 @@ import soundfile as sf
 
 from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.base import Answer
-from harness_tasks.models.openai import AnswerCache, OpenAIAudioLM
+from harness_tasks.models.answer_log import AnswerLog
+from harness_tasks.models.openai import OpenAIAudioLM
 from harness_tasks.parsing import classify_answer
 
 PROMPT = 'Does the volume increase or decrease over time?\n\nAnswer with only one word: "increase" or "decrease".'
@@ -61,6 +68,8 @@ class Server:
                     payload = b'{"choices": [ {"mess'
                 elif action == "nocontent":
                     payload = json.dumps({"choices": []}).encode()
+                elif action == "empty":
+                    payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": ""}}]}).encode()
                 else:
                     payload = json.dumps({"choices": [{"message": {"role": "assistant",
                                                                    "content": outer.listen(body)}}]}).encode()
@@ -80,7 +89,7 @@ class Server:
 
     @staticmethod
     def listen(body: dict) -> str:
-        content = body["messages"][0]["content"]
+        content = body["messages"][-1]["content"]
         audio = [p for p in content if p["type"] in ("input_audio", "audio_url")][0]
         if audio["type"] == "input_audio":
             assert audio["input_audio"]["format"] == "wav"
@@ -155,7 +164,7 @@ def test_persistent_failure_becomes_error_answer_not_a_crash(server, tmp_path):
     assert all(classify_answer(a)[1] == "error" for a in out)
     assert "HTTP 500" in out[0] and "after 3 attempts" in out[0]
     assert len(server.requests) == 3 * 3 and lm.n_errors == 3
-    assert len(AnswerCache(tmp_path / "cache")) == 0          # errors are not cached
+    assert len(AnswerLog(tmp_path / "cache")) == 0            # errors are not reused
     # an error is not "unparsed": no 256-token retry for it
     assert not any(getattr(a, "retried", False) for a in out)
 
@@ -180,8 +189,8 @@ def test_cache_resumes_and_survives_a_cut_off_line(server, tmp_path):
     # different audio or a different model is a different key
     other = make(server, tmp_path, model="other", max_retries=0).generate_until(reqs[:1], disable_tqdm=True)
     assert classify_answer(other[0])[1] == "error"
-    lines = path.read_text().splitlines()
-    assert sum(1 for ln in lines if ln.startswith('{"key"') and ln.endswith("}")) == 3
+    lines = [json.loads(ln) for ln in path.read_text().splitlines() if ln.startswith('{"key"') and ln.endswith("}")]
+    assert sum(not ln["error"] for ln in lines) == 3 and sum(ln["error"] for ln in lines) == 1
 
 
 def test_unparsed_answer_is_retried_once_with_256_tokens(server, tmp_path, monkeypatch):
@@ -210,3 +219,99 @@ def test_bad_arguments():
         OpenAIAudioLM(model="m", audio_format="mp3", cache="none")
     with pytest.raises(TypeError, match="unknown model argument"):
         OpenAIAudioLM(model="m", cache="none", tempature=0)
+
+
+def test_body_fields_can_be_set_and_left_out(server, tmp_path):
+    google = {"extra_body": {"google": {"thinking_config": {"thinking_budget": 0, "include_thoughts": False}}}}
+    lm = make(server, tmp_path, max_tokens=None, temperature="none", max_completion_tokens=64, seed=7,
+              reasoning_effort="low", extra_body=json.dumps(google), system_prompt="Be brief.")
+    out = lm.generate_until([Req(PROMPT, ramp_clip("increase", "f"))], disable_tqdm=True)
+    assert classify_answer(out[0])[0] == "increase"
+    body = server.requests[0]["body"]
+    assert "max_tokens" not in body and "temperature" not in body
+    assert body["max_completion_tokens"] == 64 and body["seed"] == 7 and body["reasoning_effort"] == "low"
+    assert body["extra_body"] == google["extra_body"]
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    # a dict works as well (JSON --model_args); the task budget follows the request
+    lm2 = make(server, tmp_path, extra_body={"top_k": 1}, max_completion_tokens="task", cache="none")
+    lm2.generate_until([Req(PROMPT, ramp_clip("increase", "g"), max_toks=32)], disable_tqdm=True)
+    body2 = server.requests[-1]["body"]
+    assert body2["top_k"] == 1 and body2["max_tokens"] == 32 and body2["max_completion_tokens"] == 32
+    with pytest.raises(ValueError, match="extra_body must be a JSON object"):
+        make(server, tmp_path, extra_body="{nope")
+    with pytest.raises(ValueError, match="max_tokens must be"):
+        make(server, tmp_path, max_tokens="lots")
+
+
+def test_empty_reply_is_asked_again_with_a_larger_budget_and_never_logged(server, tmp_path):
+    server.script = ["empty"]
+    lm = make(server, tmp_path, concurrency=1)
+    out = lm.generate_until([Req(PROMPT, ramp_clip("decrease", "m"))], disable_tqdm=True)
+    assert classify_answer(out[0]) == ("decrease", "parsed")
+    assert [r["body"]["max_tokens"] for r in server.requests] == [128, 512]
+    # always empty: an error answer, not a cached success; a rerun asks again
+    server.default = "empty"
+    req = Req(PROMPT, ramp_clip("increase", "n"))
+    out = make(server, tmp_path, concurrency=1).generate_until([req], disable_tqdm=True)
+    assert classify_answer(out[0])[1] == "error" and "empty reply" in out[0]
+    n = len(server.requests)
+    make(server, tmp_path, concurrency=1).generate_until([req], disable_tqdm=True)
+    assert len(server.requests) == n + 2
+    logged = [json.loads(ln) for ln in (tmp_path / "cache" / "answers.jsonl").read_text().splitlines()]
+    assert all(e["error"] for e in logged if e["clip_id"] == "n")
+
+
+def test_cache_key_covers_base_url_and_every_generation_setting(server, tmp_path):
+    req = [Req(PROMPT, ramp_clip("increase", "k"))]
+    make(server, tmp_path).generate_until(req, disable_tqdm=True)
+    make(server, tmp_path).generate_until(req, disable_tqdm=True)
+    assert len(server.requests) == 1                               # same settings: from the log
+    for change in ({"temperature": 0.5}, {"seed": 3}, {"extra_body": {"x": 1}}, {"max_tokens": 64},
+                   {"system_prompt": "Hi"}, {"base_url": server.url + "/"}):
+        n = len(server.requests)
+        if "base_url" in change:                                   # same server under another URL
+            change = {"base_url": server.url.replace("127.0.0.1", "localhost")}
+        make(server, tmp_path, **change).generate_until(req, disable_tqdm=True)
+        assert len(server.requests) == n + 1, change
+    # settings that do not change an answer do not change the key
+    make(server, tmp_path, concurrency=1, timeout=9, max_retries=1).generate_until(req, disable_tqdm=True)
+    assert len(server.requests) == 7
+
+
+_INTERRUPTED = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from harness_tasks.clip_audio import ClipAudio
+    from harness_tasks.models.openai import OpenAIAudioLM
+    url, folder = sys.argv[1], sys.argv[2]
+    lm = OpenAIAudioLM(model="m", base_url=url, answer_log=folder, concurrency=2, timeout=30, max_retries=0)
+    sr = 8000
+    t = np.arange(sr) / sr
+    clips = [ClipAudio(f"c{i}", {"array": (0.3 * np.linspace(0.1, 1, sr) * np.sin(2 * np.pi * (200 + i) * t))
+                                 .astype(np.float32), "sampling_rate": sr}) for i in range(20)]
+    prompt = sys.argv[3]
+    reqs = [(prompt, {"until": [], "max_gen_toks": 128}, {"audio": [c]}) for c in clips]
+    print("ready", flush=True)
+    lm.generate_until(reqs, disable_tqdm=True)
+    print("finished", flush=True)
+""")
+
+
+def test_ctrl_c_cancels_unsent_requests_and_keeps_the_log(server, tmp_path):
+    server.default = "slow"                                        # 1 s per reply
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, server.url, str(tmp_path / "log"), PROMPT],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    while len(server.requests) < 3 and time.time() < deadline:    # 2 answered, the next 2 on the wire
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "finished" not in out and "KeyboardInterrupt" in err
+    time.sleep(0.2)
+    sent = len(server.requests)
+    assert 3 <= sent <= 6                                          # the other 14+ were never sent
+    logged = [json.loads(ln) for ln in (tmp_path / "log" / "answers.jsonl").read_text().splitlines()]
+    assert len(logged) == sent and not any(e["error"] for e in logged)   # in-flight answers kept too
+    assert all(classify_answer(e["answer"])[1] == "parsed" for e in logged)

@@ -74,7 +74,10 @@ def test_test_ids_and_order(corpus):
     first, second = sel[:50], sel[50:]
     assert all(it.source_id.endswith("_01") for it in first)
     assert all(it.source_id.endswith("_02") for it in second)
-    assert [it.speaker_id for it in first] == sorted(it.speaker_id for it in first)
+    assert [it.speaker_id for it in second] == [it.speaker_id for it in first]  # same speaker order per round
+    for n in range(2, 51):  # every prefix balanced by gender (issue: --sources 3 gave 3 male speakers)
+        c = Counter(it.gender for it in first[:n])
+        assert abs(c["F"] - c["M"]) <= 1, (n, c)
     for it in sel:
         assert it.source_id.startswith(it.speaker_id + "_")
         assert it.sentence_id == it.extra["corpus_id"] and it.sentence_id.startswith(it.speaker_id)
@@ -170,3 +173,22 @@ def test_beep_split_is_refused(corpus):
     items, durations = corpus
     with pytest.raises(SelectionError, match="tones"):
         select(items, split="beep", plan=SelectionPlan(), duration_of=lambda it: 4.0, where="fake")
+
+
+def test_small_corpus_prefixes_keep_gender_then_accent_balance():
+    """15 speakers (ids put the 8 men first), --allow-small, --sources 3/4/6: balanced at every size."""
+    items, durations = fake_items({("M", "English"): 4, ("M", "Scottish"): 4, ("F", "English"): 4,
+                                   ("F", "Irish"): 3})
+    sel = _test(items, durations, n_speakers=50, allow_small=True)
+    first = [it for it in sel if it.source_id.endswith("_01")]
+    assert len(first) == 15
+    for n in range(1, 16):
+        genders = Counter(it.gender for it in first[:n])
+        assert max(genders.values()) - min(genders.get("F", 0), genders.get("M", 0)) <= 1, (n, genders)
+    assert Counter(it.gender for it in sel[:3]) in ({"F": 2, "M": 1}, {"F": 1, "M": 2})
+    for gender in "FM":  # within a gender the accent groups alternate
+        seq = [accent_group(it.accent) for it in first if it.gender == gender]
+        for n in range(2, len(seq) + 1):
+            c = Counter(seq[:n])
+            assert max(c.values()) - min(c.get(a, 0) for a in set(seq)) <= 1, (gender, n, seq)
+

@@ -23,7 +23,7 @@ from generation.sources import (
 )
 from tests._sources_helpers import SPEAKERS, make_folder, make_vctk, transcript
 
-SMALL = dict(test_speakers=4, test_per_speaker=2, train_utterances=6)
+SMALL = dict(test_speakers=4, test_per_speaker=2, train_utterances=6, selection="sample")
 GENDER = {spk: g for spk, g, _ in SPEAKERS}
 
 
@@ -136,10 +136,10 @@ def test_vctk_unreadable_audio_names_the_file(tmp_path):
 
 def test_vctk_too_few_speakers(vctk080):
     with pytest.raises(SelectionError) as err:
-        read_sources(f"vctk:{vctk080}")  # paper default: 50 speakers
+        read_sources(f"vctk:{vctk080}", SourceOptions(selection="sample"))  # paper default: 50 speakers
     msg = str(err.value)
     assert str(vctk080) in msg and "found 8 eligible speakers" in msg and "F: 4, M: 4" in msg
-    small = read_sources(f"vctk:{vctk080}", SourceOptions(allow_small=True))
+    small = read_sources(f"vctk:{vctk080}", SourceOptions(allow_small=True, selection="sample"))
     assert len(small) == 16 and len({i.speaker_id for i in small}) == 8
 
 
@@ -273,11 +273,12 @@ def test_unknown_prefix_lists_known_ones():
 
 def test_unknown_count_override(vctk080):
     with pytest.raises(SourceSpecError, match="unknown selection count"):
-        read_sources(f"vctk:{vctk080}", SourceOptions(counts={"speakers": 3}))
+        read_sources(f"vctk:{vctk080}", SourceOptions(counts={"speakers": 3}, selection="sample"))
 
 
 def test_counts_override_by_name(vctk080):
-    items = read_sources(f"vctk:{vctk080}", SourceOptions(counts={"test_speakers": 3, "test_per_speaker": 1}))
+    items = read_sources(f"vctk:{vctk080}", SourceOptions(counts={"test_speakers": 3, "test_per_speaker": 1},
+                                                          selection="sample"))
     assert len(items) == 3 and len({i.speaker_id for i in items}) == 3
 
 

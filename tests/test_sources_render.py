@@ -21,7 +21,8 @@ def test_render_vctk_records_layout_and_reference_ids(tmp_path):
     corpus = make_vctk(tmp_path / "vctk", "0.92")
     out = tmp_path / "out"
     rc = main(["render", "--source", f"vctk:{corpus}", "--out", str(out), "--sources", "1",
-               "--categories", "volume", "--jobs", "1", "--allow-small", "--vctk-mic", "2", "--quiet"])
+               "--categories", "volume", "--jobs", "1", "--allow-small", "--vctk-mic", "2", "--quiet",
+               "--selection", "sample"])
     assert rc == 0
     rows = _selection(out)
     assert len(rows) == 1
@@ -35,7 +36,7 @@ def test_render_vctk_records_layout_and_reference_ids(tmp_path):
 def test_render_too_small_corpus_is_a_clean_cli_error(tmp_path, capsys):
     corpus = make_vctk(tmp_path / "vctk", "0.80")
     rc = main(["render", "--source", f"vctk:{corpus}", "--out", str(tmp_path / "out"), "--sources", "1",
-               "--categories", "volume", "--jobs", "1", "--quiet"])
+               "--categories", "volume", "--jobs", "1", "--quiet", "--selection", "sample"])
     assert rc == 2
     err = capsys.readouterr().err
     assert "found 8 eligible speakers" in err and "--allow-small" in err

@@ -70,14 +70,14 @@ def test_constant_model_has_full_increase_bias():
         assert res["bias"][cat]["acc_decrease"] == 0.0
     ov = res["overall"]
     assert ov["acc"] == 0.5 and ov["balanced_acc"] == 0.5
-    assert ov["verdict"] == "not above chance"
+    assert ov["verdict"] == "not different from chance"
     assert res["top_outputs"] == [{"output": "Increase", "count": 48, "share": 1.0}]
 
 
 def test_chance_verdict():
     assert chance_verdict((0.51, 0.6)) == "above chance"
-    assert chance_verdict((0.45, 0.55)) == "not above chance"
-    assert chance_verdict((0.5, 0.5)) == "not above chance"
+    assert chance_verdict((0.45, 0.55)) == "not different from chance"
+    assert chance_verdict((0.5, 0.5)) == "not different from chance"
     assert chance_verdict((0.3, 0.49)) == "below chance"
     assert chance_verdict((math.nan, math.nan)) == "n/a"
 
@@ -110,3 +110,78 @@ def test_paired_bootstrap_difference():
     with pytest.raises(ValueError, match="aligned"):
         paired_bootstrap_diff([True], [True, False])
     assert all(math.isnan(v) for v in paired_bootstrap_diff([], []))
+
+
+# ----------------------------------------------------------------------------- multiple comparisons
+def _coin_records(seed: int, *, sources: int = 100, biased: str | None = None):
+    import vocalgrad
+    from harness_tasks.metrics import score_answer
+
+    rng = np.random.default_rng(seed)
+    recs = []
+    for s in range(sources):
+        sid = f"p{s:03d}"
+        for cat in vocalgrad.CATEGORY_NAMES:
+            for tier in vocalgrad.TIERS:
+                for traj in vocalgrad.TRAJECTORIES:
+                    for d in vocalgrad.DIRECTIONS:
+                        p_right = 0.56 if cat == biased else 0.5
+                        other = "decrease" if d == "increase" else "increase"
+                        raw = d if rng.random() < p_right else other
+                        rec = score_answer(raw, d, id=vocalgrad.clip_id(sid, cat, traj, tier, d), category=cat,
+                                           tier=tier, trajectory=traj, source_id=sid)
+                        rec["raw"] = raw
+                        recs.append(rec)
+    return recs
+
+
+def test_holm_adjustment():
+    from analysis.report.stats import chance_flags, holm
+
+    assert holm([0.01, 0.04, 0.03, math.nan]) == pytest.approx([0.03, 0.06, 0.06, math.nan], nan_ok=True)
+    assert holm([0.5]) == [0.5] and holm([0.2, 0.9]) == pytest.approx([0.4, 0.9])
+    # 61.5 % on 96 clips is p = 0.03 alone, but not after adjusting over nine categories
+    (_, q, v), *rest = chance_flags([(59, 96)] + [(48, 96)] * 8)
+    assert v == "not different from chance" and q > 0.05
+    assert chance_flags([(59, 96)])[0][2] == "above chance"
+    assert chance_flags([(20, 100), (50, 100)])[0][2] == "below chance"
+
+
+def test_a_coin_over_a_full_size_set_is_never_flagged():
+    import vocalgrad
+
+    recs = _coin_records(1234)
+    assert len(recs) == 21600
+    ev = Evaluation("coin", "vocalgrad-chance", "seed=1234", "default", records=recs)
+    res = analyse_evaluation(ev, draws=300)
+    for key in ("category", "tier", "trajectory", "direction"):
+        for name, g in res[f"by_{key}"].items():
+            assert g["verdict"] == "not different from chance", (key, name, g["acc"], g["p_holm"])
+            assert g["p_holm"] >= g["p_chance"]
+    assert res["overall"]["verdict"] == "not different from chance"
+    assert set(res["by_category"]) == set(vocalgrad.CATEGORY_NAMES)
+    # a category that is really better than chance is still found after the adjustment
+    res = analyse_evaluation(Evaluation("b", "m", "", "default", records=_coin_records(1234, biased="echo")),
+                             draws=300)
+    assert res["by_category"]["echo"]["verdict"] == "above chance"
+    assert all(g["verdict"] == "not different from chance" for c, g in res["by_category"].items() if c != "echo")
+
+
+def test_macro_f1_interval():
+    from harness_tasks.metrics import bootstrap_ci_labels, macro_f1
+
+    rng = np.random.default_rng(0)
+    labels = ("increase", "decrease", "constant")
+    recs = []
+    for cat in ("a", "b"):
+        for i in range(300):
+            gold = labels[i % 3]
+            pred = gold if rng.random() < (0.8 if cat == "a" else 0.4) else labels[(i + 1) % 3]
+            recs.append({"direction": gold, "pred": pred, "status": "parsed", "category": cat})
+    point = macro_f1(recs, labels)
+    lo, hi = bootstrap_ci_labels(recs, labels, draws=500)
+    assert lo < point < hi and hi - lo < 0.15
+    mean = np.mean([macro_f1([r for r in recs if r["category"] == c], labels) for c in "ab"])
+    mlo, mhi = bootstrap_ci_labels(recs, labels, draws=500, macro_by="category")
+    assert mlo < mean < mhi
+    assert bootstrap_ci_labels(recs, labels, draws=500) == bootstrap_ci_labels(recs, labels, draws=500)

@@ -23,7 +23,7 @@ from harness_tasks.models.baselines import ChanceLM, ConstantLM
 from harness_tasks.parsing import classify_answer, is_exact_match
 
 N_SOURCES = 2  # test sources per category in the fixture (tone00, tone01): 4 clips per category
-NEW_GROUPS = ("vocalgrad_audiofirst", "vocalgrad_paraphrase", "vocalgrad_fewshot", "vocalgrad_yesno",
+NEW_GROUPS = ("vocalgrad_audiofirst", "vocalgrad_reword", "vocalgrad_fewshot", "vocalgrad_yesno",
               "vocalgrad_ternary")
 
 
@@ -83,35 +83,70 @@ def kinds(q: Query, default_audio_first: bool = False) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- prompt text
+PAPER_PARAPHRASES = {  # paper Tables 12-13: pattern -> (category, question, asked words)
+    "rise_fall": ("volume", "Does the loudness rise or fall as the audio progresses?", ("rise", "fall")),
+    "intensity_inc_dec": ("volume", "Does the sound intensity increase or decrease throughout the recording?",
+                          ("increase", "decrease")),
+    "intensity_ing": ("volume", "Is the audio intensity increasing or decreasing over time?",
+                      ("increasing", "decreasing")),
+    "tone_rise_fall": ("pitch", "Does the tone rise or fall over time?", ("rise", "fall")),
+    "freq_up_down": ("pitch", "Does the sound frequency change upward or downward over time?",
+                     ("upward", "downward")),
+    "freq_rise_decline": ("pitch", "Over time, does the frequency of the voice rise or decline?",
+                          ("rise", "decline")),
+}
+
+
 def test_prompt_text_of_every_variant():
-    assert vocalgrad.build_prompt("volume", "paraphrase") == (
+    assert vocalgrad.paraphrase_prompt("rise_fall") == (
         "Does the loudness rise or fall as the audio progresses?\n\n"
         'Answer with only one word: "rise" or "fall".')
-    assert vocalgrad.build_prompt("pitch", "paraphrase").startswith("Does the tone rise or fall over time?")
     assert vocalgrad.build_prompt("pitch", "yesno") == (
         'Does the voice pitch increase over time?\n\nAnswer with only one word: "yes" or "no".')
     assert vocalgrad.build_prompt("echo", "ternary") == (
         "Does the echo increase, decrease, or stay constant over time?\n\n"
         'Answer with only one word: "increase", "decrease" or "constant".')
-    assert set(vocalgrad.PARAPHRASES) == set(vocalgrad.CATEGORY_NAMES)
-    assert set(vocalgrad.prompt_variant_names()) >= {"default", "swap", "audioref", "paraphrase", "yesno", "ternary"}
-    with pytest.raises(ValueError, match="paraphrase"):
+    assert set(vocalgrad.REWORDINGS) == set(vocalgrad.CATEGORY_NAMES)
+    assert set(vocalgrad.prompt_variant_names()) >= {"default", "swap", "audioref", "reword", "yesno", "ternary"}
+    with pytest.raises(ValueError, match="reword"):
         vocalgrad.build_prompt("pitch", "poetic")
     with pytest.raises(ValueError, match="needs the category"):
-        vocalgrad.answer_words("paraphrase")
+        vocalgrad.answer_words("reword")
+    with pytest.raises(ValueError, match="rise_fall"):
+        vocalgrad.paraphrase_prompt("volume")
+
+
+def test_the_paraphrase_group_is_the_papers_six_patterns():
+    assert vocalgrad.PARAPHRASES == PAPER_PARAPHRASES
+    files = task_configs.expected_files()
+    group = files["_vocalgrad_paraphrase.yaml"]
+    assert [line.strip("- ") for line in group.splitlines() if line.startswith("  - vocalgrad_")] == [
+        f"vocalgrad_paraphrase_{p}" for p in PAPER_PARAPHRASES]
+    for p, (cat, question, (inc, dec)) in PAPER_PARAPHRASES.items():
+        text = files[f"vocalgrad_paraphrase_{p}.yaml"]
+        assert f"dataset_name: {cat}" in text and "process_results_paraphrase" in text
+        prompt = vocalgrad.paraphrase_prompt(p)
+        assert prompt == f'{question}\n\nAnswer with only one word: "{inc}" or "{dec}".'
+        words = vocalgrad.paraphrase_words(p)
+        assert words["increase"][0] == inc and words["decrease"][0] == dec
+        assert {k: set(v) for k, v in words.items()} == {k: set(v) for k, v in vocalgrad.SYNONYM_WORDS.items()}
+        assert classify_answer(inc.capitalize() + ".", words) == ("increase", "parsed")
+        assert classify_answer(dec, words) == ("decrease", "parsed")
+    assert vocalgrad.SYNONYM_PARSER == "synonym-unique-direction-v1"
+    # the rewordings are a separately named extra group
+    assert "vocalgrad_reword_speed" in files["_vocalgrad_reword.yaml"]
 
 
 @pytest.mark.parametrize("category", vocalgrad.CATEGORY_NAMES)
-def test_paraphrase_asks_for_its_own_answer_words(category):
-    prompt = vocalgrad.build_prompt(category, "paraphrase")
-    words = vocalgrad.answer_words("paraphrase", category)
+def test_rewording_asks_for_its_own_answer_words(category):
+    prompt = vocalgrad.build_prompt(category, "reword")
+    words = vocalgrad.answer_words("reword", category)
     assert set(words) == set(vocalgrad.DIRECTIONS)
     question, instruction = prompt.split("\n\n")
     asked = re.findall(r'"(\w+)"', instruction)
     assert asked == [words["increase"][0], words["decrease"][0]]
     assert "increase" not in prompt.lower() and "decrease" not in prompt.lower()
-    assert vocalgrad.category(category).attribute not in prompt.lower()
-    for label, ws in words.items():  # the question names both answers, each parses to its label
+    for label, ws in words.items():
         assert re.search(rf"\b{ws[0]}\b", question, re.IGNORECASE), (category, ws[0])
         for w in ws:
             assert classify_answer(w.upper() + ".", words) == (label, "parsed")
@@ -119,15 +154,19 @@ def test_paraphrase_asks_for_its_own_answer_words(category):
 
 # ----------------------------------------------------------------------------- parser vocabulary
 def test_synonym_parser_keeps_the_unique_direction_rule():
-    w = vocalgrad.answer_words("paraphrase", "volume")
+    w = vocalgrad.answer_words("paraphrase")
+    assert w == vocalgrad.SYNONYM_WORDS
     assert classify_answer("It rises, and rises again.", w) == ("increase", "parsed")
     assert classify_answer("The loudness falls", w) == ("decrease", "parsed")
+    assert classify_answer("It is Increasing upwards", w) == ("increase", "parsed")
     assert classify_answer("rise or fall", w) == (None, "ambiguous")
+    assert classify_answer("it rises then declines", w) == (None, "ambiguous")
     assert classify_answer("It rose", w) == (None, "unparsed")        # forms not listed are unparsed
-    assert classify_answer("increase", w) == (None, "unparsed")       # the default words do not count
+    assert classify_answer("It increased", w) == (None, "unparsed")
     assert classify_answer("sunrise", w) == (None, "unparsed")        # whole words only
     assert classify_answer("does not rise", w) == ("increase", "parsed")  # no negation handling
-    assert is_exact_match(" Rise.\n", w) and not is_exact_match("rises", w) and not is_exact_match("increase", w)
+    assert classify_answer("slower", w) == ("decrease", "parsed")
+    assert sum(len(v) for v in w.values()) == 27
     yn = vocalgrad.answer_words("yesno")
     assert classify_answer("Yes.", yn) == ("yes", "parsed") and classify_answer("no", yn) == ("no", "parsed")
     assert classify_answer("yes and no", yn) == (None, "ambiguous")
@@ -265,17 +304,24 @@ def test_hf_adapter_honours_the_task_audio_order(tmp_path):
 def test_paraphrase_group_scores_with_the_synonym_parser(env_hub):
     res = evaluate(ConstantLM(direction="increase"), ["vocalgrad_paraphrase"], log_samples=True)
     r = res["results"]
-    for c in vocalgrad.CATEGORY_NAMES:
-        t = r[f"vocalgrad_paraphrase_{c}"]
-        assert t["acc,none"] == 0.5 and t["increase_ratio,none"] == 1.0, c
-        assert t["exact_match_rate,none"] == 1.0 and t["unparsed_rate,none"] == 0.0, c
-    s = res["samples"]["vocalgrad_paraphrase_volume"][0]
-    assert s["resps"] == [["rise"]]
-    assert s["arguments"][0][0] == vocalgrad.build_prompt("volume", "paraphrase")
+    for p, (cat, _, (inc, _)) in PAPER_PARAPHRASES.items():
+        t = r[f"vocalgrad_paraphrase_{p}"]
+        assert t["acc,none"] == 0.5 and t["increase_ratio,none"] == 1.0, p
+        assert t["exact_match_rate,none"] == 1.0 and t["unparsed_rate,none"] == 0.0, p
+        s = res["samples"][f"vocalgrad_paraphrase_{p}"][0]
+        assert s["resps"] == [[inc]] and s["doc"]["category"] == cat
+        assert s["arguments"][0][0] == vocalgrad.paraphrase_prompt(p)
     assert r["vocalgrad_paraphrase"]["acc,none"] == pytest.approx(0.5)
-    # the default words are not answers to a paraphrase: a model saying "increase" is unparsed
-    res = evaluate(RecordingLM("increase"), ["vocalgrad_paraphrase_speed"])
-    assert res["results"]["vocalgrad_paraphrase_speed"]["unparsed_rate,none"] == 1.0
+    assert not any(k.startswith("vocalgrad_paraphrase_speed") for k in r)
+    # any word of the shared vocabulary parses; a word outside it does not
+    res = evaluate(RecordingLM("it goes upward"), ["vocalgrad_paraphrase_rise_fall"])
+    t = res["results"]["vocalgrad_paraphrase_rise_fall"]
+    assert t["unparsed_rate,none"] == 0.0 and t["increase_ratio,none"] == 1.0 and t["exact_match_rate,none"] == 0.0
+    res = evaluate(RecordingLM("louder"), ["vocalgrad_paraphrase_rise_fall"])
+    assert res["results"]["vocalgrad_paraphrase_rise_fall"]["unparsed_rate,none"] == 1.0
+    # the extra rewordings keep their own words
+    res = evaluate(RecordingLM("increase"), ["vocalgrad_reword_speed"])
+    assert res["results"]["vocalgrad_reword_speed"]["unparsed_rate,none"] == 1.0
 
 
 def test_retry_uses_the_task_answer_words():
@@ -291,7 +337,7 @@ def test_retry_uses_the_task_answer_words():
             return ["it rises" if len(self.calls) == 1 else "increase" for _ in queries]
 
     clip = ClipAudio("c", {"array": np.zeros(10, np.float32), "sampling_rate": 16000})
-    words = vocalgrad.answer_words("paraphrase", "volume")
+    words = vocalgrad.paraphrase_words("rise_fall")
     req = ("Q", {"until": [], "max_gen_toks": 128, "vocalgrad_answer_words": {k: list(v) for k, v in words.items()}},
            {"audio": [clip]})
     lm = Twice()
@@ -365,7 +411,7 @@ def test_fewshot_group_sends_k_labelled_examples_before_the_query(env_hub):
     lm = RecordingLM()
     res = evaluate(lm, ["vocalgrad_fewshot_noise"], metadata={"vocalgrad_fewshot_k": 3}, log_samples=True)
     assert len(lm.seen) == 2 * N_SOURCES
-    prompt1 = vocalgrad.build_prompt("noise")
+    question = vocalgrad.build_prompt("noise", "audioref")      # the explicit audio-reference prompt
     for q, s in zip(lm.seen, res["samples"]["vocalgrad_fewshot_noise"]):
         doc = s["doc"]
         assert len(q.audios) == 4 and q.clip_id == doc["id"]          # 3 examples, then the query
@@ -374,15 +420,32 @@ def test_fewshot_group_sends_k_labelled_examples_before_the_query(env_hub):
         assert all(vocalgrad.parse_clip_id(e)["source_id"] != doc["source_id"] for e in ex_ids)  # no leak
         assert all(vocalgrad.parse_clip_id(e)["category"] == "noise" for e in ex_ids)
         assert [vocalgrad.parse_clip_id(e)["direction"] for e in ex_ids] == doc["fewshot_labels"]
-        assert kinds(q) == ["text", "audio", "text", "audio", "text", "audio", "text", "audio"]
-        assert q.prompt.count(prompt1) == 4 and q.prompt.count(AUDIO_MARKER) == 4
+        assert kinds(q) == ["text", "audio"] * 4 + ["text"]
+        assert q.prompt.startswith("You will receive 3 labeled audio examples for background noise, "
+                                   "followed by one query audio clip.")
+        assert q.prompt.endswith("Query audio:\n" + AUDIO_MARKER + "\nFor the query audio, answer the same question:\n"
+                                 + question)
+        assert q.prompt.count(AUDIO_MARKER) == 4 and q.prompt.count(question) == 1
         for n, lab in enumerate(doc["fewshot_labels"], 1):
-            assert f"Example {n}:" in q.prompt and q.prompt.count(f"Answer: {lab}") >= 1
+            assert f"Example {n} audio:\n{AUDIO_MARKER}\nExample {n} label: {lab}\n" in q.prompt
         y = q.audios[0]["array"]
         assert y.dtype == np.float32 and y.size > 1000
     assert res["results"]["vocalgrad_fewshot_noise"]["acc,none"] == 0.5
     # the examples are in the per-sample log by id (auditable), not as audio
     assert "fewshot_refs" in res["samples"]["vocalgrad_fewshot_noise"][0]["doc"]
+
+
+def test_fewshot_default_is_two_examples_per_label_with_seed_1234(env_hub):
+    lm = RecordingLM()
+    res = evaluate(lm, ["vocalgrad_fewshot_pitch"], log_samples=True)
+    assert utils.DEFAULT_FEWSHOT_K == 2 * vocalgrad.FEWSHOT_PER_LABEL == 4
+    for s in res["samples"]["vocalgrad_fewshot_pitch"]:
+        labs = s["doc"]["fewshot_labels"]
+        assert sorted(labs) == ["decrease", "decrease", "increase", "increase"]
+    docs = [s["doc"] for s in res["samples"]["vocalgrad_fewshot_pitch"]]
+    again = utils.load_task_dataset(vocalgrad_config="pitch", vocalgrad_category="pitch", vocalgrad_fewshot=True,
+                                    vocalgrad_fewshot_seed=vocalgrad.FEWSHOT_SEED)["test"]
+    assert {d["id"]: d["fewshot_ids"] for d in docs} == dict(zip(again["id"], again["fewshot_ids"]))
 
 
 def test_fewshot_k_zero_is_the_plain_prompt(env_hub):
@@ -396,12 +459,13 @@ def test_fewshot_k_zero_is_the_plain_prompt(env_hub):
 def test_oracle_answers_in_the_task_words_and_judges_the_query_clip(env_hub):
     from harness_tasks.models.oracle import OracleLM
 
-    tasks = ["vocalgrad_paraphrase_volume", "vocalgrad_yesno_volume", "vocalgrad_fewshot_volume",
+    tasks = ["vocalgrad_paraphrase_rise_fall", "vocalgrad_paraphrase_freq_up_down", "vocalgrad_yesno_volume", "vocalgrad_fewshot_volume",
              "vocalgrad_audiofirst_volume"]
     res = evaluate(OracleLM(), tasks, metadata={"vocalgrad_fewshot_k": 2}, log_samples=True)
     r = res["results"]
-    assert r["vocalgrad_paraphrase_volume"]["acc,none"] == 1.0
-    assert {s["resps"][0][0] for s in res["samples"]["vocalgrad_paraphrase_volume"]} == {"rise", "fall"}
+    assert r["vocalgrad_paraphrase_rise_fall"]["acc,none"] == 1.0 and r["vocalgrad_paraphrase_freq_up_down"]["acc,none"] == 1.0
+    assert {s["resps"][0][0] for s in res["samples"]["vocalgrad_paraphrase_rise_fall"]} == {"rise", "fall"}
+    assert {s["resps"][0][0] for s in res["samples"]["vocalgrad_paraphrase_freq_up_down"]} == {"upward", "downward"}
     assert r["vocalgrad_fewshot_volume"]["acc,none"] == 1.0   # the last clip is the query
     assert r["vocalgrad_audiofirst_volume"]["acc,none"] == 1.0
     # yes/no: increase clips -> yes, decrease -> no; the source clips are steady tones

@@ -30,11 +30,15 @@ def register_cli(sub) -> None:
     p = sub.add_parser("listen", help="serve a local listening test page (human baseline)",
                        description="Serve a listening test on http://HOST:PORT/ for one annotator. Answers are "
                                    "appended to --answers; rerun the same command to resume.")
-    p.add_argument("data", metavar="HUB_OR_RENDER", help="render folder (manifest.parquet) or Hub folder")
+    p.add_argument("data", metavar="HUB_OR_RENDER", help="render folder (manifest.parquet), Hub folder or a local copy of "
+                   "the authors' published release (metadata.csv)")
     p.add_argument("--annotator", required=True, help="annotator name (letters, digits, _ . -)")
     p.add_argument("--answers", default="answers.jsonl", help="answers file (default ./answers.jsonl; "
                    "several annotators may share it)")
     p.add_argument("--per-category", type=int, help="clips per category (default: all); same set for everyone")
+    p.add_argument("--subset", choices=("paper",),
+                   help="paper: the paper's 50 annotated clips per category (needs the frozen VCTK test set), "
+                        "so that the human row is comparable with the paper's")
     p.add_argument("--practice", type=int, default=0, help="practice clips with feedback first (default 0)")
     p.add_argument("--categories", help="comma-separated subset of categories")
     p.add_argument("--config", help="Hub folder only: config to read (default: the nine categories)")
@@ -57,7 +61,7 @@ def _cli(args) -> int:
     try:
         catalog = open_catalog(args.data, config=args.config)
         app = ListenApp(catalog, args.annotator, args.answers, per_category=args.per_category,
-                        practice=args.practice, seed=args.seed, categories=cats)
+                        practice=args.practice, seed=args.seed, categories=cats, subset=args.subset)
         server = make_server(app, host=args.host, port=args.port, quiet=not args.verbose)
     except (ValueError, OSError) as exc:
         print(f"vocalgrad listen: error: {exc}", file=sys.stderr)

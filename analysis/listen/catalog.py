@@ -1,4 +1,5 @@
-"""The clips a listening test or ``vocalgrad show`` can use: a render folder or a Hub folder.
+"""The clips a listening test or ``vocalgrad show`` can use: a render folder, a Hub folder, or a
+local copy of the authors' published release (:mod:`harness_tasks.published`).
 
 A :class:`Catalog` maps clip ids to their metadata (category, direction, tier, trajectory,
 source id, speech span, value schedule ends) and returns a clip's FLAC bytes on request. A render
@@ -58,7 +59,7 @@ class Catalog:
     ----------
     root : pathlib.Path
         The folder (resolved).
-    kind : {"render", "hub"}
+    kind : {"render", "hub", "published"}
     clips : dict
         Clip id -> :class:`ClipInfo`, sorted by clip id.
     """
@@ -86,6 +87,10 @@ class Catalog:
         where = self._locator[clip_id]
         if self.kind == "render":
             return _inside(self.root, where).read_bytes()
+        if self.kind == "published":  # the authors' WAV files, served as FLAC like the others
+            from harness_tasks.published import flac_bytes
+
+            return flac_bytes(Path(where).read_bytes(), name=str(where))[0]
         path, group, index = where
         with self._lock:
             key = (path, group)
@@ -138,6 +143,17 @@ def open_catalog(data, *, config: str | None = None) -> Catalog:
     root = Path(data).expanduser().resolve()
     if not root.is_dir():
         raise CatalogError(f"{data}: not a folder; pass a `vocalgrad render` output or a `vocalgrad hub` folder")
+    from harness_tasks import published
+
+    if published.published_folder(root) is not None:  # the authors' release (docs/published.md)
+        if config not in (None, "all", *vocalgrad.CATEGORY_NAMES):
+            raise CatalogError(f"{root}: the authors' release holds the test categories only, not config {config!r}")
+        try:
+            rows = published.load_published_rows(root, categories=None if config in (None, "all") else [config])
+        except published.PublishedLayoutError as exc:
+            raise CatalogError(str(exc)) from None
+        return Catalog(root, "published", {r["id"]: _info(r) for r in rows},
+                       {r["id"]: Path(r["audio"]["path"]) for r in rows})
     if (root / "manifest.parquet").is_file():
         try:
             rows = vocalgrad._manifest_rows(root)

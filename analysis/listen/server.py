@@ -72,18 +72,18 @@ class ListenApp:
         Name (letters, digits, ``_.-``; at most 64 characters).
     answers : path-like
         The answers file (shared with other annotators and processes).
-    per_category, practice, seed, categories
+    per_category, practice, seed, categories, subset
         See :func:`analysis.listen.study.select_study`.
     """
 
     def __init__(self, catalog: Catalog, annotator: str, answers, *, per_category: int | None = None,
-                 practice: int = 0, seed: int = 0, categories=None):
+                 practice: int = 0, seed: int = 0, categories=None, subset: str | None = None):
         if not ANNOTATOR_RE.match(annotator or ""):
             raise ValueError(f"annotator name {annotator!r}: use 1-64 letters, digits, '_', '.' or '-'")
         self.catalog, self.annotator, self.seed = catalog, annotator, seed
         self.log = AnswerLog(answers)
         practice_clips, study = select_study(catalog.clips.values(), per_category=per_category,
-                                             practice=practice, seed=seed, categories=categories)
+                                             practice=practice, seed=seed, categories=categories, subset=subset)
         rng_order = annotator_order(practice_clips, annotator, seed=seed)
         self.practice = rng_order
         self.study = annotator_order(study, annotator, seed=seed)

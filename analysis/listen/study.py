@@ -4,6 +4,9 @@
   ``per_category`` clips per category, half per direction, spread evenly over the 12
   tier x trajectory conditions, drawn with ``seed``. Practice clips are reserved first and are
   never in the study set.
+* ``subset="paper"`` makes the study set the paper's 50 annotated clips per category (one condition
+  per ``_01`` test item, the same for every category; ``generation.frozen.annotation_subset``), so that
+  a human row is comparable with the paper's; practice clips then come from the other clips.
 * The **order** differs per annotator (seeded from the annotator's name): rounds that hold one
   clip of every category in shuffled order, with the directions of each category balanced in
   consecutive pairs, and never the same category twice in a row at a round boundary.
@@ -19,7 +22,10 @@ import vocalgrad
 
 from .catalog import ClipInfo
 
-__all__ = ["select_study", "annotator_order", "annotator_seed"]
+__all__ = ["SUBSETS", "select_study", "annotator_order", "annotator_seed", "paper_subset"]
+
+#: Named study sets (``--subset``).
+SUBSETS = ("paper",)
 
 
 def annotator_seed(annotator: str, seed: int = 0) -> int:
@@ -59,8 +65,31 @@ def _balanced(clips: list[ClipInfo], n: int | None, rng: random.Random) -> list[
     return out
 
 
+def paper_subset(clips, categories) -> list[ClipInfo]:
+    """The paper's annotated clips of ``categories`` among ``clips``.
+
+    Raises
+    ------
+    ValueError
+        When the data lack some of them (it is not the frozen VCTK test render), naming them.
+    """
+    from generation.frozen import annotation_subset
+
+    by_id = {c.clip_id: c for c in clips}
+    out, missing = [], []
+    for cat in categories:
+        for item, trajectory, tier, direction in annotation_subset(cat):
+            cid = vocalgrad.clip_id(item, cat, trajectory, tier, direction)
+            (out.append(by_id[cid]) if cid in by_id else missing.append(cid))
+    if missing:
+        raise ValueError(f"--subset paper needs the paper's annotated clips; {len(missing)} are not in the data "
+                         f"(first: {', '.join(missing[:3])}); use a render of the frozen VCTK test selection "
+                         "(vocalgrad render --source vctk:PATH) or its Hub folder")
+    return out
+
+
 def select_study(clips, *, per_category: int | None = None, practice: int = 0, seed: int = 0,
-                 categories=None) -> tuple[list[ClipInfo], list[ClipInfo]]:
+                 categories=None, subset: str | None = None) -> tuple[list[ClipInfo], list[ClipInfo]]:
     """Choose the practice clips and the study set.
 
     Parameters
@@ -74,6 +103,8 @@ def select_study(clips, *, per_category: int | None = None, practice: int = 0, s
         Seed of the draw (same for every annotator).
     categories : iterable of str, optional
         Restrict to these categories.
+    subset : {"paper"}, optional
+        A named study set instead of the seeded draw (``per_category`` must then be None).
 
     Returns
     -------
@@ -84,6 +115,10 @@ def select_study(clips, *, per_category: int | None = None, practice: int = 0, s
         raise ValueError(f"per_category must be >= 1, got {per_category}")
     if practice < 0:
         raise ValueError(f"practice must be >= 0, got {practice}")
+    if subset is not None and subset not in SUBSETS:
+        raise ValueError(f"unknown subset {subset!r}; choose from {', '.join(SUBSETS)}")
+    if subset and per_category is not None:
+        raise ValueError("--subset paper fixes the clips per category (50); drop --per-category")
     wanted = set(categories) if categories else None
     by_cat: dict[str, list[ClipInfo]] = defaultdict(list)
     for c in clips:
@@ -95,6 +130,12 @@ def select_study(clips, *, per_category: int | None = None, practice: int = 0, s
     cats = [c for c in vocalgrad.CATEGORY_NAMES if c in by_cat] + sorted(set(by_cat) - set(vocalgrad.CATEGORY_NAMES))
     for cat in cats:
         by_cat[cat].sort(key=lambda c: c.clip_id)
+    fixed = None
+    if subset == "paper":
+        fixed = paper_subset([c for cat in cats for c in by_cat[cat]], cats)
+        taken = {c.clip_id for c in fixed}
+        for cat in cats:
+            by_cat[cat] = [c for c in by_cat[cat] if c.clip_id not in taken]
     chosen_practice: list[ClipInfo] = []
     order = cats[:]
     rng.shuffle(order)
@@ -106,7 +147,7 @@ def select_study(clips, *, per_category: int | None = None, practice: int = 0, s
         pick = rng.choice(pool)
         by_cat[cat].remove(pick)
         chosen_practice.append(pick)
-    study = [c for cat in cats for c in _balanced(by_cat[cat], per_category, rng)]
+    study = fixed if fixed is not None else [c for cat in cats for c in _balanced(by_cat[cat], per_category, rng)]
     return sorted(chosen_practice, key=lambda c: c.clip_id), sorted(study, key=lambda c: c.clip_id)
 
 

@@ -37,6 +37,11 @@ def register_cli(subparsers) -> None:
     p.add_argument("--cache", metavar="DIR", help="feature cache folder (default: OUT/cache)")
     p.add_argument("--probe-device", help="device for probe training (default: the model's device)")
     p.add_argument("--epochs", type=int, default=200, help="probe epochs (paper: %(default)d)")
+    p.add_argument("--positions", metavar="LIST",
+                   help="token-position probes instead of the stages (docs/probe.md): comma-separated subset of "
+                        "a1,a2,a3,a4,o,q_attr,q_p,q_l; layers default to 1,10,25 (--layers), both orders")
+    p.add_argument("--orders", default="query_audio,audio_query", metavar="LIST",
+                   help="input orders of --positions (default %(default)s; q_* positions need audio_query)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_cli)
@@ -49,6 +54,8 @@ def _run_cli(args) -> int:
         print("vocalgrad probe: --batch-size must be >= 1", file=sys.stderr)
         return 2
     cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
+    if args.positions:
+        return _run_positions(args, cats)
     try:
         res = run_probe(
             data=args.data, out=args.out, model=args.model, categories=cats, stages=args.stages,
@@ -67,6 +74,31 @@ def _run_cli(args) -> int:
         layer = "" if r["layer"] is None else f" L{r['layer']}"
         print(f"{r['category']:>11} {r['stage'] + layer:<14} acc {100 * r['accuracy']:5.1f}  "
               f"bal {100 * r['balanced_accuracy']:5.1f}")
+    for f in res["files"]:
+        print(f"wrote {f}")
+    return 0
+
+
+def _run_positions(args, cats) -> int:
+    from .positions import DEFAULT_LAYERS, run_positions
+
+    if not args.model:
+        print("vocalgrad probe: --positions needs --model", file=sys.stderr)
+        return 2
+    try:
+        layers = DEFAULT_LAYERS if args.layers.strip().lower() == "all" else [
+            int(x) for x in args.layers.split(",") if x.strip()]
+        res = run_positions(
+            data=args.data, out=args.out, model=args.model, categories=cats, positions=args.positions,
+            orders=[o.strip() for o in args.orders.split(",") if o.strip()], layers=layers, device=args.device,
+            dtype=args.dtype, batch_size=args.batch_size, system_prompt=args.system_prompt,
+            model_class=args.model_class, trust_remote_code=args.trust_remote_code, cache_dir=args.cache,
+            probe_device=args.probe_device, epochs=args.epochs, progress=not args.quiet)
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        print(f"vocalgrad probe: {exc}", file=sys.stderr)
+        return 2
+    print(f"position features: {res['computed']['model']} clip passes in {res['extract_seconds']:.1f} s; "
+          f"{len(res['rows'])} probes in {res['probe_seconds']:.1f} s")
     for f in res["files"]:
         print(f"wrote {f}")
     return 0

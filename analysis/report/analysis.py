@@ -13,11 +13,12 @@ from itertools import combinations
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import summarize
+from harness_tasks.metrics import OVERALL_RULE, macro_summary
 
 from .loading import Evaluation
 from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
-from .stats import DRAWS, SEED, chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
+from .trajectory import trajectory_accuracy
+from .stats import ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "top_outputs"]
 
@@ -42,14 +43,24 @@ def top_outputs(records, k: int = 20) -> list[dict[str, Any]]:
 
 
 def _group(records, *, draws: int, seed: int) -> dict[str, Any]:
-    out: dict[str, Any] = dict(summarize(records))
+    """Figures of one row: macro over the categories it holds (:data:`OVERALL_RULE`), intervals
+    of that macro figure, and the one-comparison verdicts of its intervals."""
+    out: dict[str, Any] = dict(macro_summary(records, by="category"))
     out["parse_rate"] = out["n_parsed"] / out["n"] if out["n"] else math.nan
+    out["n_correct"] = sum(bool(r["correct"]) for r in records)
     out["n_sources"] = len({r["source_id"] for r in records})
-    ci = {m: intervals(records, m, draws=draws, seed=seed) for m in CI_METRICS}
+    ci = {m: intervals(records, m, draws=draws, seed=seed, macro_by="category") for m in CI_METRICS}
     out["ci"] = ci
     out["verdict"] = chance_verdict(ci["acc"]["binomial"])
     out["verdict_clustered"] = chance_verdict(ci["acc"]["clustered"])
     return out
+
+
+def _flag_rows(groups: dict[Any, dict]) -> None:
+    """Replace the rows' verdicts by Holm-adjusted exact binomial flags over the table."""
+    flags = chance_flags([(g["n_correct"], g["n"]) for g in groups.values()], alpha=ALPHA)
+    for g, (p, q, verdict) in zip(groups.values(), flags):
+        g.update(p_chance=p, p_holm=q, verdict=verdict, verdict_clustered=verdict)
 
 
 def _ordered(groups: dict, order) -> dict:
@@ -86,8 +97,10 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         for r in recs:
             split.setdefault(r[key], []).append(r)
         groups = {value: _group(sub, draws=draws, seed=seed) for value, sub in split.items()}
+        _flag_rows(groups)
         out[f"by_{key}"] = _ordered(groups, order)
-    overall["category_mean_acc"] = _mean([g["acc"] for g in out["by_category"].values()])
+    overall["category_mean_acc"] = overall["acc"]  # the overall figure is the category mean
+    overall["pooled_acc"] = overall["n_correct"] / overall["n"] if overall["n"] else math.nan
     # response bias per category: increase ratio over parsed / all, with an interval
     bias = {}
     for cat in ev.categories:
@@ -102,12 +115,14 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         }
     bias["all"] = {
         "increase_ratio": overall["increase_ratio"],
-        "increase_ratio_ci": intervals(recs, "increase_ratio", draws=draws, seed=seed)["binomial"],
+        "increase_ratio_ci": intervals(recs, "increase_ratio", draws=draws, seed=seed,
+                                       macro_by="category")["binomial"],
         "increase_ratio_all": overall["increase_ratio_all"],
         "acc_increase": overall["acc_increase"],
         "acc_decrease": overall["acc_decrease"],
     }
     out["bias"] = bias
+    out["trajectory_table"] = trajectory_accuracy(recs)  # paper Table 5 rule (annotators first)
     out["top_outputs"] = top_outputs(recs, top)
     return out
 
@@ -176,7 +191,9 @@ def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SE
     return {
         "toolkit": "vocalgrad",
         "settings": {"bootstrap_draws": draws, "seed": seed, "level": 0.95,
-                     "cluster": "source_id", "chance": 0.5},
+                     "cluster": "source_id", "chance": 0.5, "overall_rule": OVERALL_RULE,
+                     "chance_flags": f"exact two-sided binomial test per row, Holm-adjusted over the rows "
+                                     f"of each table, alpha {ALPHA}"},
         "models": models,
         "comparisons": comparisons,
         "paper": {"source": PAPER_SOURCE, "unit": "percent", "category_acc": PAPER_CATEGORY_ACC,

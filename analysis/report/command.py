@@ -71,17 +71,26 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
-    evaluations, format_evals = load_all(specs) if specs else ([], [])
+    from .extras import analyse_extras, load_extras, plot_xattr
+
+    extras = analyse_extras(load_extras(specs)) if specs else {}
+    try:
+        evaluations, format_evals = load_all(specs) if specs else ([], [])
+    except ResultsError:
+        if not extras:
+            raise
+        evaluations, format_evals = [], []
     agreement = None
     if human:
         from analysis.listen.answers import annotator_agreement, human_evaluation
 
         evaluations.append(human_evaluation(human))
         agreement = annotator_agreement(evaluations[-1].records)
-    if not evaluations and not format_evals:
+    if not evaluations and not format_evals and not extras:
         raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
     report = analyse(evaluations, draws=draws, seed=seed, top=top)
-    report["formats"] = analyse_formats(format_evals)  # yes/no and ternary, {} when absent
+    report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)
+    report["extras"] = extras  # cross-attribute, source-clip bias, paraphrases ({} when absent)  # yes/no and ternary, {} when absent
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_paths: dict[str, str] = {}
@@ -99,7 +108,17 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
             plot_paths[m["label"]] = rel
         plot_comparison(report, out / "plots" / "comparison.png")
         plot_paths["comparison"] = "plots/comparison.png"
+    if plots and extras.get("xattr"):
+        plot_paths["xattr"] = {}
+        for e in extras["xattr"]:
+            rel = f"plots/xattr-{slug(e['label'])}.png"
+            plot_xattr(e, out / rel)
+            plot_paths["xattr"][e["label"]] = rel
     md = render_markdown(report, plots=plot_paths)
+    from .domains import domain_markdown, domain_rows
+
+    report["domains"] = domain_rows(report)
+    md += domain_markdown(report)
     if agreement is not None:
         report["human_agreement"] = agreement
         md += _agreement_markdown(agreement)
@@ -112,7 +131,8 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     report["plots"] = plot_paths
     _write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
     written = {"report.md": str(out / "report.md"), "report.json": str(out / "report.json")}
-    written.update({k: str(out / v) for k, v in plot_paths.items()})
+    written.update({k: str(out / v) for k, v in plot_paths.items() if isinstance(v, str)})
+    written.update({f"xattr:{k}": str(out / v) for k, v in plot_paths.get("xattr", {}).items()})
     report["paths"] = written
     return report
 
@@ -145,7 +165,8 @@ def register_cli(sub) -> None:
         description="Read lm-eval output folders (results JSON + --log_samples JSONL) and write "
                     "DIR/report.md, DIR/report.json and DIR/plots/*.png.")
     p.add_argument("results", nargs="*", metavar="RESULTS",
-                   help="lm-eval --output_path folder or results_*.json file; LABEL=PATH names the model")
+                   help="lm-eval --output_path folder or results_*.json file, or the authors' raw prediction "
+                        "files (*.jsonl, docs/published.md); LABEL=PATH names the model")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--draws", type=int, default=DRAWS, help=f"bootstrap draws (default {DRAWS})")
     p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")

@@ -13,7 +13,8 @@ from collections import Counter
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import FORMAT_LABELS, UNPARSED, prediction_distribution, summarize_labels
+from harness_tasks.metrics import (FORMAT_LABELS, UNPARSED, bootstrap_ci_labels, prediction_distribution,
+                                   summarize_labels)
 
 from .loading import FormatEvaluation
 
@@ -28,7 +29,7 @@ def _mean(vals) -> float:
     return sum(vals) / len(vals) if vals else math.nan
 
 
-def analyse_format(ev: FormatEvaluation) -> dict[str, Any]:
+def analyse_format(ev: FormatEvaluation, *, draws: int = 10_000, seed: int = 1234) -> dict[str, Any]:
     """Numbers of one model on one format.
 
     Returns
@@ -56,11 +57,15 @@ def analyse_format(ev: FormatEvaluation) -> dict[str, Any]:
         out["by_category"] = {c: summarize_labels(by_cat[c], labels) for c in ev.categories if c in by_cat}
         out["distribution_by_category"] = {c: prediction_distribution(by_cat[c], labels)
                                            for c in out["by_category"]}
+        for c, g in out["by_category"].items():  # 95 % percentile bootstrap of macro-F1 (clips resampled)
+            g["macro_f1_ci"] = list(bootstrap_ci_labels(by_cat[c], labels, draws=draws, seed=seed))
     groups = out["by_category"].values()
     overall: dict[str, Any] = {"mean_acc": _mean([g.get("acc", math.nan) for g in groups]),
                                "mean_macro_f1": _mean([g.get("macro_f1", math.nan) for g in groups])}
     if ev.has_samples:
         overall.update(summarize_labels(ev.records, labels))
+        overall["mean_macro_f1_ci"] = list(bootstrap_ci_labels(ev.records, labels, draws=draws, seed=seed,
+                                                               macro_by="category"))
         out["distribution"] = prediction_distribution(ev.records, labels)
         gold = Counter(r["direction"] for r in ev.records)
         out["gold_counts"] = {**{lab: gold.get(lab, 0) for lab in labels}, "all": len(ev.records)}
@@ -68,11 +73,12 @@ def analyse_format(ev: FormatEvaluation) -> dict[str, Any]:
     return out
 
 
-def analyse_formats(evaluations: list[FormatEvaluation]) -> dict[str, list[dict[str, Any]]]:
+def analyse_formats(evaluations: list[FormatEvaluation], *, draws: int = 10_000,
+                    seed: int = 1234) -> dict[str, list[dict[str, Any]]]:
     """Format -> one :func:`analyse_format` entry per model (input order), formats in report order."""
     out: dict[str, list] = {}
     for fmt in TITLES:
-        entries = [analyse_format(ev) for ev in evaluations if ev.fmt == fmt]
+        entries = [analyse_format(ev, draws=draws, seed=seed) for ev in evaluations if ev.fmt == fmt]
         if entries:
             out[fmt] = entries
     return out
@@ -80,6 +86,12 @@ def analyse_formats(evaluations: list[FormatEvaluation]) -> dict[str, list[dict[
 
 def _pct(v) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}"
+
+
+def _ci(pair) -> str:
+    if not pair or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in pair):
+        return "–"
+    return f"[{100 * pair[0]:.1f}, {100 * pair[1]:.1f}]"
 
 
 def _table(head: list[str], rows: list[list]) -> list[str]:
@@ -95,7 +107,8 @@ def formats_markdown(formats: dict[str, list[dict[str, Any]]]) -> list[str]:
              "Each category adds its unmodified source clips (gold *no* / *constant*) to its clips, so the "
              "classes are unbalanced: **macro-F1** is the unweighted mean of the per-label F1 (unparsed "
              "answers count as wrong). *mean* = unweighted mean over categories (lm-eval's group score); "
-             "*pooled* = all clips together.", ""]
+             "*pooled* = all clips together. Intervals: 95 % percentile bootstrap of macro-F1 (clips resampled; for "
+             "the mean, each category on its own and the categories averaged in every draw).", ""]
     for fmt, entries in formats.items():
         cats = [c for c in vocalgrad.CATEGORY_NAMES if any(c in e["by_category"] for e in entries)]
         lines += [f"### {TITLES[fmt]}", ""]
@@ -105,6 +118,10 @@ def formats_markdown(formats: dict[str, list[dict[str, Any]]]) -> list[str]:
             for key, name in (("macro_f1", "macro-F1 %"), ("acc", "acc %")):
                 cells = [_pct(e["by_category"].get(c, {}).get(key)) for c in cats]
                 rows.append([e["label"], name, *cells, _pct(ov[f"mean_{key}"]), _pct(ov.get(key))])
+            if e["has_samples"]:
+                rows.append([e["label"], "macro-F1 95 % CI", *(_ci(e["by_category"].get(c, {}).get("macro_f1_ci"))
+                                                               for c in cats),
+                             _ci(ov.get("mean_macro_f1_ci")), ""])
         lines += _table(["model", "metric", *cats, "mean", "pooled"], rows)
         no_log = [e["label"] for e in entries if not e["has_samples"]]
         if no_log:

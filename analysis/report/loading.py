@@ -10,7 +10,8 @@ An :class:`Evaluation` is one model on one task variant. Results files of the sa
 variant are merged (a later run replaces the categories it covers), so re-running only the
 missing categories into the same folder works. The yes/no and ternary formats
 (``vocalgrad_yesno_<category>``, ``vocalgrad_ternary_<category>``) have other labels and are
-read into a :class:`FormatEvaluation` each (:func:`load_all`), merged the same way.
+read into a :class:`FormatEvaluation` each (:func:`load_all`), merged the same way. The authors'
+raw prediction files (JSON lines of their benchmark scripts) are read by :mod:`.authors`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_e
 
 #: Task variants (increase/decrease answers, same record codes) and the suffix they add to a
 #: model's label. The yes/no and ternary formats are scored by macro-F1 in lm-eval's own output.
-VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "audiofirst", "paraphrase", "fewshot", "beep")
+VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "audiofirst", "reword", "fewshot", "beep")
 _TASK = re.compile(r"^vocalgrad(?:_(" + "|".join(VARIANTS[1:]) + r"))?_([a-z]+)$")
 #: Problem formats with their own labels (``harness_tasks.metrics.FORMAT_LABELS``).
 FORMATS: tuple[str, ...] = tuple(FORMAT_LABELS)
@@ -368,6 +369,14 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
     stamps: dict[tuple[str, str, str], str] = {}
     for spec in specs:
         label_override, path = _split_spec(spec)
+        from .authors import is_raw_predictions, load_raw_predictions  # the authors' own prediction files
+
+        if is_raw_predictions(path):
+            for ev in load_raw_predictions(path, label=label_override):
+                if (ev.label, ev.variant) in evals:
+                    ev.label += " (authors' files)"
+                evals[(ev.label, ev.variant)] = ev
+            continue
         files = _results_files(path)
         # order by the timestamp in the file name so that later runs win
         files.sort(key=lambda p: _RESULTS.match(p.name).group(1))

@@ -7,7 +7,9 @@ from typing import Any
 
 import vocalgrad
 
+from .extras import extras_markdown
 from .formats import formats_markdown
+from .trajectory import trajectory_markdown
 
 __all__ = ["render_markdown", "slug"]
 
@@ -51,7 +53,7 @@ def _mark(g: dict) -> str:
     """Verdict cell: the paper's (binomial) verdict, plus the clustered one when they differ."""
     v = g.get("verdict", "n/a")
     vc = g.get("verdict_clustered", v)
-    cell = f"**{v}**" if v == "not above chance" else v
+    cell = f"**{v}**" if v == "not different from chance" else v
     return cell if vc == v else f"{cell} (clustered: {vc})"
 
 
@@ -132,13 +134,20 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     s = report["settings"]
     models = report["models"]
     lines = ["# VocalGrad report", ""]
-    if not models:  # only yes/no or ternary results
-        return "\n".join(lines + formats_markdown(report.get("formats") or {})).rstrip() + "\n"
+    if not models:  # only yes/no, ternary or the appendix analyses
+        lines += formats_markdown(report.get("formats") or {}) + extras_markdown(report.get("extras") or {}, plots)
+        return "\n".join(lines).rstrip() + "\n"
     lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (benchmark.md §7–§8). "
              f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
              "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
-             "source utterances (the 24 conditions of a source per category are not independent). "
-             "**not above chance** marks an interval that contains 50 %.", ""]
+             "source utterances (the 24 conditions of a source per category are not independent). ", "",
+             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
+             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
+             "category (or each source with all its categories) and average the categories in every draw.", "",
+             "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows "
+             "of a table (categories, tiers, ...) are flagged by "
+             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
+             "comparisons); **not different from chance** otherwise.", ""]
     lines += ["## Summary", ""]
     rows = []
     for m in models:
@@ -159,7 +168,8 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     lines += ["## Accuracy by category, with the paper's numbers", "",
               "Rows marked *(paper)* are the published results of the paper on its VCTK test set "
               f"({report['paper']['source']}), copied as data for comparison — they were not computed from "
-              "these results. *avg* is the unweighted mean over categories; † = interval contains 50 %.", ""]
+              "these results. *avg* is the unweighted mean over categories (the overall figure); † = not different "
+              "from chance (Holm-adjusted over the categories).", ""]
     rows = []
     for m in models:
         cells = []
@@ -168,20 +178,15 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
             if g is None:
                 cells.append("")
             else:
-                mark = "†" if g.get("verdict") == "not above chance" else ""
+                mark = "†" if g.get("verdict") == "not different from chance" else ""
                 cells.append(pct(g.get("acc")) + mark)
         rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
     for name, row in report["paper"]["category_acc"].items():
         rows.append([f"{name} (paper)"] + [f"{row[c]:.1f}" for c in cats] + [f"{row['avg']:.1f}"])
     lines += _table(["model"] + cats + ["avg"], rows)
-    traj = report["paper"].get("trajectory_acc", {})
     if any(m["has_samples"] for m in models):
-        lines += ["## Accuracy by trajectory, with the paper's numbers", ""]
-        trajs = list(vocalgrad.TRAJECTORIES)
-        rows = [[m["label"]] + [pct(m["by_trajectory"].get(t, {}).get("acc")) for t in trajs]
-                for m in models if m["has_samples"]]
-        rows += [[f"{name} (paper)"] + [f"{row[t]:.1f}" for t in trajs] for name, row in traj.items()]
-        lines += _table(["model"] + trajs, rows)
+        lines += trajectory_markdown({m["label"]: m["trajectory_table"] for m in models if m["has_samples"]},
+                                     report["paper"].get("trajectory_acc", {}))
     if report["comparisons"]:
         lines += ["## Paired comparisons (same clips)", "",
                   "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
@@ -198,6 +203,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     if "comparison" in plots:
         lines += ["## All models", "", f"![comparison]({plots['comparison']})", ""]
     lines += formats_markdown(report.get("formats") or {})
+    lines += extras_markdown(report.get("extras") or {}, plots)
     for m in models:
         lines += _model_section(m, plots.get(m["label"]))
     return "\n".join(lines).rstrip() + "\n"

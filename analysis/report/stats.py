@@ -7,7 +7,9 @@ chance or with another model on the same clips.
 Examples
 --------
 >>> chance_verdict((0.45, 0.58))
-'not above chance'
+'not different from chance'
+>>> [round(p, 3) for p in holm([0.01, 0.04, 0.03])]
+[0.03, 0.06, 0.06]
 >>> round(mcnemar_exact(10, 2), 4)
 0.0386
 """
@@ -24,9 +26,14 @@ from scipy import stats as _sps
 from harness_tasks.metrics import bootstrap_ci
 
 __all__ = [
+    "ALPHA",
     "DRAWS",
+    "NOT_DIFFERENT",
     "SEED",
+    "binomial_p",
+    "chance_flags",
     "chance_verdict",
+    "holm",
     "intervals",
     "mcnemar_exact",
     "paired_bootstrap_diff",
@@ -36,24 +43,32 @@ __all__ = [
 DRAWS = 10_000
 SEED = 1234
 CHANCE = 0.5
+#: Family-wise error rate of the per-row chance flags (Holm).
+ALPHA = 0.05
+#: Verdict of a row (or interval) that is not shown to differ from chance.
+NOT_DIFFERENT = "not different from chance"
 
 
 def intervals(records: Sequence[dict[str, Any]], metric: str = "acc", *, draws: int = DRAWS,
-              seed: int = SEED, cluster: str = "source_id") -> dict[str, list[float]]:
+              seed: int = SEED, cluster: str = "source_id",
+              macro_by: str | None = None) -> dict[str, list[float]]:
     """Both 95 % intervals of a metric: ``{"binomial": [lo, hi], "clustered": [lo, hi]}``.
 
     ``binomial`` resamples clips independently (the paper's bootstrap); ``clustered`` resamples
     whole source utterances (``cluster`` key), which accounts for the 24 conditions of a source
-    being correlated.
+    being correlated. ``macro_by``: interval of the unweighted mean over that key's values
+    (:data:`harness_tasks.metrics.OVERALL_RULE`).
     """
     return {
-        "binomial": list(bootstrap_ci(records, metric, draws=draws, seed=seed)),
-        "clustered": list(bootstrap_ci(records, metric, draws=draws, seed=seed, cluster=cluster)),
+        "binomial": list(bootstrap_ci(records, metric, draws=draws, seed=seed, macro_by=macro_by)),
+        "clustered": list(bootstrap_ci(records, metric, draws=draws, seed=seed, cluster=cluster,
+                                       macro_by=macro_by)),
     }
 
 
 def chance_verdict(interval: Sequence[float], *, chance: float = CHANCE) -> str:
-    """``"above chance"``, ``"not above chance"`` (interval contains ``chance``) or ``"below chance"``.
+    """``"above chance"``, ``"not different from chance"`` (interval contains ``chance``) or
+    ``"below chance"`` (one comparison; rows of a table use :func:`chance_flags`).
 
     An undefined interval (``nan``) gives ``"n/a"``.
     """
@@ -64,7 +79,57 @@ def chance_verdict(interval: Sequence[float], *, chance: float = CHANCE) -> str:
         return "above chance"
     if hi < chance:
         return "below chance"
-    return "not above chance"
+    return NOT_DIFFERENT
+
+
+def binomial_p(correct: int, n: int, *, chance: float = CHANCE) -> float:
+    """Two-sided exact binomial p-value of ``correct`` right answers out of ``n`` against ``chance``
+    (``nan`` for ``n == 0``)."""
+    if n <= 0:
+        return math.nan
+    return float(_sps.binomtest(int(correct), int(n), chance).pvalue)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values (step-down, monotone, capped at 1; ``nan`` kept)."""
+    idx = [i for i, p in enumerate(pvalues) if not (p is None or math.isnan(p))]
+    order = sorted(idx, key=lambda i: pvalues[i])
+    m = len(order)
+    out = [math.nan] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out
+
+
+def chance_flags(rows: Sequence[tuple[int, int]], *, alpha: float = ALPHA,
+                 chance: float = CHANCE) -> list[tuple[float, float, str]]:
+    """Above/below-chance flags of the rows of one table, Holm-adjusted over the table.
+
+    Parameters
+    ----------
+    rows : sequence of (correct, n)
+        Correct answers (unparsed = wrong) and clips of each row (category, tier, ...).
+
+    Returns
+    -------
+    list of (p, p_holm, verdict)
+        Exact binomial p-value, its Holm adjustment over the rows, and ``"above chance"`` /
+        ``"below chance"`` when ``p_holm < alpha``, else ``"not different from chance"``
+        (``"n/a"`` for an empty row).
+    """
+    ps = [binomial_p(k, n, chance=chance) for k, n in rows]
+    adj = holm(ps)
+    out = []
+    for (k, n), p, q in zip(rows, ps, adj):
+        if n <= 0 or math.isnan(q):
+            out.append((p, q, "n/a"))
+        elif q < alpha:
+            out.append((p, q, "above chance" if k / n > chance else "below chance"))
+        else:
+            out.append((p, q, NOT_DIFFERENT))
+    return out
 
 
 def mcnemar_exact(b: int, c: int) -> float:

@@ -17,25 +17,52 @@ lm-eval offers) and are taken out before an adapter sees them:
                             ternary); the unparsed-answer retry parses with them
 
 A prompt containing :data:`~harness_tasks.clip_audio.AUDIO_MARKER` once per clip (few-shot
-tasks) is split there and the clips are interleaved with the text (:func:`layout`). Answers of failed requests are marked with
-:func:`harness_tasks.parsing.error_answer` so that they are counted as errors, not crashes.
+tasks) is split there and the clips are interleaved with the text (:func:`layout`).
+
+Reliability (every adapter)
+---------------------------
+*Answer log.* Every answer is appended at once (one JSON line, fsync-ed) to a per-clip log
+(:mod:`.answer_log`), keyed by the adapter's :meth:`VocalGradLM.identity` (class, model id,
+revision, dtype, adapter settings: by default every model argument except those in
+``IDENTITY_EXCLUDE``), the prompt, the generation settings, the audio order, the id and sha256
+of each clip and the toolkit version. A rerun of the same command skips the clips already answered and
+logs how many it skipped. Model argument ``answer_log``: ``auto`` (the default unless
+``$VOCALGRAD_ANSWER_LOG`` says otherwise: ``$VOCALGRAD_CACHE/answers/<model>-<identity hash>/``,
+else ``~/.cache/vocalgrad/answers/...``), a folder, or ``none`` to turn it off.
+
+*Per-clip failures.* An exception raised by :meth:`VocalGradLM.answer` (an undecodable clip, a
+model error) is retried on halves of the batch down to single clips; a clip that still fails
+gets an error answer (:func:`harness_tasks.parsing.error_answer`): counted wrong (``error_rate``),
+kept in lm-eval's sample log with its reason, listed in a warning at the end, never a crash.
+Only :class:`FatalAdapterError` (e.g. a crashed worker process) stops the run. Error answers are
+logged but not reused by a rerun.
+
+*Several processes.* Under ``accelerate launch`` / ``torchrun`` (``WORLD_SIZE`` > 1) the base
+sets lm-eval's ``rank`` / ``world_size`` and its gather / barrier primitives, so lm-eval splits
+the requests over the processes and gathers the results on rank 0.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
+import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
 from lm_eval.api.model import LM
 
-from ..clip_audio import AUDIO_MARKER
-from ..parsing import classify_answer
+from ..clip_audio import AUDIO_MARKER, audio_sha256
+from ..parsing import classify_answer, error_answer, is_error_answer
+from .answer_log import AnswerLog, answer_key, default_log_root
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["Answer", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout"]
+__all__ = ["Answer", "FatalAdapterError", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout"]
 
 #: generation_kwargs keys that carry task settings to the adapters (removed from gen_kwargs).
 TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words")
@@ -56,6 +83,25 @@ def as_bool(value: Any, *, name: str = "flag") -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+class FatalAdapterError(RuntimeError):
+    """An adapter failure that must stop the run (not a per-clip error), e.g. a dead worker."""
+
+
+def _jsonable(value: Any) -> Any:
+    """A JSON-safe stand-in of a model argument for the adapter identity."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    name = getattr(value, "name_or_path", None) or getattr(getattr(value, "config", None), "_name_or_path", None)
+    return f"<{type(value).__name__} {name}>" if name else f"<{type(value).__name__}>"
+
+
+_OFF = ("none", "false", "off", "no", "0", "")
 
 
 class Answer(str):
@@ -147,16 +193,32 @@ class VocalGradLM(LM):
     RETRIES = False
     #: lm-eval reads this when --apply_chat_template is given; prompts go through unchanged.
     tokenizer_name = "vocalgrad-passthrough"
+    #: Model arguments that do not change an answer (left out of :meth:`identity`).
+    IDENTITY_EXCLUDE: frozenset[str] = frozenset(
+        {"batch_size", "max_batch_size", "device", "answer_log", "retry_unparsed"})
 
-    def __init__(self, *, retry_unparsed: Any = True, batch_size: Any = 1, **kwargs: Any) -> None:
+    def __new__(cls, *args: Any, **kwargs: Any):
+        obj = super().__new__(cls)
+        obj._init_args = dict(kwargs)  # every model argument, for identity()
+        return obj
+
+    def __init__(self, *, retry_unparsed: Any = True, batch_size: Any = 1, answer_log: Any = "default",
+                 **kwargs: Any) -> None:
         super().__init__()
         self.retry_unparsed = as_bool(retry_unparsed, name="retry_unparsed") and self.RETRIES
         self.batch_size = self._parse_batch_size(batch_size)
         self.n_retried = 0
         self.n_retry_parsed = 0
+        #: queries handed to answer() / found in the answer log / turned into error answers
+        self.n_asked = 0
+        self.n_reused = 0
+        self.failed: list[tuple[str, str]] = []
+        self._answer_log_arg = answer_log
+        self._answer_log: AnswerLog | None | bool = False  # False: not opened yet
         unknown = set(kwargs) - {"device", "max_batch_size"}
         if unknown:
             raise TypeError(f"{type(self).__name__}: unknown model argument(s): {', '.join(sorted(unknown))}")
+        self._setup_distributed(kwargs.get("device"))
 
     @staticmethod
     def _parse_batch_size(value: Any) -> int:
@@ -188,6 +250,12 @@ class VocalGradLM(LM):
                 log.info("retried %d unparsed answers with %d tokens; %d parsed after the retry",
                          len(todo), RETRY_MAX_NEW_TOKENS,
                          sum(classify_answer(answers[q.index], q.answer_words)[1] == "parsed" for q in todo))
+        errors = [(q.clip_id, a) for q, a in zip(queries, answers) if is_error_answer(a)]
+        if errors:
+            shown = "; ".join(f"{cid}: {a[:160]}" for cid, a in errors[:10])
+            log.warning("%s: %d of %d clip(s) got error answers (counted wrong, listed in the sample log): %s%s",
+                        type(self).__name__, len(errors), len(queries), shown,
+                        " ..." if len(errors) > 10 else "")
         return [a if isinstance(a, Answer) else Answer(a) for a in answers]
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
@@ -225,19 +293,165 @@ class VocalGradLM(LM):
                      audio_first=None if first is None else as_bool(first, name="vocalgrad_audio_first"),
                      answer_words=words)
 
+    # -------------------------------------------------------------- identity and answer log
+    def identity(self) -> dict[str, Any]:
+        """What decides this adapter's answers besides the request (part of every log key).
+
+        Default: the class, every model argument except :attr:`IDENTITY_EXCLUDE` and, for an
+        adapter holding a transformers model in ``self.model``, the checkpoint's commit hash and
+        the dtype it runs in. Adapters add what else the arguments leave implicit (a resolved URL).
+        """
+        args = {k: _jsonable(v) for k, v in sorted(getattr(self, "_init_args", {}).items())
+                if k not in self.IDENTITY_EXCLUDE}
+        ident: dict[str, Any] = {"adapter": f"{type(self).__module__}.{type(self).__qualname__}", "args": args}
+        # a loaded transformers model: the checkpoint's commit and the dtype it really runs in
+        config = getattr(getattr(self, "model", None), "config", None)
+        if config is not None:
+            ident["loaded"] = {"commit": getattr(config, "_commit_hash", None),
+                               "dtype": str(getattr(self.model, "dtype", "")) or None}
+        return ident
+
+    def query_key(self, q: Query, identity: Any = None) -> str | None:
+        """Answer-log key of a query (None when a clip's audio cannot be read: never reused)."""
+        shas = [getattr(a, "sha256", None) or audio_sha256(a) for a in q.audios]
+        if any(s is None for s in shas):
+            return None
+        request = {"prompt": q.prompt, "max_new_tokens": int(q.max_new_tokens), "gen": q.gen_kwargs,
+                   "audio_first": q.audio_first, "answer_words": q.answer_words, "clips": shas,
+                   "clip_ids": [getattr(a, "clip_id", None) for a in q.audios]}
+        return answer_key(self.identity() if identity is None else identity, request)
+
+    @property
+    def answer_log(self) -> AnswerLog | None:
+        """The answer log (opened on first use), or None when ``answer_log=none``."""
+        if self._answer_log is False:
+            arg = self._answer_log_arg
+            if isinstance(arg, str) and arg == "default":
+                arg = os.environ.get("VOCALGRAD_ANSWER_LOG") or "auto"
+            if arg is None or arg is False or str(arg).strip().lower() in _OFF:
+                self._answer_log = None
+            else:
+                folder = self._default_log_folder() if str(arg).strip().lower() == "auto" else Path(str(arg))
+                self._answer_log = AnswerLog(folder, rank=self.rank)
+                log.info("%s: answer log %s (%d answers)", type(self).__name__, self._answer_log.folder,
+                         len(self._answer_log))
+        return self._answer_log
+
+    def _default_log_folder(self) -> Path:
+        ident = self.identity()
+        args = ident.get("args", {})
+        name = next((str(args[k]) for k in ("pretrained", "model", "name", "cmd") if args.get(k)),
+                    type(self).__name__)
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name.strip("/").split("/")[-1] if "/" in name else name)[:60]
+        digest = hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        return default_log_root() / f"{slug or 'model'}-{digest}"
+
+    # -------------------------------------------------------------- running queries
     def _run(self, queries: list[Query], *, disable_tqdm: bool = False) -> list[str]:
+        """Answers for ``queries`` (same order): from the log where possible, else asked."""
         from tqdm import tqdm
 
         out: list[str] = [""] * len(queries)
-        pos = {id(q): i for i, q in enumerate(queries)}
-        bar = tqdm(total=len(queries), disable=disable_tqdm, desc=type(self).__name__)
+        logbook = self.answer_log
+        identity = self.identity() if logbook is not None else None
+        keys = [self.query_key(q, identity) if logbook is not None else None for q in queries]
+        todo = []
+        for i, k in enumerate(keys):
+            hit = logbook.get(k) if k is not None else None
+            if hit is None:
+                todo.append(i)
+            else:
+                out[i] = hit
+        reused = len(queries) - len(todo)
+        self.n_reused += reused
+        if reused:
+            log.warning("%s: %d of %d answers found in the answer log %s; asking the model for %d",
+                        type(self).__name__, reused, len(queries), logbook.folder, len(todo))
+        bar = tqdm(total=len(todo), disable=disable_tqdm, desc=type(self).__name__)
+
+        def deliver(i: int, answer: str) -> None:
+            out[i] = answer
+            if is_error_answer(answer):
+                self.failed.append((queries[i].clip_id, answer))
+            if logbook is not None and keys[i] is not None:
+                logbook.put(keys[i], answer, error=is_error_answer(answer), clip_id=queries[i].clip_id,
+                            max_new_tokens=queries[i].max_new_tokens)
+            bar.update(1)
+
+        try:
+            self._answer_todo([queries[i] for i in todo], todo, deliver)
+        finally:
+            bar.close()
+        return out
+
+    def _answer_todo(self, queries: list[Query], index: list[int], deliver) -> None:
+        """Ask the model for ``queries`` in batches; ``deliver(index[j], answer)`` as each arrives."""
         for start in range(0, len(queries), self.batch_size):
             batch = queries[start:start + self.batch_size]
-            res = self.answer(batch)
+            for j, a in enumerate(self._safe_answer(batch)):
+                deliver(index[start + j], a)
+
+    def _safe_answer(self, batch: list[Query]) -> list[str]:
+        """:meth:`answer` with failures isolated: halve the batch, then error answers."""
+        try:
+            self.n_asked += len(batch)
+            res = list(self.answer(batch))
             if len(res) != len(batch):
-                raise RuntimeError(f"{type(self).__name__}.answer returned {len(res)} answers for {len(batch)} queries")
-            for q, a in zip(batch, res):
-                out[pos[id(q)]] = a
-            bar.update(len(batch))
-        bar.close()
-        return out
+                raise FatalAdapterError(
+                    f"{type(self).__name__}.answer returned {len(res)} answers for {len(batch)} queries")
+            return res
+        except FatalAdapterError:
+            raise
+        except Exception as exc:
+            if len(batch) > 1:
+                half = len(batch) // 2
+                log.warning("%s: a batch of %d failed (%s: %s); retrying in halves", type(self).__name__,
+                            len(batch), type(exc).__name__, exc)
+                return self._safe_answer(batch[:half]) + self._safe_answer(batch[half:])
+            q = batch[0]
+            log.warning("%s: clip %s failed: %s: %s", type(self).__name__, q.clip_id, type(exc).__name__, exc)
+            return [error_answer(f"{q.clip_id}: {type(exc).__name__}: {exc}")]
+
+    # -------------------------------------------------------------- several processes
+    def _setup_distributed(self, device: Any = None) -> None:
+        """Under ``accelerate launch`` / ``torchrun``: lm-eval's rank and world size.
+
+        CPU processes (``--device cpu`` or no CUDA) talk over gloo, GPU processes over NCCL, one
+        GPU per process.
+        """
+        self.accelerator = None
+        try:
+            world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+        except ValueError:
+            world = 1
+        if world <= 1:
+            return
+        import torch
+        from accelerate import Accelerator
+
+        cpu = str(device or "").startswith("cpu") or not torch.cuda.is_available()
+        acc = Accelerator(cpu=cpu)
+        self.accelerator = acc
+        self._rank, self._world_size = acc.process_index, acc.num_processes
+        if acc.device.type == "cuda":  # "cuda" then means this process's GPU
+            torch.cuda.set_device(acc.device)
+        self._device = acc.device
+        log.info("%s: process %d of %d on %s", type(self).__name__, self._rank, self._world_size, acc.device)
+
+    def all_gather(self, tensor):
+        if self.accelerator is None:
+            return tensor
+        return self.accelerator.gather(tensor)
+
+    def gather_object(self, obj, dst=0):
+        if self.accelerator is None:
+            return [obj]
+        import torch.distributed as dist
+
+        out: list[Any] = [None] * self.world_size
+        dist.all_gather_object(out, obj)
+        return out if self.rank == dst else None
+
+    def barrier(self) -> None:
+        if self.accelerator is not None:
+            self.accelerator.wait_for_everyone()

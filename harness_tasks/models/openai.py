@@ -1,16 +1,20 @@
 """``vocalgrad-openai``: OpenAI-compatible chat completions with audio input.
 
 Serves vLLM deployments (``vllm serve Qwen/Qwen2-Audio-7B-Instruct``; the way to spread an
-evaluation over many GPUs and nodes) and hosted APIs. Each clip is sent as base64 16-bit WAV
-in an ``input_audio`` content part (or as a ``data:`` URL in an ``audio_url`` part), after the
-text by default.
+evaluation over many GPUs and nodes), Gemini's OpenAI-compatible endpoint and other hosted APIs
+(docs/models.md has exact commands). Each clip is sent as base64 16-bit WAV in an
+``input_audio`` content part (or as a ``data:`` URL in an ``audio_url`` part), after the text
+by default.
 
 Robustness: requests run concurrently in threads; HTTP 429 / 408 / 5xx, timeouts, connection
 errors and malformed replies are retried with exponential backoff (``Retry-After`` is
-honoured); a request that still fails is returned as an *error answer* (unparsed, counted by
-``error_rate``) — the run never crashes on it. Every successful answer is appended to an
-on-disk cache at once, keyed by (model, prompt, audio sha256, token budget), so an
-interrupted or repeated run resumes without asking again; errors are not cached.
+honoured); a request that still fails is returned as an *error answer* (counted by
+``error_rate``) - the run never crashes on it. An empty reply (a thinking model that spent its
+budget) is asked again with ``empty_budget_factor`` times the token budget; still empty, it is an
+error answer, never a cached success. Every answer goes to the base class's per-clip answer log
+at once (fsync-ed; key: model, base_url, every body setting, prompt, audio sha256, ...), so an
+interrupted or repeated run resumes without paying twice. Ctrl-C (SIGINT) cancels the requests
+not yet sent, waits for the ones on the wire (their answers are logged), and exits.
 
 Model arguments
 ---------------
@@ -21,13 +25,24 @@ api_key_env : str              environment variable holding the key (default ``O
 audio_format : str             ``input_audio`` (default) or ``audio_url``
 audio_first : bool             put the audio before the text (default false; a task's own
                                setting, e.g. ``vocalgrad_audiofirst``, wins)
+system_prompt : str            optional system message
 sample_rate : int              resample before sending (default 0 = keep the clip's rate)
+max_tokens : int | task | none body field ``max_tokens``: ``task`` (default) = the task's budget
+                               (128, 256 for the retry); ``none`` leaves the field out
+max_completion_tokens : ...    body field ``max_completion_tokens`` (same values; default none).
+                               Reasoning models: ``max_tokens=none,max_completion_tokens=2048``
+temperature : float | none     default 0; ``none`` leaves the field out
+seed, reasoning_effort, top_p  sent when given (default: left out)
+extra_body : JSON object       merged into the request body last (a dict, or a JSON string);
+                               pass it through JSON ``--model_args '{...}'``
+empty_retries : int            re-asks of an empty reply with a larger budget (default 1)
+empty_budget_factor : float    budget multiplier per re-ask (default 4)
 concurrency : int              parallel requests (default 8)
 timeout : float                seconds per request (default 120)
 max_retries : int              retries after the first attempt (default 5)
 backoff : float                first backoff in seconds, doubled each retry (default 1, max 60)
-cache : str                    cache folder, or ``none`` (default ``$VOCALGRAD_CACHE/openai`` or
-                               ``~/.cache/vocalgrad/openai``)
+answer_log : str               answer-log folder, ``auto`` (default) or ``none`` (``cache`` is an
+                               older name for it)
 retry_unparsed : bool          one retry with 256 tokens for unparsed answers (default true)
 """
 
@@ -43,8 +58,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
 from ..clip_audio import encode_wav
@@ -53,7 +67,7 @@ from .base import Query, VocalGradLM, as_bool, layout
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["AnswerCache", "OpenAIAudioLM"]
+__all__ = ["OpenAIAudioLM"]
 
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -64,65 +78,12 @@ class _Retryable(Exception):
         self.wait = wait
 
 
-class AnswerCache:
-    """Append-only JSONL answer store; safe for threads, tolerant of a cut-off last line.
-
-    Parameters
-    ----------
-    folder : path
-        The file ``answers.jsonl`` in this folder holds one JSON object per answer.
-    """
-
-    def __init__(self, folder: str | os.PathLike) -> None:
-        self.path = Path(folder).expanduser() / "answers.jsonl"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._data: dict[str, str] = {}
-        if self.path.exists():
-            with open(self.path, encoding="utf-8") as fh:
-                for line in fh:
-                    try:
-                        obj = json.loads(line)
-                        self._data[obj["key"]] = obj["answer"]
-                    except (json.JSONDecodeError, KeyError, TypeError):
-                        continue  # a line cut off by an interruption
-        # Start appends on a fresh line even if the last one was cut off.
-        if self.path.exists() and self.path.stat().st_size:
-            with open(self.path, "rb") as fh:
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    with open(self.path, "a", encoding="utf-8") as out:
-                        out.write("\n")
-
-    @staticmethod
-    def key(model: str, prompt: str, audio_sha: str, max_tokens: int, variant: str = "") -> str:
-        blob = json.dumps([model, prompt, audio_sha, int(max_tokens), variant], ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()
-
-    def get(self, key: str) -> str | None:
-        return self._data.get(key)
-
-    def put(self, key: str, answer: str, **info: Any) -> None:
-        line = json.dumps({"key": key, "answer": answer, **info}, ensure_ascii=False) + "\n"
-        with self._lock:
-            self._data[key] = answer
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-def _default_cache() -> Path:
-    root = os.environ.get("VOCALGRAD_CACHE")
-    return (Path(root) if root else Path.home() / ".cache" / "vocalgrad") / "openai"
-
-
 class OpenAIAudioLM(VocalGradLM):
     """lm-eval adapter for OpenAI-compatible ``/chat/completions`` endpoints with audio."""
 
     RETRIES = True
+    IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {
+        "api_key_env", "concurrency", "timeout", "max_retries", "backoff", "cache"}
 
     def __init__(
         self,
@@ -132,7 +93,17 @@ class OpenAIAudioLM(VocalGradLM):
         api_key_env: str = "OPENAI_API_KEY",
         audio_format: str = "input_audio",
         audio_first: Any = False,
+        system_prompt: str | None = None,
         sample_rate: Any = 0,
+        max_tokens: Any = "task",
+        max_completion_tokens: Any = None,
+        temperature: Any = 0.0,
+        seed: Any = None,
+        reasoning_effort: Any = None,
+        top_p: Any = None,
+        extra_body: Any = None,
+        empty_retries: Any = 1,
+        empty_budget_factor: Any = 4.0,
         concurrency: Any = 8,
         timeout: Any = 120.0,
         max_retries: Any = 5,
@@ -140,6 +111,8 @@ class OpenAIAudioLM(VocalGradLM):
         cache: str | None = None,
         **kwargs: Any,
     ) -> None:
+        if cache is not None:
+            kwargs.setdefault("answer_log", cache)
         super().__init__(**kwargs)
         if not model:
             raise ValueError("vocalgrad-openai needs model=<name> in --model_args")
@@ -150,15 +123,52 @@ class OpenAIAudioLM(VocalGradLM):
         self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         self.audio_format = audio_format
         self.audio_first = as_bool(audio_first, name="audio_first")
+        self.system_prompt = system_prompt or None
         self.sample_rate = int(sample_rate)
+        self.max_tokens = self._budget_arg(max_tokens, "max_tokens")
+        self.max_completion_tokens = self._budget_arg(max_completion_tokens, "max_completion_tokens")
+        self.temperature = None if _unset(temperature) else float(temperature)
+        self.fixed = {k: v for k, v in (("seed", None if _unset(seed) else int(seed)),
+                                        ("reasoning_effort", reasoning_effort),
+                                        ("top_p", None if _unset(top_p) else float(top_p))) if v is not None}
+        if isinstance(extra_body, str) and not _unset(extra_body):
+            try:
+                extra_body = json.loads(extra_body)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"extra_body must be a JSON object, got {extra_body!r} ({exc})") from None
+        if extra_body is not None and not _unset(extra_body) and not isinstance(extra_body, dict):
+            raise ValueError(f"extra_body must be a JSON object, got {extra_body!r}")
+        self.extra_body = dict(extra_body) if isinstance(extra_body, dict) else {}
+        self.empty_retries = max(0, int(empty_retries))
+        self.empty_budget_factor = max(1.0, float(empty_budget_factor))
         self.concurrency = max(1, int(concurrency))
         self.timeout = float(timeout)
         self.max_retries = max(0, int(max_retries))
         self.backoff = max(0.0, float(backoff))
-        self.cache = None if str(cache).lower() == "none" else AnswerCache(cache or _default_cache())
         self.n_requests = 0
         self.n_errors = 0
+        self.n_empty = 0
         self._count_lock = threading.Lock()
+        self._cancel = threading.Event()
+
+    @staticmethod
+    def _budget_arg(value: Any, name: str) -> int | str | None:
+        if _unset(value):
+            return None
+        if str(value).strip().lower() == "task":
+            return "task"
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be an integer, 'task' or 'none', got {value!r}") from None
+        if n < 1:
+            raise ValueError(f"{name} must be >= 1, got {n}")
+        return n
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["endpoint"] = {"base_url": self.base_url, "model": self.model}
+        return ident
 
     # ------------------------------------------------------------------ request building
     def _audio_payload(self, q: Query) -> tuple[list[dict], str]:
@@ -181,17 +191,25 @@ class OpenAIAudioLM(VocalGradLM):
     def _first(self, q: Query) -> bool:
         return self.audio_first if q.audio_first is None else q.audio_first
 
-    def _body(self, q: Query, audio_parts: list[dict]) -> dict:
+    def _body(self, q: Query, audio_parts: list[dict], *, scale: float = 1.0) -> dict:
         # audio_parts are in q.audios order; layout() places them (text/audio order, markers)
         clips = iter(audio_parts)
         content = [{"type": "text", "text": v} if kind == "text" else next(clips)
                    for kind, v in layout(q.prompt, list(range(len(audio_parts))), audio_first=self._first(q))]
-        return {
-            "model": self.model,
-            "messages": [{"role": "user", "content": content}],
-            "max_tokens": int(q.max_new_tokens),
-            "temperature": 0.0,
-        }
+        messages = [{"role": "user", "content": content}]
+        if self.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        for name in ("max_tokens", "max_completion_tokens"):
+            budget = getattr(self, name)
+            if budget is not None:
+                base = q.max_new_tokens if budget == "task" else budget
+                body[name] = int(round(int(base) * scale))
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        body.update(self.fixed)
+        body.update(self.extra_body)
+        return body
 
     # ------------------------------------------------------------------ HTTP
     def _post(self, body: dict) -> str:
@@ -228,32 +246,45 @@ class OpenAIAudioLM(VocalGradLM):
 
     def _ask(self, q: Query) -> str:
         try:
-            parts, audio_sha = self._audio_payload(q)
+            parts, _ = self._audio_payload(q)
         except Exception as exc:
             return error_answer(f"audio of {q.clip_id}: {exc}")
-        variant = f"{self.audio_format}|{int(self._first(q))}|{self.sample_rate}"
-        key = AnswerCache.key(self.model, q.prompt, audio_sha, q.max_new_tokens, variant)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return hit
-        body = self._body(q, parts)
+        scale = 1.0
+        for round_ in range(self.empty_retries + 1):
+            answer = self._send(q, self._body(q, parts, scale=scale))
+            if answer is None:               # cancelled before sending
+                raise KeyboardInterrupt
+            if answer.strip():
+                return answer
+            with self._count_lock:
+                self.n_empty += 1
+            scale *= self.empty_budget_factor
+            log.info("vocalgrad-openai: empty reply for %s; asking again with %gx the budget", q.clip_id, scale)
+        return error_answer(f"empty reply {self.empty_retries + 1} time(s), last budget x{scale / self.empty_budget_factor:g} "
+                            "(a thinking model may spend the whole budget: raise max_completion_tokens or lower "
+                            "its reasoning effort)")
+
+    def _send(self, q: Query, body: dict) -> str | None:
+        """One request with retries: the reply text, an error answer, or None if cancelled."""
         reason = "no attempt"
+        attempt = 0
         for attempt in range(self.max_retries + 1):
+            if self._cancel.is_set():
+                return None
             with self._count_lock:
                 self.n_requests += 1
             try:
-                answer = self._post(body)
+                return self._post(body)
             except _Retryable as exc:
                 reason = str(exc)
                 if attempt < self.max_retries:
                     delay = exc.wait if exc.wait is not None else self.backoff * 2 ** attempt
-                    time.sleep(min(60.0, delay) * (1 + 0.1 * random.random()))
+                    if self._cancel.wait(min(60.0, delay) * (1 + 0.1 * random.random())):
+                        return None
                 continue
             except Exception as exc:  # a non-retryable HTTP status or bug: an error answer
                 reason = str(exc)
                 break
-            if self.cache is not None:
-                self.cache.put(key, answer, model=self.model, clip_id=q.clip_id, max_tokens=q.max_new_tokens)
-            return answer
         with self._count_lock:
             self.n_errors += 1
         log.warning("vocalgrad-openai: %s failed after %d attempt(s): %s", q.clip_id, attempt + 1, reason)
@@ -266,14 +297,41 @@ class OpenAIAudioLM(VocalGradLM):
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(self._ask, queries))
 
-    def _run(self, queries: list[Query], *, disable_tqdm: bool = False) -> list[str]:
-        from tqdm import tqdm
+    def _answer_todo(self, queries: list[Query], index: list[int], deliver) -> None:
+        """Concurrent requests; each answer is delivered (and logged) as it arrives.
 
-        out: list[str] = [""] * len(queries)
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool, \
-                tqdm(total=len(queries), disable=disable_tqdm, desc="vocalgrad-openai") as bar:
-            futures = {pool.submit(self._ask, q): i for i, q in enumerate(queries)}
-            for fut in futures:
-                out[futures[fut]] = fut.result()
-                bar.update(1)
-        return out
+        Ctrl-C: requests not yet sent are cancelled, those on the wire finish and are logged,
+        then KeyboardInterrupt propagates.
+        """
+        if not queries:
+            return
+        self._cancel.clear()
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        futures = {pool.submit(self._ask, q): i for q, i in zip(queries, index)}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    deliver(futures[fut], fut.result())
+        except KeyboardInterrupt:
+            self._cancel.set()
+            for fut in pending:
+                fut.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)  # requests on the wire finish
+            unsent = 0
+            for fut in pending:
+                if not fut.cancelled() and fut.exception() is None:
+                    deliver(futures[fut], fut.result())
+                else:
+                    unsent += 1
+            log.warning("vocalgrad-openai: interrupted; %d request(s) not sent; every answer received is in the "
+                        "answer log (rerun the same command to continue)", unsent)
+            raise
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _unset(value: Any) -> bool:
+    """A model argument the user unset: None or the word ``none``."""
+    return value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null", ""))

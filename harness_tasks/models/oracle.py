@@ -217,7 +217,10 @@ _PHRASES = sorted(((c.attribute, c.name) for c in vocalgrad.CATEGORIES), key=lam
 def category_from_prompt(prompt: str) -> str | None:
     """Category whose attribute phrase (or paraphrased question) appears in the prompt."""
     low = prompt.lower()
-    for name, (question, _, _) in vocalgrad.PARAPHRASES.items():
+    for name, question, _ in vocalgrad.PARAPHRASES.values():
+        if question.lower() in low:
+            return name
+    for name, (question, _, _) in vocalgrad.REWORDINGS.items():
         if question.lower() in low:
             return name
     for phrase, name in _PHRASES:

@@ -15,7 +15,7 @@ Load it offline from the toolkit folder::
 import datasets
 import evaluate
 
-from harness_tasks.metrics import bootstrap_ci, score_answer, summarize
+from harness_tasks.metrics import OVERALL_RULE, bootstrap_ci, macro_summary, score_answer, summarize
 
 _CITATION = """\
 @inproceedings{ryu2026vocalgrad,
@@ -36,14 +36,21 @@ answers, balanced accuracy, per-direction accuracy, the increase ratio (response
 answers and over all), unparsed/ambiguous/error counts and rates, the exact-match rate, and 95 %
 percentile bootstrap intervals of the accuracy (10,000 draws, seed 1234; binomial, and clustered by
 source utterance when `clusters` is given).
+
+With `groups` (the category of each clip) the top-level numbers follow the toolkit's one
+definition of an overall figure: the unweighted mean over groups of each group's value
+(accuracy over all clips, increase ratio over parsed answers; counts are sums), which is what
+lm-eval's group rows and `vocalgrad report` print; the intervals then resample each group (or
+each source with all its groups) and average the groups in every draw.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str or None): raw model outputs (not pre-parsed).
     references (list of str): gold directions, "increase" or "decrease".
-    groups (list, optional): a group label per clip (e.g. the category); the result then has
-        `groups`: {label: metrics} besides the overall numbers.
+    groups (list, optional): a group label per clip (the category); the overall numbers are then
+        the unweighted mean over groups (see `overall_rule` in the result) and the result has
+        `groups`: {label: metrics}. Without groups every clip is pooled (one group).
     clusters (list, optional): the source utterance of each clip; adds `acc_ci_clustered`.
     bootstrap (bool, default True): compute the intervals.
     draws (int, default 10000), seed (int, default 1234): bootstrap settings.
@@ -91,16 +98,18 @@ class VocalgradAccuracy(evaluate.Metric):
                 extra["cluster"] = clusters[i]
             records.append(score_answer(raw, ref, **extra))
 
-        def numbers(recs):
-            out = dict(summarize(recs))
+        def numbers(recs, macro=False):
+            out = dict(macro_summary(recs, by="group") if macro else summarize(recs))
+            by = "group" if macro else None
             if bootstrap:
-                out["acc_ci"] = list(bootstrap_ci(recs, "acc", draws=draws, seed=seed))
+                out["acc_ci"] = list(bootstrap_ci(recs, "acc", draws=draws, seed=seed, macro_by=by))
                 if clusters is not None:
                     out["acc_ci_clustered"] = list(bootstrap_ci(recs, "acc", draws=draws, seed=seed,
-                                                                cluster="cluster"))
+                                                                cluster="cluster", macro_by=by))
             return out
 
-        result = numbers(records)
+        result = numbers(records, macro=groups is not None)
+        result["overall_rule"] = OVERALL_RULE if groups is not None else "all clips pooled (no groups given)"
         if groups is not None:
             split = {}
             for rec in records:

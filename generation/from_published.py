@@ -1,0 +1,179 @@
+"""The authors' published release -> our Hub folder (``vocalgrad hub --from-published SRC --out HUB``).
+
+The release (``ynklab/vocalgrad``: one AudioFolder config, flat ``audio/``, root
+``metadata.csv``; :mod:`harness_tasks.published`) is rewritten as the folder ``vocalgrad hub``
+makes from a render: one parquet config per category, ``all`` as default, the card. Nothing is
+re-rendered: each WAV is re-encoded losslessly as FLAC (same 16-bit samples), rows keep the
+authors' ``benchmark_clip_id`` and ``source_clip_id`` beside our columns, and ``id`` is our clip
+id of the same clip (:func:`harness_tasks.published.to_clip_id`). The shards, card and YAML
+header come from :mod:`generation.hub`'s own writer, so the folder can be published with
+``vocalgrad publish`` and read with ``load_dataset(REPO, "pitch")``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import vocalgrad
+from harness_tasks import published
+
+from . import hub as _hub
+
+__all__ = ["CONVERSION_NOTE", "build_from_published", "run_cli"]
+
+#: Appended to the card: what differs from a folder built from a render.
+CONVERSION_NOTE = """
+## Converted from the authors' release
+
+This folder was converted from the authors' published AudioFolder release with
+`vocalgrad hub --from-published`; nothing was re-rendered. Each clip is the authors' 16-bit WAV re-encoded
+losslessly as FLAC (the same samples), so `sha256` is the hash of the *published WAV* file, not of the FLAC
+bytes. The extra columns `benchmark_clip_id` and `source_clip_id` keep the authors' clip id and corpus
+utterance; `id` is this toolkit's clip id of the same clip. The release records no realised values, gender,
+accent, clipping or recipe (those columns are empty), and its `onset_sec`/`offset_sec` are the source's
+speech span.
+"""
+
+
+def _sample_rate(rows: list[dict]) -> int:
+    import soundfile as sf
+
+    rates: dict[int, str] = {}
+    for r in rows:
+        try:
+            rates.setdefault(int(sf.info(r["audio"]["path"]).samplerate), r["audio"]["path"])
+        except Exception as exc:  # soundfile raises several types
+            raise _hub.HubBuildError(f"{r['audio']['path']}: not a readable audio file ({exc})") from None
+    if len(rates) != 1:
+        raise _hub.HubBuildError("clips have different sample rates: " +
+                                 ", ".join(f"{sr} Hz ({p})" for sr, p in sorted(rates.items())))
+    return rates.popitem()[0]
+
+
+def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_BYTES,
+                         row_group_rows: int = _hub.ROW_GROUP_ROWS, card_template=None,
+                         progress: bool = True) -> dict:
+    """Write our Hub folder for the authors' release.
+
+    Parameters
+    ----------
+    src : path-like or str
+        Local copy of the release, or its Hub repo id (downloaded first,
+        :func:`harness_tasks.published.local_copy`).
+    out_dir : path-like
+        Folder to write; replaced if it holds an earlier VocalGrad Hub folder, refused if it is a
+        non-empty folder of anything else.
+    max_shard_bytes, row_group_rows, card_template
+        As for :func:`generation.hub.build_hub`.
+    progress : bool
+        Show a progress bar over the clips (the whole folder is written again on a re-run: it is
+        staged under a temporary name and renamed at the end, so an interrupted run leaves no half folder).
+
+    Returns
+    -------
+    dict
+        ``configs`` (name -> split, rows, download_size) and ``files`` written, as ``build_hub``.
+
+    Raises
+    ------
+    HubBuildError
+        With what is wrong, before anything is written.
+    """
+    import pyarrow as pa
+
+    out = Path(out_dir)
+    try:
+        folder = published.local_copy(src)
+        rows = published.load_published_rows(folder)
+    except published.PublishedLayoutError as exc:
+        raise _hub.HubBuildError(str(exc)) from None
+    if not rows:
+        raise _hub.HubBuildError(f"{folder / 'metadata.csv'}: no clips")
+    if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
+        raise _hub.HubBuildError(f"{out}: --out must lie outside the published copy {folder}")
+    if out.exists() and any(out.iterdir()) and not _hub._is_hub_folder(out):
+        raise _hub.HubBuildError(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
+    template = Path(card_template) if card_template else _hub._CARD_TEMPLATE
+    if not template.is_file():
+        raise _hub.HubBuildError(f"{template}: card template not found; pass card_template= (--card PATH)")
+    sample_rate = _sample_rate(rows)
+    feats = published.published_features(sample_rate)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(rows), unit="clip", desc="from-published", disable=not progress)
+
+    def to_table(shard: list[dict]):
+        records = []
+        for r in shard:
+            records.append(published.hub_record(r, Path(r["audio"]["path"]).read_bytes()))
+            bar.update(1)
+        return pa.Table.from_pylist([{k: rec[k] for k in feats} for rec in records], schema=feats.arrow_schema)
+
+    sizes = {r["id"]: Path(r["audio"]["path"]).stat().st_size for r in rows}
+    keyed = [{**r, "clip_id": r["id"]} for r in rows]  # the shard writer keys rows by clip_id
+    shown = src if published.published_folder(src) is None else Path(src).name  # no local paths in the card
+    check = _hub.RenderCheck(path=folder, rows=keyed, meta={
+        "source": f"the authors' release ({shown})", "recipe": "as published by the authors",
+        "sample_rate": sample_rate,
+        "toolkit_version": f"{_toolkit_version()}; converted with --from-published, not rendered"})
+    stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    configs, files = [], []
+    try:
+        for cat in vocalgrad.CATEGORY_NAMES:
+            cat_rows = [r for r in keyed if r["category"] == cat]
+            if not cat_rows:
+                continue
+            cfg = _hub._Config(cat, "test", [f"{cat}/test-*.parquet"], categories=(cat,))
+            files += _hub._write_config(stage, cfg, _hub._shard(cat_rows, sizes, max_shard_bytes), to_table,
+                                        row_group_rows=row_group_rows)
+            configs.append(cfg)
+        configs.append(_hub._Config(
+            "all", "test", [f for c in configs for f in c.data_files], sum(c.rows for c in configs),
+            sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
+            tuple(c.name for c in configs)))
+        by_split = {"test": check}
+        readme = (_hub._yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
+                  + CONVERSION_NOTE)
+        (stage / "README.md").write_text(readme, encoding="utf-8")
+        files.append("README.md")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(stage, out)
+    finally:
+        bar.close()
+        if stage.exists():
+            shutil.rmtree(stage)
+    return {"configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size}
+                        for c in configs}, "files": sorted(files)}
+
+
+def _toolkit_version() -> str:
+    from .render import TOOLKIT_VERSION
+
+    return TOOLKIT_VERSION
+
+
+def run_cli(args) -> int:
+    """``vocalgrad hub --from-published SRC --out HUB`` (called by :mod:`generation.hub`'s CLI)."""
+    import sys
+
+    if args.render_dirs:
+        print("vocalgrad hub: give render folders or --from-published, not both", file=sys.stderr)
+        return 2
+    try:
+        summary = build_from_published(args.from_published, args.out, max_shard_bytes=int(args.max_shard_mb * 1024**2),
+                                       row_group_rows=args.row_group_rows, card_template=args.card,
+                                       progress=sys.stderr.isatty())
+    except _hub.HubBuildError as exc:
+        print(f"vocalgrad hub: {exc}", file=sys.stderr)
+        return 2
+    for name, info in summary["configs"].items():
+        print(f"{name:>10}  {info['split']:<5}  {info['rows']:>7,} clips  {info['download_size'] / 1e6:9.1f} MB")
+    print(f"wrote {len(summary['files'])} files to {args.out}")
+    return 0

@@ -1,0 +1,447 @@
+"""Verify a VocalGrad build (``vocalgrad verify DIR [--against OTHER]``).
+
+``DIR`` is a render folder (``vocalgrad render --out DIR``) or a Hub folder (``vocalgrad hub --out``).
+Checks, each listed by what fails:
+
+completeness
+    every category (all nine; the four beep categories for a beep render), every condition (3 tiers x
+    4 trajectories x 2 directions) of every selected source (``selection.csv``; sources in
+    ``skipped.csv`` count as missing), with the counts per category, tier, trajectory and direction;
+identity
+    unique clip ids, each id equal to ``{source}__{category}__{trajectory}__{tier}__{direction}``
+    of its own columns, ``label`` equal to ``direction`` (Hub);
+label balance
+    as many ``increase`` as ``decrease`` clips in every category;
+integrity
+    sha256 of every clip's bytes equal to the manifest's (render) or the ``sha256`` column (Hub);
+frozen ids
+    for a frozen selection (render.json ``selection``), every frozen item id of the domain and split.
+
+With ``--against OTHER`` (a Hub or render folder; :func:`load_side` reads either) every clip is
+also compared with the clip of the same id there: length and SDR (dB, OTHER as reference), summarised
+per category; clips missing on either side, length differences and SDR below ``min_sdr`` fail.
+
+The result is a :class:`Verification`: ``ok``, ``problems`` and a one-screen :meth:`~Verification.summary`.
+A render folder that passes gets ``verify.json`` (what was checked, when, the outcome), which the Hub
+card reports.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+import vocalgrad as vg
+
+__all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verify"]
+
+#: Problems listed per kind before "... and N more".
+LIST_AT_MOST = 8
+#: Default lowest acceptable SDR (dB) of a clip against the other build.
+MIN_SDR_DB = 60.0
+
+
+@dataclass
+class Side:
+    """One build, read the same way whatever its layout.
+
+    Attributes
+    ----------
+    path : Path
+    kind : {"render", "hub"}
+    meta : dict
+        render.json (render) or what the Hub folder records (empty when nothing).
+    rows : list of dict
+        One per clip: ``id, category, tier, trajectory, direction, label, source_id, sha256`` (and
+        ``path`` for a render).
+    iter_bytes : callable
+        ``iter_bytes(ids=None)`` yields ``(clip_id, bytes or None)`` for every clip (or the ids
+        given) in storage order; None when the file is missing.
+    """
+
+    path: Path
+    kind: str
+    meta: dict
+    rows: list
+    iter_bytes: Callable[..., Iterator[tuple[str, bytes | None]]]
+    selected_sources: list | None = None
+    skipped: dict = field(default_factory=dict)
+
+
+class VerifyError(ValueError):
+    """A folder that is neither a render nor a Hub folder, or cannot be read; the message says which."""
+
+
+def _read_csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _render_side(root: Path) -> Side:
+    try:
+        meta = vg._read_render_meta(root)
+        manifest = vg._manifest_rows(root)
+    except vg.RenderDirError as exc:
+        raise VerifyError(str(exc)) from None
+    rows = [{**r, "id": r["clip_id"], "label": r["direction"]} for r in manifest]
+    selected = [r["source_id"] for r in _read_csv(root / "selection.csv")] if (root / "selection.csv").is_file() \
+        else None
+    skipped = {r["source_id"]: r["reason"] for r in _read_csv(root / "skipped.csv")} \
+        if (root / "skipped.csv").is_file() else {}
+    by_id = {r["id"]: r for r in rows}
+
+    def iter_bytes(ids=None):
+        for cid in (ids if ids is not None else list(by_id)):
+            p = root / by_id[cid]["path"] if cid in by_id else None
+            yield cid, (p.read_bytes() if p is not None and p.is_file() else None)
+
+    return Side(root, "render", meta, rows, iter_bytes, selected, skipped)
+
+
+def _hub_side(root: Path) -> Side:
+    import pyarrow.parquet as pq
+
+    files = {cat: sorted((root / cat).glob("*.parquet")) for cat in vg.CATEGORY_NAMES}
+    files = {k: v for k, v in files.items() if v}
+    if not files:
+        raise VerifyError(f"{root}: a Hub folder without category shards (<category>/*.parquet)")
+    cols = ["id", "category", "tier", "trajectory", "direction", "label", "source_id", "sha256", "split"]
+    rows, where = [], {}
+    for name, paths in files.items():  # the nine category configs (the test split); all/beep/train not read
+        for p in paths:
+            have = pq.read_schema(p).names
+            t = pq.read_table(p, columns=[c for c in cols if c in have]).to_pylist()
+            for i, r in enumerate(t):
+                r.setdefault("sha256", None)
+                rows.append({**r, "config": name})
+                where[r["id"]] = (p, i)
+
+    def iter_bytes(ids=None):
+        wanted = None if ids is None else set(ids)
+        for p in sorted({p for p, _ in where.values()}):
+            table = pq.read_table(p, columns=["id", "audio"]).to_pylist()
+            for r in table:
+                if wanted is None or r["id"] in wanted:
+                    yield r["id"], (r["audio"] or {}).get("bytes")
+        for cid in sorted(wanted - set(where)) if wanted is not None else ():
+            yield cid, None
+
+    meta = {}
+    info = root / "render.json"
+    if info.is_file():
+        meta = json.loads(info.read_text())
+    return Side(root, "hub", meta, rows, iter_bytes)
+
+
+def load_side(path) -> Side:
+    """Read a build for verification or comparison: a render folder or a Hub folder.
+
+    This is the one place that knows the layouts; to accept another (e.g. the authors' published
+    AudioFolder layout), add a branch that returns a :class:`Side`.
+
+    Raises
+    ------
+    VerifyError
+        When ``path`` is neither.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise VerifyError(f"{root}: no such folder")
+    if (root / "manifest.parquet").is_file() or (root / "render.json").is_file():
+        return _render_side(root)
+    if (root / "README.md").is_file() and any(root.glob("*/*.parquet")):
+        return _hub_side(root)
+    raise VerifyError(f"{root}: neither a render folder (render.json + manifest.parquet) nor a Hub folder "
+                      "(README.md + <config>/*.parquet)")
+
+
+def sdr_db(ref: np.ndarray, est: np.ndarray) -> float:
+    """Signal-to-distortion ratio of ``est`` against ``ref`` in dB (inf when equal; over the common length)."""
+    n = min(len(ref), len(est))
+    ref, est = np.asarray(ref[:n], np.float64), np.asarray(est[:n], np.float64)
+    err = float(np.sum((ref - est) ** 2))
+    sig = float(np.sum(ref ** 2))
+    if err == 0.0:
+        return float("inf")
+    return 10.0 * np.log10(max(sig, 1e-30) / err)
+
+
+def _decode(data: bytes) -> tuple[np.ndarray, int]:
+    import soundfile as sf
+
+    y, sr = sf.read(io.BytesIO(data), dtype="float64", always_2d=True)
+    return y.mean(axis=1), int(sr)
+
+
+@dataclass
+class Verification:
+    """Outcome of :func:`verify`.
+
+    ``problems`` maps a kind of problem to the items it concerns; ``counts`` holds the clip counts
+    per category and per tier / trajectory / direction; ``against`` the per-category comparison.
+    """
+
+    path: Path
+    kind: str
+    n_clips: int = 0
+    n_sources: int = 0
+    problems: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)
+    against: dict | None = None
+    against_path: Path | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.problems.values())
+
+    def add(self, kind: str, items) -> None:
+        items = list(items)
+        if items:
+            self.problems.setdefault(kind, []).extend(items)
+
+    def summary(self) -> str:
+        """A one-screen report: verdict, counts, the comparison table and the problems."""
+        lines = [f"vocalgrad verify {self.path} ({self.kind}): {'PASS' if self.ok else 'FAIL'} -- "
+                 f"{self.n_clips} clips, {self.n_sources} sources, {self.seconds:.1f} s"]
+        cats = self.counts.get("category", {})
+        if cats:
+            lines.append("  clips per category: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
+        for key in ("tier", "trajectory", "direction"):
+            if self.counts.get(key):
+                lines.append(f"  per {key}: " + ", ".join(f"{k} {n}" for k, n in self.counts[key].items()))
+        if self.against is not None:
+            lines.append(f"  against {self.against_path}:")
+            lines.append("    category     compared  exact  length diff  median SDR  worst SDR (clip)")
+            for cat, s in self.against.items():
+                worst = _fmt_db(s["worst_sdr"])
+                if s["worst_sdr"] not in (None, float("inf")):
+                    worst += f" ({s['worst_clip']})"
+                lines.append(f"    {cat:<12} {s['compared']:>8} {s['exact']:>6} {s['length_diff']:>12} "
+                             f"{_fmt_db(s['median_sdr']):>11}  {worst}")
+        for kind, items in self.problems.items():
+            if not items:
+                continue
+            lines.append(f"  FAIL {kind}: {len(items)}")
+            lines += [f"    {it}" for it in items[:LIST_AT_MOST]]
+            if len(items) > LIST_AT_MOST:
+                lines.append(f"    ... and {len(items) - LIST_AT_MOST} more")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {"path": str(self.path), "kind": self.kind, "ok": self.ok, "n_clips": self.n_clips,
+                "n_sources": self.n_sources, "counts": self.counts, "problems": self.problems,
+                "against": None if self.against is None else {"path": str(self.against_path),
+                                                              "categories": self.against}}
+
+
+def _fmt_db(v) -> str:
+    if v is None:
+        return "-"
+    return "exact" if v == float("inf") else f"{v:.1f} dB"
+
+
+def _expected_categories(side: Side) -> list[str]:
+    """Categories a complete build has: the four beep categories for a beep render, else all nine."""
+    split = side.meta.get("split") or (side.rows[0].get("split") if side.rows else "test")
+    return list(vg.BEEP_CATEGORIES) if split == "beep" else list(vg.CATEGORY_NAMES)
+
+
+def _check_structure(side: Side, res: Verification) -> None:
+    rows = side.rows
+    ids = Counter(r["id"] for r in rows)
+    res.add("duplicate clip id", sorted(i for i, n in ids.items() if n > 1))
+    res.add("clip id does not match its columns (category/trajectory/tier/direction)",
+            [r["id"] for r in rows if r["id"] != vg.clip_id(r["source_id"], r["category"], r["trajectory"],
+                                                               r["tier"], r["direction"])])
+    res.add("label differs from direction", [r["id"] for r in rows if r.get("label") != r["direction"]])
+    res.add("unknown vocabulary value",
+            [f"{r['id']} ({k}={r[k]!r})" for r in rows for k, allowed in
+             (("category", vg.CATEGORY_NAMES), ("tier", vg.TIERS), ("trajectory", vg.TRAJECTORIES),
+              ("direction", vg.DIRECTIONS)) if r[k] not in allowed])
+    # completeness
+    sources = side.selected_sources if side.selected_sources is not None else sorted({r["source_id"] for r in rows})
+    res.n_sources = len(sources)
+    res.add("selected source skipped by the render", [f"{s}: {side.skipped[s]}" for s in sources if s in side.skipped])
+    have = set(ids)
+    cats = _expected_categories(side)
+    present = {r["category"] for r in rows}
+    chosen = side.meta.get("categories")
+    res.add("category not in the build" + (f" (rendered with --categories {','.join(chosen)})"
+                                           if chosen and set(chosen) != set(cats) else ""),
+            [c for c in cats if c not in present])
+    cats = [c for c in cats if c in present]  # conditions are listed for the categories that are there
+    res.add("condition not in the build", [
+        vg.clip_id(s, c, t, tier, d) for s in sources if s not in side.skipped for c in cats
+        for t in vg.TRAJECTORIES for tier in vg.TIERS for d in vg.DIRECTIONS
+        if vg.clip_id(s, c, t, tier, d) not in have])
+    res.counts = {
+        "category": {c: n for c, n in sorted(Counter(r["category"] for r in rows).items(),
+                                             key=lambda kv: vg.CATEGORY_NAMES.index(kv[0])
+                                             if kv[0] in vg.CATEGORY_NAMES else 99)},
+        "tier": dict(Counter(r["tier"] for r in rows)),
+        "trajectory": dict(Counter(r["trajectory"] for r in rows)),
+        "direction": dict(Counter(r["direction"] for r in rows)),
+    }
+    for key, values in (("tier", vg.TIERS), ("trajectory", vg.TRAJECTORIES)):
+        per = {c: Counter(r[key] for r in rows if r["category"] == c) for c in res.counts["category"]}
+        res.add(f"unequal clips per {key}",
+                [f"{c}: {dict(k)}" for c, k in per.items() if len({k.get(v, 0) for v in values}) > 1])
+    # label balance
+    bal = {c: Counter(r["label"] for r in rows if r["category"] == c) for c in res.counts["category"]}
+    res.add("label balance (increase != decrease)",
+            [f"{c}: increase {k.get('increase', 0)}, decrease {k.get('decrease', 0)}" for c, k in bal.items()
+             if k.get("increase", 0) != k.get("decrease", 0)])
+
+
+def _check_frozen(side: Side, res: Verification) -> None:
+    sel = str(side.meta.get("selection", ""))
+    if not sel.startswith("frozen"):
+        return
+    from .frozen import frozen_rows
+
+    domain = side.meta.get("domain") or str(side.meta.get("source", "")).partition(":")[0]
+    split = side.meta.get("split", "test")
+    try:
+        expected = [r.item_id for r in frozen_rows(domain, split)]
+    except KeyError as exc:
+        res.add("frozen selection unknown", [str(exc)])
+        return
+    present = {r["source_id"] for r in side.rows}
+    res.add(f"frozen {domain} {split} item absent (a partial build, e.g. --sources N)",
+            [i for i in expected if i not in present])
+    res.add("source id not in the frozen selection", sorted(present - set(expected)))
+
+
+def _check_bytes(side: Side, res: Verification) -> None:
+    by_id = {r["id"]: r for r in side.rows}
+    missing, changed = [], []
+    for cid, data in side.iter_bytes():
+        row = by_id.get(cid)
+        if data is None:
+            missing.append(str(side.path / row["path"]) if row and row.get("path") else cid)
+        elif row and row.get("sha256") and hashlib.sha256(data).hexdigest() != row["sha256"]:
+            changed.append(str(side.path / row["path"]) if row.get("path") else cid)
+    res.add("clip file missing", missing)
+    res.add("sha256 differs from the manifest (clip changed or re-encoded)", changed)
+
+
+def _compare(side: Side, other: Side, res: Verification, min_sdr: float) -> None:
+    mine, theirs = {r["id"]: r for r in side.rows}, {r["id"]: r for r in other.rows}
+    res.add(f"clip only in {side.path}", sorted(set(mine) - set(theirs)))
+    res.add(f"clip only in {other.path}", sorted(set(theirs) - set(mine)))
+    common = set(mine) & set(theirs)
+    stats: dict[str, dict] = {}
+    low, length = [], []
+    if side.kind == "render":  # read each own clip when its counterpart comes by
+        def own(cid):
+            return next(side.iter_bytes([cid]))[1]
+    else:  # two Hub folders: this side's audio is read once, up front
+        cache = dict(side.iter_bytes(sorted(common)))
+        own = cache.get
+    for cid, ref_bytes in other.iter_bytes(sorted(common)):
+        est_bytes = own(cid)
+        if ref_bytes is None or est_bytes is None:
+            continue
+        cat = mine[cid]["category"]
+        s = stats.setdefault(cat, {"compared": 0, "exact": 0, "sdr": [], "length_diff": 0})
+        s["compared"] += 1
+        ref, sr_ref = _decode(ref_bytes)
+        est, sr_est = _decode(est_bytes)
+        if len(ref) != len(est) or sr_ref != sr_est:
+            s["length_diff"] += 1
+            length.append(f"{cid}: {len(est)} vs {len(ref)} samples at {sr_est}/{sr_ref} Hz")
+        v = sdr_db(ref, est)
+        if v == float("inf") and len(ref) == len(est):
+            s["exact"] += 1
+        s["sdr"].append((v, cid))
+        if v < min_sdr:
+            low.append(f"{cid}: {v:.1f} dB")
+    res.against = {}
+    for cat in [c for c in vg.CATEGORY_NAMES if c in stats] + [c for c in stats if c not in vg.CATEGORY_NAMES]:
+        s = stats[cat]
+        worst = min(s["sdr"]) if s["sdr"] else (None, None)
+        res.against[cat] = {"compared": s["compared"], "exact": s["exact"],
+                            "median_sdr": float(np.median([v for v, _ in s["sdr"]])) if s["sdr"] else None,
+                            "worst_sdr": worst[0], "worst_clip": worst[1], "length_diff": s["length_diff"]}
+    res.add(f"SDR below {min_sdr:g} dB against {other.path}", low)
+    res.add(f"length differs from {other.path}", length)
+
+
+def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: bool = True) -> Verification:
+    """Verify the build at ``path`` (and compare it with ``against``); see the module docstring.
+
+    Parameters
+    ----------
+    path : path-like
+        Render or Hub folder.
+    against : path-like, optional
+        Another build (Hub or render folder) to compare clip by clip.
+    min_sdr : float
+        Lowest SDR in dB a clip may have against ``against``.
+    write_record : bool
+        Write ``verify.json`` into a render folder (whatever the outcome).
+
+    Returns
+    -------
+    Verification
+
+    Raises
+    ------
+    VerifyError
+        When a folder cannot be read as a build.
+    """
+    t0 = time.perf_counter()
+    side = load_side(path)
+    res = Verification(side.path, side.kind, n_clips=len(side.rows))
+    _check_structure(side, res)
+    _check_frozen(side, res)
+    _check_bytes(side, res)
+    if against is not None:
+        other = load_side(against)
+        res.against_path = other.path
+        _compare(side, other, res, min_sdr)
+    res.seconds = time.perf_counter() - t0
+    if write_record and side.kind == "render":
+        from .audio import atomic_write_bytes
+
+        record = {**res.to_json(), "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "manifest_sha256": hashlib.sha256((side.path / "manifest.parquet").read_bytes()).hexdigest()
+                  if (side.path / "manifest.parquet").is_file() else None}
+        atomic_write_bytes(side.path / "verify.json", (json.dumps(record, indent=2) + "\n").encode())
+    return res
+
+
+def register_cli(sub) -> None:
+    p = sub.add_parser("verify", help="check a build: completeness, ids, labels, sha256, frozen ids",
+                       description="Verify a render or Hub folder; with --against, compare it clip by clip "
+                                   "(SDR and length per category) with another build. Exit status 0 = pass, "
+                                   "1 = problems found, 2 = unreadable input.")
+    p.add_argument("path", metavar="DIR", help="render folder or Hub folder")
+    p.add_argument("--against", metavar="HUB_OR_RENDER", help="another build to compare clip by clip")
+    p.add_argument("--min-sdr", type=float, default=MIN_SDR_DB,
+                   help=f"lowest SDR in dB a clip may have against --against (default {MIN_SDR_DB:g})")
+    p.add_argument("--json", metavar="PATH", help="also write the full result as JSON")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    try:
+        res = verify(args.path, against=args.against, min_sdr=args.min_sdr)
+    except (VerifyError, OSError) as exc:
+        print(f"vocalgrad verify: error: {exc}", file=sys.stderr)
+        return 2
+    print(res.summary())
+    if args.json:
+        Path(args.json).write_text(json.dumps(res.to_json(), indent=2) + "\n")
+    return 0 if res.ok else 1

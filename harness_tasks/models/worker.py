@@ -1,0 +1,248 @@
+"""``vocalgrad-worker``: a model that runs in its own environment, over a JSON-lines pipe.
+
+The authors' inference packages of Kimi-Audio, MiMo-Audio and Step-Audio 2 pin conflicting
+versions of torch / transformers, so they cannot share one environment with the harness. This
+adapter starts a *worker* command (``cmd=...``: e.g. ``conda run -n kimi python
+.../harness_tasks/workers/kimi_audio.py ...``, ``docker run -i ...``) and exchanges one JSON
+line per request with it over stdin/stdout (protocol: :mod:`harness_tasks.workers.protocol`):
+clip (base64 WAV bytes, or a WAV path), prompt, text/audio order and generation settings go out,
+text or an error comes back. The worker sends a version handshake first; protocol lines carry a
+prefix and the worker moves its stdout to stderr, so stray prints cannot corrupt the exchange.
+
+Failures: a request the worker reports as failed becomes an error answer (counted wrong, the run
+goes on). A worker that exits or does not answer in ``timeout`` seconds stops the run with a
+clear error that quotes the last lines of its stderr; the answer log keeps every answer so far,
+so the same command resumes. The worker is started lazily (a rerun with every answer logged
+starts nothing).
+
+Model arguments
+---------------
+cmd : str (required)         the worker command line (shell-style quoting, no shell)
+cwd : str                    its working folder
+audio : str                  ``bytes`` (default: base64 WAV in the request) or ``path`` (WAV files
+                             in a temporary folder; the worker must see this file system)
+sample_rate : int            resample clips before sending (default 0 = keep the clip's rate)
+audio_first : bool           audio before the text (default false; a task's setting wins)
+system_prompt : str          sent with each request (workers use it where their API has one)
+timeout : float              seconds to wait for one answer (default 600)
+startup_timeout : float      seconds to wait for the handshake (default 1800: loading a 7B model)
+retry_unparsed, answer_log, batch_size   as for every adapter (the worker answers one clip at a time)
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import json
+import logging
+import os
+import queue
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from typing import Any
+
+from ..clip_audio import encode_wav
+from ..parsing import error_answer
+from ..workers.protocol import PREFIX, PROTOCOL_VERSION
+from .base import FatalAdapterError, Query, VocalGradLM, as_bool, layout
+
+log = logging.getLogger("vocalgrad")
+
+__all__ = ["WorkerError", "WorkerLM"]
+
+_TAIL = 40
+
+
+class WorkerError(FatalAdapterError):
+    """The worker process died, broke the protocol or stopped answering."""
+
+
+class WorkerLM(VocalGradLM):
+    """lm-eval adapter that forwards each request to a worker process (see the module docstring)."""
+
+    RETRIES = True
+    IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {"timeout", "startup_timeout", "audio"}
+
+    def __init__(self, *, cmd: str | None = None, cwd: str | None = None, audio: str = "bytes", sample_rate: Any = 0,
+                 audio_first: Any = False, system_prompt: str | None = None, timeout: Any = 600.0,
+                 startup_timeout: Any = 1800.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not cmd or not str(cmd).strip():
+            raise ValueError("vocalgrad-worker needs cmd=<worker command line> in --model_args")
+        if audio not in ("bytes", "path"):
+            raise ValueError(f"audio must be 'bytes' or 'path', got {audio!r}")
+        self.argv = shlex.split(str(cmd))
+        self.cwd = cwd
+        self.audio_mode = audio
+        self.sample_rate = int(sample_rate or 0)
+        self.audio_first = as_bool(audio_first, name="audio_first")
+        self.system_prompt = system_prompt or None
+        self.timeout = float(timeout)
+        self.startup_timeout = float(startup_timeout)
+        self.proc: subprocess.Popen | None = None
+        self.hello: dict[str, Any] | None = None
+        self._msgs: queue.Queue = queue.Queue()
+        self._stderr: collections.deque[str] = collections.deque(maxlen=_TAIL)
+        self._next_id = 0
+        self._tmp: str | None = None
+
+    # ------------------------------------------------------------------ process
+    def start(self) -> dict[str, Any]:
+        """Start the worker and wait for its handshake (done on the first request)."""
+        if self.proc is not None and self.proc.poll() is None:
+            return self.hello or {}
+        env = {**os.environ, "VOCALGRAD_WORKER": "1", "PYTHONUNBUFFERED": "1"}
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, cwd=self.cwd, env=env)
+        except OSError as exc:
+            raise WorkerError(f"vocalgrad-worker: cannot start {self.argv[0]!r}: {exc}") from None
+        self._msgs = queue.Queue()
+        threading.Thread(target=self._read_stdout, args=(self.proc,), daemon=True).start()
+        threading.Thread(target=self._read_stderr, args=(self.proc,), daemon=True).start()
+        hello = self._receive(self.startup_timeout, "the handshake")
+        if hello.get("type") != "hello":
+            self.close()
+            raise WorkerError(f"vocalgrad-worker: expected a hello line first, got {hello!r}")
+        if hello.get("protocol") != PROTOCOL_VERSION:
+            self.close()
+            raise WorkerError(f"vocalgrad-worker: the worker speaks protocol {hello.get('protocol')!r}, this toolkit "
+                              f"speaks {PROTOCOL_VERSION}; update harness_tasks/workers/protocol.py on the worker side")
+        self.hello = hello
+        log.info("vocalgrad-worker: %s (model %s, %s) ready, pid %s", hello.get("worker"), hello.get("model"),
+                 hello.get("version") or "no version", self.proc.pid)
+        return hello
+
+    def _read_stdout(self, proc: subprocess.Popen) -> None:
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line.startswith(PREFIX):
+                try:
+                    self._msgs.put(json.loads(line[len(PREFIX):]))
+                except json.JSONDecodeError:
+                    self._stderr.append(f"[bad protocol line] {line[:200]}")
+            elif line.strip():
+                self._stderr.append(f"[stdout] {line}")
+        self._msgs.put(None)  # end of output
+
+    def _read_stderr(self, proc: subprocess.Popen) -> None:
+        for raw in proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line.strip():
+                self._stderr.append(line)
+                log.debug("worker: %s", line)
+
+    def _tail(self) -> str:
+        time.sleep(0.1)  # let the readers catch the last lines
+        return "\n".join(self._stderr) or "(nothing on stderr)"
+
+    def _receive(self, timeout: float, what: str) -> dict[str, Any]:
+        try:
+            msg = self._msgs.get(timeout=timeout)
+        except queue.Empty:
+            self.close()
+            raise WorkerError(f"vocalgrad-worker: no reply within {timeout:g} s while waiting for {what}; "
+                              f"last stderr lines of the worker:\n{self._tail()}") from None
+        if msg is None:
+            code = self.proc.wait(timeout=30) if self.proc is not None else None
+            raise WorkerError(f"vocalgrad-worker: the worker exited (code {code}) while we waited for {what}; "
+                              f"last stderr lines of the worker:\n{self._tail()}")
+        return msg
+
+    def close(self) -> None:
+        """Ask the worker to stop (then terminate it)."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None:
+                proc.stdin.write(b'{"type": "shutdown"}\n')
+                proc.stdin.flush()
+                proc.stdin.close()
+                proc.wait(timeout=10)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if self._tmp is not None:
+            import shutil
+
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------------ requests
+    def _first(self, q: Query) -> bool:
+        return self.audio_first if q.audio_first is None else q.audio_first
+
+    def _audio(self, q: Query) -> list[dict[str, Any]]:
+        out = []
+        for i, a in enumerate(q.audios):
+            y, sr = a["array"], int(a["sampling_rate"])
+            if self.sample_rate and sr != self.sample_rate:
+                import soxr
+
+                y, sr = soxr.resample(y, sr, self.sample_rate, quality="HQ"), self.sample_rate
+            wav = encode_wav(y, sr)
+            cid = getattr(a, "clip_id", None) or f"clip{i}"
+            if self.audio_mode == "bytes":
+                out.append({"clip_id": cid, "format": "wav", "data": base64.b64encode(wav).decode("ascii")})
+            else:
+                if self._tmp is None:
+                    self._tmp = tempfile.mkdtemp(prefix="vocalgrad-worker-")
+                path = os.path.join(self._tmp, f"{self._next_id}-{i}.wav")
+                with open(path, "wb") as fh:
+                    fh.write(wav)
+                out.append({"clip_id": cid, "format": "wav", "path": path})
+        return out
+
+    def request(self, q: Query) -> dict[str, Any]:
+        """The protocol message for a query."""
+        first = self._first(q)
+        parts = [{"type": "text", "text": v} if kind == "text" else {"type": "audio", "index": v}
+                 for kind, v in layout(q.prompt, list(range(len(q.audios))), audio_first=first)]
+        return {"type": "request", "id": self._next_id, "prompt": q.prompt, "parts": parts,
+                "audios": self._audio(q), "audio_first": first, "system_prompt": self.system_prompt,
+                "max_new_tokens": int(q.max_new_tokens), "gen_kwargs": q.gen_kwargs,
+                "answer_words": q.answer_words}
+
+    def _ask(self, q: Query) -> str:
+        self.start()
+        msg = self.request(q)  # may raise (undecodable clip): a per-clip error in the base
+        line = (json.dumps(msg, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        try:
+            self.proc.stdin.write(line)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            code = self.proc.wait(timeout=30) if self.proc is not None else None
+            raise WorkerError(f"vocalgrad-worker: the worker exited (code {code}) before clip {q.clip_id} was sent; "
+                              f"last stderr lines of the worker:\n{self._tail()}") from None
+        self._next_id += 1
+        while True:
+            reply = self._receive(self.timeout, f"the answer for clip {q.clip_id}")
+            if reply.get("type") == "answer" and reply.get("id") == msg["id"]:
+                break
+            log.debug("vocalgrad-worker: ignoring %r", reply)
+        if reply.get("error") is not None:
+            return error_answer(f"worker: {reply['error']}")
+        return str(reply.get("text", ""))
+
+    def answer(self, queries: list[Query]) -> list[str]:
+        return [self._ask(q) for q in queries]
+
+    def generate_until(self, requests, disable_tqdm: bool = False):
+        try:
+            return super().generate_until(requests, disable_tqdm=disable_tqdm)
+        except BaseException:
+            self.close()
+            raise
