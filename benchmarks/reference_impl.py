@@ -83,6 +83,14 @@ def _rms_match(y, ref):
     return y if r == 0 else (y * np.float32(_rms(ref) / r)).astype(np.float32)
 
 
+def _rms_match_core(full, ref, c, k):
+    """Scale the whole processed segment to the RMS of the whole unprocessed one, then cut the core."""
+    r32 = lambda v: math.sqrt(float(np.mean(np.square(np.asarray(v, np.float32)), dtype=np.float64)))  # noqa: E731
+    a, b = r32(ref), r32(full)
+    g = np.float32(1.0) if a <= 0 or b <= 0 else np.float32(a / b)
+    return (full[c:c + k] * g).astype(np.float32)
+
+
 def _join(out, piece):
     f = min(FADE, len(out), len(piece))
     if f == 0:
@@ -104,9 +112,11 @@ def _chunked(x, on, off, vals_fn, process, rms_match, keep_outside, start_val, e
     for i, (s, e) in enumerate(chunks):
         t = 1.0 if n == 1 else i / (n - 1)
         cs, ce = max(on, s - CTX), min(off, e + CTX)
-        piece = process(x[cs:ce], s - cs, e - s, vals_fn(t))
-        if rms_match:
-            piece = _rms_match(piece, x[s:e])
+        if even:  # speed: the stretched chunk's kept centre depends on the rate
+            piece = process(x[cs:ce], vals_fn(t), s - cs, e - s)
+        else:
+            full = process(x[cs:ce], vals_fn(t))
+            piece = _rms_match_core(full, x[cs:ce], s - cs, e - s) if rms_match else full[s - cs:e - cs]
         body = piece.astype(np.float32) if i == 0 else _join(body, piece)
     if keep_outside:
         pre, post = x[:on], x[off:]
@@ -114,8 +124,8 @@ def _chunked(x, on, off, vals_fn, process, rms_match, keep_outside, start_val, e
         def whole(seg, v):
             if not len(seg):
                 return seg
-            out = process(seg, 0, len(seg), v)
-            return _rms_match(out, seg) if rms_match else out
+            out = process(seg, v)
+            return _rms_match_core(out, seg, 0, len(seg)) if rms_match else out
         pre, post = whole(x[:on], start_val), whole(x[off:], end_val)
     return np.concatenate([pre, body, post]).astype(np.float32), len(pre), len(pre) + len(body)
 
@@ -163,8 +173,9 @@ def render_reference(x, category, tier, trajectory, direction, *, noise_ids=None
 
         if category == "vibration":
             depth, rate = along(a, b), along(0.0, 20.0)
-            phi = np.cumsum(2 * np.pi * rate / SR)
-            return x * (1 - depth * 0.5 * (1 + np.sin(phi))), on, off
+            phi = np.zeros(n)
+            phi[1:] = np.cumsum(2 * np.pi * rate / SR)[:-1]      # phi[0] = 0
+            return x * (1 - depth * 0.5 * (1 + np.sin(phi))).astype(np.float32), on, off
         room = ROOM[tier]
         imp = np.zeros(int(1.5 * SR))
         imp[0] = 1.0
@@ -186,31 +197,35 @@ def render_reference(x, category, tier, trajectory, direction, *, noise_ids=None
     if category == "volume":
         raise AssertionError
     if category == "distortion":
-        def proc(seg, c, k, f):
-            hold = max(1, round(SR / f))
-            return seg[(np.arange(len(seg)) // hold) * hold][c:c + k]
+        def proc(seg, f):
+            f = max(1000, min(SR, round(f)))
+            hold = 1 if f == SR else max(1, round(SR / f))
+            return seg[(np.arange(len(seg)) // hold) * hold]
         return _chunked(x, on, off, vals, proc, True, False, v0, v1)
     if category == "roughness":
-        def proc(seg, c, k, bits):
-            q = np.float32(2 ** (round(bits) - 1) - 1)
-            return (np.round(np.clip(seg[c:c + k], -1, 1) * q) / q).astype(np.float32)
+        def proc(seg, bits):
+            q = np.float32(2 ** (max(2, round(bits)) - 1) - 1)
+            return (np.round(np.clip(seg, -1, 1) * q) / q).astype(np.float32)
         return _chunked(x, on, off, vals, proc, True, False, v0, v1)
     if category == "clarity":
-        freqs = librosa.fft_frequencies(sr=SR, n_fft=512)
-
-        def proc(seg, c, k, fc):
-            D = librosa.stft(seg, n_fft=512, hop_length=128, window="hann")
+        def proc(seg, fc):
+            nfft, hop = 512, 128
+            if len(seg) < nfft:                       # only pre/post parts can be this short
+                nfft = max(32, len(seg))
+                hop = hop if hop < nfft else max(1, nfft // 4)
+            freqs = librosa.fft_frequencies(sr=SR, n_fft=nfft)
+            D = librosa.stft(seg, n_fft=nfft, hop_length=hop, window="hann")
             mask = 0.5 * (1 + np.cos(np.pi * np.clip((freqs - (fc - 400)) / 800, 0, 1)))
-            return librosa.istft(D * mask[:, None], n_fft=512, hop_length=128, window="hann",
-                                 length=len(seg))[c:c + k]
+            return librosa.istft(D * mask.astype(np.float32)[:, None], n_fft=nfft, hop_length=hop,
+                                 window="hann", length=len(seg))
         return _chunked(x, on, off, vals, proc, True, False, v0, v1)
     if category == "pitch":
-        def proc(seg, c, k, semis):
+        def proc(seg, semis):
             return librosa.effects.pitch_shift(seg, sr=SR, n_steps=semis, n_fft=512, hop_length=128,
-                                               res_type="soxr_hq")[c:c + k]
+                                               res_type="soxr_hq")
         return _chunked(x, on, off, vals, proc, False, True, v0, v1)
     if category == "speed":
-        def proc(seg, c, k, rate):
+        def proc(seg, rate, c, k):
             st = librosa.effects.time_stretch(seg, rate=rate, n_fft=512, hop_length=128)
             return st[int(c / rate):int((c + k) / rate)]
         return _chunked(x, on, off, vals, proc, False, True, v0, v1, even=True)

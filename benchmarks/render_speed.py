@@ -2,7 +2,8 @@
 
 Prints, from one run on the same source(s): clips/s of both (CPU time of this process, so other
 load on the machine disturbs the ratio little), their ratio, the worst signal-to-difference ratio
-and the largest 16-bit sample difference between the two outputs, and peak RSS.
+and the largest 16-bit sample difference between the two outputs, the cost of the label-validity
+measurement per clip (``label ms``: generation.label_validity), and peak RSS.
 
     python benchmarks/render_speed.py [--seconds 4.0] [--sources 1] [--categories pitch,speed]
 """
@@ -24,6 +25,7 @@ import reference_impl as ref  # noqa: E402
 
 import vocalgrad as vg  # noqa: E402
 from generation.audio import to_int16  # noqa: E402
+from generation import label_validity as lv  # noqa: E402
 from generation.recipe import load_recipe  # noqa: E402
 from generation.render import prepare_source, render_clip  # noqa: E402
 from generation.sources import SourceItem  # noqa: E402
@@ -71,21 +73,28 @@ def main(argv=None) -> int:
     ref.render_reference(x, "pitch", "low", "linear", "increase", noise_ids=("a", "a"))
 
     print(f"{'category':11s} {'ours clip/s':>11s} {'ref clip/s':>10s} {'speed-up':>8s} "
-          f"{'ours ms':>8s} {'ref ms':>8s} {'min SDR dB':>10s} {'max |d| LSB':>11s}")
+          f"{'ours ms':>8s} {'ref ms':>8s} {'min SDR dB':>10s} {'max |d| LSB':>11s} {'label ms':>8s}")
     tot_ours = tot_ref = 0.0
     n_clips = 0
     for cat in cats:
-        t_ours = t_ref = 0.0
+        t_ours = t_ref = t_label = 0.0
         worst_sdr, worst_lsb, n = np.inf, 0, 0
         for item, x, span in srcs:
             cache: dict = {}
+            t0 = time.process_time()
+            lv.source_warnings(x, span, rec.sample_rate, cat, rec.category(cat))
+            t_label += time.process_time() - t0
             for tier in vg.TIERS:
                 for traj in vg.TRAJECTORIES:
                     for d in vg.DIRECTIONS:
                         t0 = time.process_time()
-                        res, _ = render_clip(x, item, rec, span, category=cat, tier=tier, trajectory=traj,
-                                             direction=d, cache=cache)
+                        res, sched = render_clip(x, item, rec, span, category=cat, tier=tier, trajectory=traj,
+                                                 direction=d, cache=cache)
                         ours = to_int16(res.y)[0]
+                        t1 = time.process_time()
+                        lv.measure_effect(cat, x, span, res.y, res.onset, res.offset, rec.sample_rate, sched,
+                                          rec.crossfade)
+                        t_label += time.process_time() - t1
                         t1 = time.process_time()
                         y, _, _ = ref.render_reference(x, cat, tier, traj, d, noise_ids=(item.source_id,) * 2)
                         theirs = to_int16(y)[0]
@@ -103,7 +112,8 @@ def main(argv=None) -> int:
         n_clips += n
         sdr_txt = "exact" if worst_sdr == np.inf else f"{worst_sdr:.1f}"
         print(f"{cat:11s} {n / t_ours:11.1f} {n / t_ref:10.1f} {t_ref / t_ours:7.2f}x "
-              f"{1000 * t_ours / n:8.1f} {1000 * t_ref / n:8.1f} {sdr_txt:>10s} {worst_lsb:11d}", flush=True)
+              f"{1000 * t_ours / n:8.1f} {1000 * t_ref / n:8.1f} {sdr_txt:>10s} {worst_lsb:11d} "
+              f"{1000 * t_label / n:8.2f}", flush=True)
     print(f"{'all':11s} {n_clips / tot_ours:11.1f} {n_clips / tot_ref:10.1f} {tot_ref / tot_ours:7.2f}x "
           f"{1000 * tot_ours / n_clips:8.1f} {1000 * tot_ref / n_clips:8.1f}")
     full = 21600 * tot_ours / n_clips

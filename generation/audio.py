@@ -26,6 +26,7 @@ __all__ = [
     "PROCESSING_SR",
     "atomic_write_bytes",
     "encode_flac",
+    "quantize_int16",
     "read_audio",
     "resample",
     "sha256_bytes",
@@ -102,6 +103,14 @@ def to_int16(y: np.ndarray) -> tuple[np.ndarray, float]:
     clipped = np.count_nonzero((scaled >= 32767.0) | (scaled <= -32768.0))
     pcm = np.clip(scaled, -32768.0, 32767.0).astype(np.int16)
     return pcm, (clipped / scaled.size if scaled.size else 0.0)
+
+
+def quantize_int16(y: np.ndarray) -> np.ndarray:
+    """``y`` as float32 on the 16-bit grid it is stored with (:func:`to_int16` / 32768).
+
+    A signal already on the grid (a 16-bit file read as float) comes back unchanged.
+    """
+    return to_int16(y)[0].astype(np.float32) / np.float32(32768.0)
 
 
 def encode_flac(pcm: np.ndarray, sr: int) -> bytes:

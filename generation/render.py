@@ -15,6 +15,7 @@ Output layout::
     DIR/clips/<category>/<clip_id>.flac
     DIR/manifest.parquet               one row per clip (vocalgrad.MANIFEST_COLUMNS)
     DIR/skipped.csv                    sources that could not be used, with the reason
+    DIR/label_checks.csv               measured effect and label warnings per clip (label_validity)
     DIR/span_check.csv                 frozen sources whose recorded speech bounds and our detector's
                                        differ by more than 10 ms (the recorded bounds are used)
 """
@@ -35,6 +36,7 @@ import numpy as np
 import vocalgrad as vg
 
 from . import audio as aio
+from . import label_validity as lv
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .schedule import make_schedule
 from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
@@ -80,6 +82,7 @@ class RenderSummary:
     units_done_before: int = 0
     skipped: list = field(default_factory=list)
     seconds: float = 0.0
+    label_warnings: dict = field(default_factory=dict)  # warning code -> clips (label_checks.csv)
     span_checks: int = 0
 
 
@@ -104,7 +107,9 @@ def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object
         raise SkipSource("audio contains NaN or infinite samples")
     if not np.any(y):
         raise SkipSource("all-silent audio")
-    x = aio.resample(y, sr, recipe.sample_rate)
+    # Render from exactly what sources/ stores: the resampled signal on the 16-bit grid (identity
+    # for a 48 kHz 16-bit source), so clips can be re-made from the published sources.
+    x = aio.quantize_int16(aio.resample(y, sr, recipe.sample_rate))
     return x, source_span(item, x, recipe)
 
 
@@ -175,12 +180,14 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     unit = recipe.category(category).unit
     cache: dict = {}
     rows = []
+    src_codes = lv.source_warnings(x, span, proc_sr, category, recipe.category(category))
     for tier in vg.TIERS:
         for trajectory in vg.TRAJECTORIES:
             for direction in vg.DIRECTIONS:
                 res, schedule = render_clip(x, item, recipe, span, category=category, tier=tier,
                                             trajectory=trajectory, direction=direction, cache=cache)
                 y, onset, offset = res.y, res.onset, res.offset
+                effect = lv.measure_effect(category, x, span, y, onset, offset, proc_sr, schedule, recipe.crossfade)
                 if sample_rate != proc_sr:
                     ratio = sample_rate / proc_sr
                     y = aio.resample(np.asarray(y, np.float32), proc_sr, sample_rate)
@@ -201,6 +208,10 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                     "speech_found": span.found, "value_start": schedule.start, "value_end": schedule.end,
                     "value_unit": unit, "clipped_ratio": clipped, "sha256": aio.sha256_bytes(data),
                     "recipe": recipe.name,
+                    # label validity (label_checks.csv; not manifest columns)
+                    "effect_measured": effect, "effect_unit": lv.EFFECT_UNITS[category],
+                    "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,
+                                                                src_codes[tier])),
                 })
     return rows
 
@@ -489,6 +500,14 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     summary.clips_total -= skipped_units * per_unit
     summary.span_checks = write_span_check(out, items)
     write_manifest(out)
+    summary.label_warnings = dict(lv.write_label_checks(out, PARTS_DIR))
+    if summary.label_warnings:
+        import warnings
+
+        warnings.warn(lv.LabelWarning(
+            "some clips may not carry their label: " + ", ".join(
+                f"{code} {n}" for code, n in sorted(summary.label_warnings.items()))
+            + f" (see {out / lv.LABEL_CHECKS_FILE})"), stacklevel=2)
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -546,6 +565,9 @@ def _cli(args) -> int:
     print(f"{s.clips_rendered} clips rendered, {s.units_done_before * vg.CONDITIONS_PER_CATEGORY} already "
           f"complete, {len(s.skipped)} sources skipped (see {Path(s.out_dir) / 'skipped.csv'}) "
           f"in {s.seconds:.1f} s -> {Path(s.out_dir) / 'manifest.parquet'}")
+    if s.label_warnings:
+        print("label warnings (clips): " + ", ".join(f"{c} {n}" for c, n in sorted(s.label_warnings.items()))
+              + f" -> {Path(s.out_dir) / 'label_checks.csv'}")
     if s.span_checks:
         print(f"{s.span_checks} frozen sources: our detector's span differs from the recorded one by more than "
               f"{SPAN_CHECK_TOLERANCE_SEC * 1000:.0f} ms; the recorded bounds were used "

@@ -38,7 +38,8 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
-                 plots: bool = True, labels: dict[str, str] | None = None, human=None) -> dict[str, Any]:
+                 plots: bool = True, labels: dict[str, str] | None = None, human=None,
+                 render_dir=None) -> dict[str, Any]:
     """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
 
     Parameters
@@ -58,6 +59,8 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     human : list of path-like, optional
         ``answers.jsonl`` files of ``vocalgrad listen``: the annotators become one "human" model
         row, and an agreement section (per annotator, pairwise, Fleiss' kappa) is added.
+    render_dir : path-like, optional
+        The evaluated render folder: its label warnings (``label_checks.csv``) become a section.
 
     Returns
     -------
@@ -119,6 +122,11 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     if agreement is not None:
         report["human_agreement"] = agreement
         md += _agreement_markdown(agreement)
+    if render_dir is not None:
+        from generation.label_validity import label_warning_summary, label_warnings_markdown
+
+        report["label_validity"] = label_warning_summary(render_dir)
+        md += label_warnings_markdown(render_dir)
     _write_text(out / "report.md", md)
     report["plots"] = plot_paths
     _write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
@@ -166,6 +174,7 @@ def register_cli(sub) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     p.add_argument("--human", nargs="+", metavar="ANSWERS",
                    help="answers.jsonl of `vocalgrad listen`: adds a 'human' row and annotator agreement")
+    p.add_argument("--render", metavar="DIR", help="render folder evaluated: adds its label warnings")
     p.set_defaults(func=_cli)
 
 
@@ -176,7 +185,7 @@ def _cli(args) -> int:
     t0 = time.perf_counter()
     try:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
-                           plots=not args.no_plots, human=args.human)
+                           plots=not args.no_plots, human=args.human, render_dir=args.render)
     except (ResultsError, OSError) as exc:
         print(f"vocalgrad report: error: {exc}", file=sys.stderr)
         return 2

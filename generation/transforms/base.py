@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Result", "rms", "match_rms", "stitch", "render_chunked", "register", "TRANSFORMS"]
+__all__ = ["Result", "rms", "match_rms", "rms_scale", "stitch", "render_chunked", "register", "TRANSFORMS"]
 
 #: Registry: transform name (as used in recipe files) -> function.
 TRANSFORMS: dict[str, Callable] = {}
@@ -56,6 +56,24 @@ def match_rms(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
     if ry == 0.0:
         return y
     return (y * np.float32(rms(ref) / ry)).astype(np.float32, copy=False)
+
+
+def rms_scale(processed: np.ndarray, ref: np.ndarray) -> np.float32:
+    """Gain that gives ``processed`` the RMS of ``ref``, as the reference computes it.
+
+    Both RMS values are ``sqrt(mean(v**2))`` with the squares taken in float32 and summed in
+    float64; the gain is 1 when either is 0. Chunked categories compute it over the **whole**
+    processed segment (chunk with its context, or the whole pre/post part) and apply it to the
+    part they keep (benchmark.md §4a).
+    """
+    def _rms32(v):
+        v = np.asarray(v, dtype=np.float32)
+        return float(np.sqrt(np.mean(np.square(v), dtype=np.float64))) if v.size else 0.0
+
+    r_ref, r_out = _rms32(ref), _rms32(processed)
+    if r_ref <= 0.0 or r_out <= 0.0:
+        return np.float32(1.0)
+    return np.float32(r_ref / r_out)
 
 
 def stitch(pieces: list[np.ndarray], fade: int) -> tuple[np.ndarray, list[int]]:

@@ -75,12 +75,16 @@ def white_noise(x, sr, schedule, params, *, cache=None) -> Result:
 def tremolo(x, sr, schedule, params, *, cache=None) -> Result:
     """Voice vibration: amplitude LFO whose depth and rate grow together (benchmark.md §4 vibration).
 
-    ``gain = 1 - depth * (1 + sin(phi)) / 2`` with ``phi = cumsum(2 * pi * rate / sr)``; no RMS
-    matching. The rate follows ``schedule.covary["rate_hz"]``. See also :func:`gain`.
+    ``gain = 1 - depth * (1 + sin(phi)) / 2`` with ``phi[0] = 0`` and
+    ``phi[n] = sum(2 * pi * rate[m] / sr for m < n)`` (benchmark.md §4a: the running sum starts
+    after the first sample); the gain is computed in float64 and applied in float32, as the
+    reference does. No RMS matching. The rate follows ``schedule.covary["rate_hz"]``.
+    See also :func:`gain`.
     """
     depth = per_sample(schedule, len(x))
     rate_vals, rate_start, rate_end = schedule.covary["rate_hz"]
     rate = per_sample(schedule, len(x), rate_vals, rate_start, rate_end)
-    phi = np.cumsum(2.0 * np.pi * rate / sr)
-    g = 1.0 - depth * 0.5 * (1.0 + np.sin(phi))
-    return Result(x * g, schedule.span.onset, schedule.span.offset)
+    step = (2.0 * np.pi * rate) / sr
+    phi = np.cumsum(np.concatenate([[0.0], step[:-1]]))
+    g = 1.0 - depth * (0.5 * (1.0 + np.sin(phi)))
+    return Result(np.asarray(x, np.float32) * g.astype(np.float32), schedule.span.onset, schedule.span.offset)

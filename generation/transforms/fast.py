@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Result, chunk_segments, match_rms, register, render_chunked
+from .base import Result, chunk_segments, register, render_chunked, rms_scale
 from .chunked import lowpass_mask, lowpass_segment
 
 __all__ = ["time_stretch", "pitch_shift", "lowpass"]
@@ -267,15 +267,21 @@ def lowpass(x, sr, schedule, params, *, cache=None) -> Result:
                           length=st.groups[gi]["length"])
         for j, i in enumerate(sel):
             seg, c, k = st.segments[i]
-            memo[(i, float(cut[i]))] = match_rms(y[j, c:c + k], seg[c:c + k])
+            # RMS of the whole filtered chunk-with-context matched to the unfiltered one, then the
+            # core cut out (benchmark.md §4a)
+            memo[(i, float(cut[i]))] = (y[j, c:c + k] * rms_scale(y[j, :len(seg)], seg)).astype(np.float32)
     pieces = [memo[(i, float(v))] for i, v in enumerate(cut)]
     on, off = schedule.span.onset, schedule.span.offset
 
     def outside(seg, v, tag):
         if not len(seg):
             return seg
-        return _memo(memo, (tag, float(v)), lambda: match_rms(
-            lowpass_segment(seg, sr, v, n_fft=n_fft, hop_length=hop, transition=width), seg))
+        def run():
+            out = lowpass_segment(seg, sr, v, n_fft=n_fft, hop_length=hop, transition=width,
+                                  min_fft=int(params.get("min_fft", 32)))
+            return (out * rms_scale(out, seg)).astype(np.float32)
+
+        return _memo(memo, (tag, float(v)), run)
 
     pre, post = outside(x[:on], schedule.start, "pre"), outside(x[off:], schedule.end, "post")
     return render_chunked(x, schedule, params, pieces, outside="processed", pre=pre, post=post)
