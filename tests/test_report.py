@@ -381,3 +381,29 @@ def test_format_reruns_and_bad_labels(tmp_path):
                      .replace('"no:', '"maybe:', 1))
     with pytest.raises(ResultsError, match=r"samples_vocalgrad_yesno_echo.*:\d+: gold label 'maybe'"):
         load_all([tmp_path])
+
+
+def test_logit_scored_answers_get_their_own_section(tmp_path):
+    """scoring=both: generated answers unparsed, the logit choice right on pitch and always
+    'increase' on volume -> acc_logit 100 % / 50 %, mean 75 %, generated accuracy 0 %."""
+    from harness_tasks.logit_answers import logit_answer
+
+    def both(doc):
+        choice = doc["direction"] if doc["category"] == "pitch" else "increase"
+        other = "decrease" if choice == "increase" else "increase"
+        return logit_answer(choice, {choice: -0.5, other: -1.5}, text="hmm")
+
+    docs = clips(sources=2, categories=("pitch", "volume"))
+    write_results(tmp_path / "res", "vocalgrad-hf", both, docs=docs, model_args="scoring=both")
+    rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=200, plots=False)
+    lg = rep["models"][0]["logits"]
+    assert lg["pitch"]["acc_logit"] == 1.0 and lg["volume"]["acc_logit"] == 0.5
+    assert lg["volume"]["increase_ratio_logit"] == 1.0 and lg["all"]["acc_logit"] == 0.75
+    assert lg["pitch"]["acc_generated"] == 0.0 and lg["all"]["n"] == len(docs)
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "### Answers by logits" in text and "| all | 96 | 75.0 |" in text
+    # plain answers: no section
+    write_results(tmp_path / "plain", "vocalgrad-constant", lambda d: "increase", docs=docs)
+    plain = build_report([tmp_path / "plain"], tmp_path / "rep2", draws=200, plots=False)
+    assert plain["models"][0]["logits"] is None
+    assert "Answers by logits" not in (tmp_path / "rep2" / "report.md").read_text()

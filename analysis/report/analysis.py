@@ -16,6 +16,7 @@ import vocalgrad
 from harness_tasks.metrics import OVERALL_RULE, macro_summary
 
 from .loading import Evaluation
+from .logits import logit_section
 from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
 from .trajectory import trajectory_accuracy
 from .stats import ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
@@ -123,6 +124,7 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
     }
     out["bias"] = bias
     out["trajectory_table"] = trajectory_accuracy(recs)  # paper Table 5 rule (annotators first)
+    out["logits"] = logit_section(recs, ev.categories, draws=draws, seed=seed)  # None without scoring=logits
     out["top_outputs"] = top_outputs(recs, top)
     return out
 

@@ -109,6 +109,15 @@ def _model_section(m: dict, plot: str | None) -> list[str]:
              pct(b["acc_increase"]), pct(b["acc_decrease"])] for c, b in m["bias"].items()]
     lines += _table(["category", "increase ratio (parsed) %", "95 % CI binomial", "increase ratio (all) %",
                      "acc on increase clips %", "acc on decrease clips %"], rows)
+    if m.get("logits"):
+        lines += ["### Answers by logits", "",
+                  "The answer word with the higher next-token log-probability after the prompt "
+                  "(`scoring=logits|both`): never unparsed. Above the generated answers' accuracy = "
+                  "the model perceives more than it says; overall = mean over categories.", ""]
+        rows = [[c, g["n"], pct(g["acc_logit"]), ci(g["acc_logit_ci"]), pct(g["increase_ratio_logit"]),
+                 pct(g["acc_generated"])] for c, g in m["logits"].items()]
+        lines += _table(["category", "clips", "acc_logit %", "95 % CI binomial", "increase ratio (logit) %",
+                         "acc (generated) %"], rows)
     lines += ["### Answer parsing", ""]
     lines += _table(["clips", "parsed", "unparsed (no direction)", "ambiguous (both)", "adapter errors",
                      "retried", "exact match %", "rule-based parse %"],
