@@ -1,0 +1,399 @@
+"""Core of the model layer: :class:`Item`, :class:`Family` (per-architecture hooks) and
+:class:`LoadedModel` (a loaded model + processor that builds batches and reads answers).
+
+See the package docstring (:mod:`harness_tasks.models.families`) for the contract.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..base import layout
+
+log = logging.getLogger("vocalgrad")
+
+__all__ = ["AudioInfo", "Family", "Item", "LoadedModel", "prepare_audio", "resolve_model_class"]
+
+#: transformers auto-mappings searched (in order) for a class that generates text.
+_MAPPINGS = (
+    "MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES",
+    "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
+    "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES",
+    "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES",
+    "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+)
+#: ``auto_map`` keys of remote-code checkpoints, with the Auto class that loads each.
+_AUTO_MAP_KEYS = (
+    ("AutoModelForCausalLM", "AutoModelForCausalLM"),
+    ("AutoModelForSpeechSeq2Seq", "AutoModelForSpeechSeq2Seq"),
+    ("AutoModelForSeq2SeqLM", "AutoModelForSeq2SeqLM"),
+    ("AutoModelForImageTextToText", "AutoModelForImageTextToText"),
+    ("AutoModel", "AutoModel"),
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One model input.
+
+    Parameters
+    ----------
+    prompt : str
+        User text. With one :data:`~harness_tasks.clip_audio.AUDIO_MARKER` per clip, the clips
+        go where the markers are (few-shot); otherwise before (``audio_first``) or after it.
+    audios : list of (np.ndarray, int)
+        ``(waveform, sample_rate)`` per clip; mono ``(samples,)`` or ``(channels, samples)`` /
+        ``(samples, channels)`` (averaged to mono). Resampled to the processor's rate.
+    audio_first : bool
+        Clips before the text (no markers).
+    system : str, optional
+        System turn.
+    target : str, optional
+        Answer text placed after the generation prompt (training); ``None`` at inference.
+    """
+
+    prompt: str
+    audios: list = field(default_factory=list)
+    audio_first: bool = False
+    system: str | None = None
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class AudioInfo:
+    """What happened to one clip on its way in (logged at DEBUG, kept on ``LoadedModel.last_audio``)."""
+
+    source_rate: int
+    rate: int
+    channels: int
+    seconds: float
+
+
+def prepare_audio(y: Any, sr: int, target_sr: int) -> tuple[np.ndarray, AudioInfo]:
+    """Mono float32 at ``target_sr`` (soxr, high quality).
+
+    Parameters
+    ----------
+    y : array-like [shape=(n,) or (channels, n) or (n, channels)]
+    sr, target_sr : int
+        Source and processor sample rates (Hz).
+
+    Returns
+    -------
+    (np.ndarray [shape=(m,)], AudioInfo)
+    """
+    a = np.asarray(y, dtype=np.float32)
+    channels = 1
+    if a.ndim == 2:
+        axis = 0 if a.shape[0] <= a.shape[1] else 1
+        channels = a.shape[axis]
+        a = a.mean(axis=axis)
+    elif a.ndim != 1:
+        raise ValueError(f"audio must be 1-D or 2-D (channels x samples), got shape {a.shape}")
+    if int(sr) <= 0:
+        raise ValueError(f"audio sample rate must be positive, got {sr}")
+    if int(sr) != int(target_sr):
+        import soxr
+
+        a = soxr.resample(a, int(sr), int(target_sr), quality="HQ").astype(np.float32)
+    info = AudioInfo(int(sr), int(target_sr), channels, a.size / float(target_sr))
+    log.debug("audio: %d Hz x %d ch -> %d Hz mono, %.3f s", info.source_rate, channels, info.rate, info.seconds)
+    return np.ascontiguousarray(a), info
+
+
+def resolve_model_class(config: Any, name: str | None = None, *, default: str | None = None,
+                        trust_remote_code: bool = False):
+    """The class whose ``from_pretrained`` loads the checkpoint.
+
+    Order: ``name`` (a transformers class, or an ``auto_map`` key such as
+    ``AutoModelForCausalLM``), the family's ``default``, the checkpoint's ``architectures`` when
+    transformers has them, the checkpoint's ``auto_map`` (remote code, through the matching
+    transformers Auto class; needs ``trust_remote_code``), then the auto-mappings by model type.
+    """
+    import transformers
+    from transformers.models.auto import modeling_auto
+
+    auto_map = getattr(config, "auto_map", None) or {}
+    if name:
+        cls = getattr(transformers, name, None)
+        if cls is None:
+            raise ValueError(f"model_class={name!r} is not a transformers class")
+        return cls
+    if default and getattr(transformers, default, None) is not None:
+        return getattr(transformers, default)
+    for arch in getattr(config, "architectures", None) or []:
+        cls = getattr(transformers, arch, None)
+        if cls is not None and hasattr(cls, "generate"):
+            return cls
+    for key, auto in _AUTO_MAP_KEYS:
+        if key in auto_map:
+            if not trust_remote_code:
+                raise ValueError(f"the checkpoint's code is remote ({key} -> {auto_map[key]}); "
+                                 f"pass trust_remote_code=true if you trust it")
+            return getattr(transformers, auto)
+    for mapping in _MAPPINGS:
+        names = getattr(modeling_auto, mapping, {})
+        if config.model_type in names:
+            return getattr(transformers, names[config.model_type])
+    raise ValueError(
+        f"cannot tell which transformers class generates text for model type {config.model_type!r}; "
+        f"pass model_class=<ClassName> in --model_args"
+    )
+
+
+class Family:
+    """How one model family loads, builds batches and marks its audio positions.
+
+    Subclasses (one module each) override class attributes and the small hooks below.
+    """
+
+    #: Registry name (``family=`` model argument).
+    name: str = "generic"
+    #: ``config.model_type`` values of the family.
+    model_types: tuple[str, ...] = ()
+    #: transformers class to load by default (e.g. the Omni *thinker*); None = resolve from config.
+    default_class: str | None = None
+    #: Mixed audio lengths in one batch change the results (the encoder sees the padding).
+    length_sensitive: bool = False
+
+    # ------------------------------------------------------------------ detection
+    def matches(self, config: Any) -> bool:
+        return getattr(config, "model_type", None) in self.model_types
+
+    # ------------------------------------------------------------------ conversation
+    def audio_part(self, audio: np.ndarray, sr: int) -> dict:
+        """Content part of one clip in the chat template."""
+        return {"type": "audio", "audio": audio}
+
+    def conversation(self, item: Item, audios: list[np.ndarray], sr: int) -> list[dict]:
+        """Chat turns for one item (system, then one user turn of text/audio parts)."""
+        parts = [{"type": "text", "text": v} if kind == "text" else self.audio_part(v, sr)
+                 for kind, v in layout(item.prompt, audios, audio_first=item.audio_first)]
+        turns = []
+        if item.system:
+            turns.append({"role": "system", "content": [{"type": "text", "text": item.system}]})
+        turns.append({"role": "user", "content": parts})
+        return turns
+
+    def render(self, lm: "LoadedModel", convs: list[list[dict]]) -> list[str]:
+        """Prompt texts (generation prompt included) of the conversations."""
+        return list(lm.processor.apply_chat_template(convs, tokenize=False, add_generation_prompt=True))
+
+    def end_of_answer(self, lm: "LoadedModel") -> str:
+        """Text appended after a training target (the end-of-turn token)."""
+        return lm.tokenizer.eos_token or ""
+
+    def encode(self, lm: "LoadedModel", texts: list[str], audios: list[list[np.ndarray]],
+               convs: list[list[dict]]) -> Any:
+        """Processor call for the rendered texts and their clips (left padding)."""
+        flat = [a for group in audios for a in group]
+        kw: dict[str, Any] = {"text": texts, "return_tensors": "pt",
+                              "text_kwargs": {"padding": True, "padding_side": "left"}}
+        if flat:
+            kw.update(audio=flat, sampling_rate=lm.sampling_rate)
+        return lm.processor(**kw)
+
+    # ------------------------------------------------------------------ positions
+    def audio_token_id(self, model: Any, processor: Any) -> int:
+        """Id of the placeholder that the processor expands into one token per audio frame."""
+        cfg = model.config
+        objs = (cfg, cfg.get_text_config() if hasattr(cfg, "get_text_config") else None, processor)
+        for obj in objs:
+            for attr in ("audio_token_id", "audio_token_index"):
+                value = getattr(obj, attr, None) if obj is not None else None
+                if isinstance(value, int) and value >= 0:
+                    return value
+        tok_text = getattr(processor, "audio_token", None)
+        tok = getattr(processor, "tokenizer", None)
+        if tok_text and tok is not None:
+            value = tok.convert_tokens_to_ids(tok_text)
+            if isinstance(value, int) and value >= 0:
+                return value
+        raise ValueError(
+            f"{type(model).__name__}: cannot find the audio placeholder token id (config audio_token_id / "
+            f"audio_token_index, processor audio_token)")
+
+    def sampling_rate(self, processor: Any) -> int:
+        fe = getattr(processor, "feature_extractor", None) or getattr(processor, "audio_processor", None)
+        return int(getattr(fe, "sampling_rate", 16000) or 16000)
+
+
+class LoadedModel:
+    """A model, its processor and its family: batches, generation, answer log-probs, hidden states.
+
+    Made by :func:`harness_tasks.models.families.load`.
+    """
+
+    def __init__(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None = None,
+                 device: str = "cpu", peft: str | None = None) -> None:
+        self.model = model
+        self.processor = processor
+        self.family = family.name
+        self._family = family
+        self.name = name
+        self.revision = revision
+        self.peft = peft
+        self.device = device
+        tok = getattr(processor, "tokenizer", None)
+        if tok is None:
+            raise ValueError(f"{name}: the processor has no tokenizer")
+        tok.padding_side = "left"
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token
+        self.tokenizer = tok
+        self.sampling_rate = family.sampling_rate(processor)
+        self.audio_token_id = family.audio_token_id(model, processor)
+        self.last_audio: list[AudioInfo] = []
+
+    @property
+    def dtype(self):
+        return self.model.dtype
+
+    @property
+    def length_sensitive(self) -> bool:
+        return self._family.length_sensitive
+
+    def provenance(self) -> dict[str, Any]:
+        """Model id, revision, dtype, family, device and peft adapter (for logs and answer keys)."""
+        return {"model": self.name, "revision": self.revision, "dtype": str(self.dtype).replace("torch.", ""),
+                "family": self.family, "device": str(self.device), "peft": self.peft}
+
+    # ------------------------------------------------------------------ inputs
+    def conversation(self, item: Item) -> list[dict]:
+        """Chat turns of one item (audio as silent placeholders of the right length are not needed)."""
+        audios = [prepare_audio(y, sr, self.sampling_rate)[0] for y, sr in item.audios]
+        return self._family.conversation(item, audios, self.sampling_rate)
+
+    def batch(self, items: Sequence[Item]):
+        """Left-padded model inputs of ``items`` on the model's device.
+
+        Every floating tensor is cast to the model's dtype. If the items have targets, the
+        target text (plus the end-of-turn token) follows each prompt and ``labels`` is -100
+        everywhere except at the target tokens.
+        """
+        import torch
+
+        items = list(items)
+        if not items:
+            raise ValueError("batch() needs at least one item")
+        with_target = [it.target is not None for it in items]
+        if any(with_target) and not all(with_target):
+            raise ValueError("either every item of a batch has a target or none has")
+        audios, infos = [], []
+        for it in items:
+            group = []
+            for y, sr in it.audios:
+                a, info = prepare_audio(y, sr, self.sampling_rate)
+                group.append(a)
+                infos.append(info)
+            audios.append(group)
+        self.last_audio = infos
+        fam = self._family
+        convs = [fam.conversation(it, a, self.sampling_rate) for it, a in zip(items, audios)]
+        texts = fam.render(self, convs)
+        n_target = None
+        if all(with_target):
+            end = fam.end_of_answer(self)
+            full = [t + it.target + end for t, it in zip(texts, items)]
+            n_target = [self._n_tokens(f) - self._n_tokens(t) for f, t in zip(full, texts)]
+            texts = full
+        enc = fam.encode(self, texts, audios, convs)
+        for key in list(enc.keys()):
+            value = enc[key]
+            if isinstance(value, torch.Tensor):
+                enc[key] = value.to(self.device, dtype=self.dtype) if value.is_floating_point() \
+                    else value.to(self.device)
+        if n_target is not None:
+            ids = enc["input_ids"]
+            labels = torch.full_like(ids, -100)
+            for row, n in enumerate(n_target):
+                if n <= 0:
+                    raise ValueError(f"target of item {row} ({items[row].target!r}) has no tokens")
+                labels[row, -n:] = ids[row, -n:]
+            enc["labels"] = labels
+        return enc
+
+    def _n_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def audio_positions(self, batch):
+        """(batch, tokens) bool: True at the audio placeholder positions of each row."""
+        return batch["input_ids"] == self.audio_token_id
+
+    # ------------------------------------------------------------------ outputs
+    def _forward_inputs(self, batch) -> dict:
+        return {k: v for k, v in batch.items() if k != "labels"}
+
+    def logits(self, batch):
+        """Next-token logits after the prompt, float32 on cpu, shape (batch, vocab)."""
+        import torch
+
+        with torch.inference_mode():
+            out = self.model(**self._forward_inputs(batch), use_cache=False)
+        return out.logits[:, -1, :].float().cpu()
+
+    def generate(self, batch, *, max_new_tokens: int) -> list[str]:
+        """Greedy continuation of each row (special tokens removed)."""
+        import torch
+
+        inputs = self._forward_inputs(batch)
+        with torch.inference_mode():
+            out = self.model.generate(**inputs, max_new_tokens=int(max_new_tokens), do_sample=False,
+                                      pad_token_id=self.tokenizer.pad_token_id)
+        if not isinstance(out, torch.Tensor):
+            out = out.sequences
+        new = out[:, inputs["input_ids"].shape[1]:]
+        return self.tokenizer.batch_decode(new, skip_special_tokens=True)
+
+    def word_token_ids(self, word: str) -> list[int]:
+        """First-token ids of ``word`` as the tokenizer writes it after the prompt: with and
+        without a leading space (one id when both are the same token; a variant whose first
+        token is only the space, as with byte-level tokenizers without merges, is left out)."""
+        ids = []
+        for variant in (word, " " + word):
+            toks = self.tokenizer(variant, add_special_tokens=False)["input_ids"]
+            if not toks:
+                raise ValueError(f"answer word {word!r} has no tokens")
+            if variant != word and not self.tokenizer.decode(toks[:1]).strip():
+                continue
+            if toks[0] not in ids:
+                ids.append(toks[0])
+        return ids
+
+    def answer_logprobs(self, batch, words: Sequence[str]):
+        """(batch, len(words)) next-token log-probability of each word's first token.
+
+        The max over the tokenizer's with/without-leading-space variants of the word
+        (:meth:`word_token_ids`). Raises if two words share their first token.
+        """
+        import torch
+
+        ids = [self.word_token_ids(w) for w in words]
+        for i in range(len(ids)):
+            for j in range(i):
+                if set(ids[i]) & set(ids[j]):
+                    raise ValueError(f"answer words {words[j]!r} and {words[i]!r} share a first token; "
+                                     f"logit scoring cannot tell them apart with this tokenizer")
+        lp = torch.log_softmax(self.logits(batch), dim=-1)
+        return torch.stack([lp[:, v].max(dim=1).values for v in ids], dim=1)
+
+    def hidden_states(self, batch) -> tuple:
+        """LM hidden states of one forward pass: ``layers + 1`` tensors (batch, tokens, hidden)."""
+        import torch
+
+        with torch.inference_mode():
+            out = self.model(**self._forward_inputs(batch), output_hidden_states=True, use_cache=False)
+        hs = getattr(out, "hidden_states", None)
+        if hs is None:
+            raise RuntimeError(f"{self.name}: the model returned no hidden states (output_hidden_states)")
+        return tuple(hs)
+
+
+def as_item(prompt: str, clips: Sequence[Mapping[str, Any]], **kw: Any) -> Item:
+    """An :class:`Item` from harness clips (mappings with ``array`` and ``sampling_rate``)."""
+    return Item(prompt=prompt, audios=[(c["array"], int(c["sampling_rate"])) for c in clips], **kw)
