@@ -21,6 +21,9 @@ COMMAND_MODULES = (
     "analysis.listen",
     "analysis.show",
     "analysis.probe",
+    "analysis.finetune",
+    "analysis.finetune.directions",
+    "analysis.finetune.transfer",
 )
 
 

@@ -31,7 +31,7 @@ def save_checkpoint(out: Path, *, model: Any, optimizer: Any, state: dict) -> Pa
     rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
     if torch.cuda.is_available():
         rng["cuda"] = torch.cuda.get_rng_state_all()
-    torch.save({"adapter": get_peft_model_state_dict(model), "optimizer": optimizer.state_dict(), "rng": rng},
+    torch.save({"adapter": get_peft_model_state_dict(model, save_embedding_layers=False), "optimizer": optimizer.state_dict(), "rng": rng},
                tmp / "weights.pt")
     (tmp / "state.json").write_text(json.dumps(state, indent=2))
     old = out / (_DIR + ".old")

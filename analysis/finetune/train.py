@@ -98,26 +98,29 @@ def _item(data: FinetuneData, row: int, cfg: FinetuneConfig, *, target: bool):
 def validation_scores(lm, data: FinetuneData, rows: list[int], cfg: FinetuneConfig, *, progress: bool = False,
                       desc: str = "validation") -> dict | None:
     """Accuracy and balanced accuracy by answer logits: argmax of the log-probs of the words
-    ``increase`` / ``decrease`` (first token) after the prompt."""
+    ``increase`` / ``decrease`` (first token) after the prompt; also the clip ids and their
+    ``[log p(increase), log p(decrease)]``."""
     from tqdm.auto import tqdm
 
     if not rows:
         return None
     was_training = lm.model.training
     lm.model.eval()
-    preds = []
+    preds, logprobs = [], []
     bs = cfg.eval_batch_size
     for start in tqdm(range(0, len(rows), bs), desc=desc, disable=not progress, leave=False):
         chunk = rows[start:start + bs]
         lp = lm.answer_logprobs(lm.batch([_item(data, r, cfg, target=False) for r in chunk]), _WORDS)
         preds.extend(int(k) for k in lp.argmax(dim=1))
+        logprobs.extend([float(a), float(b)] for a, b in lp.tolist())
     if was_training:
         lm.model.train()
     gold = np.array([0 if data.label(r) == vocalgrad.DIRECTIONS[0] else 1 for r in rows])
     pred = np.array(preds)
     recalls = [float(np.mean(pred[gold == k] == k)) for k in (0, 1) if np.any(gold == k)]
     return {"accuracy": float(np.mean(pred == gold)), "balanced_accuracy": float(np.mean(recalls)),
-            "n": len(rows), "predicted_increase": int(np.sum(pred == 0))}
+            "n": len(rows), "predicted_increase": int(np.sum(pred == 0)),
+            "ids": [data.clips.ids[r] for r in rows], "logprobs": logprobs}
 
 
 def _toolkit_versions() -> dict:
@@ -315,7 +318,7 @@ def run_finetune(cfg: FinetuneConfig, out, *, progress: bool = True, overwrite: 
     tmp = out / "adapter.tmp"
     if tmp.exists():
         shutil.rmtree(tmp)
-    model.save_pretrained(str(tmp))
+    model.save_pretrained(str(tmp), save_embedding_layers=False)
     _write_json(tmp / PROVENANCE_FILE, result)
     if (out / "adapter").exists():
         shutil.rmtree(out / "adapter")
