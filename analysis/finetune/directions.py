@@ -136,6 +136,8 @@ def _run_cli(args) -> int:
     cos = np.array(res["cosine"])
     iu = np.triu_indices(len(res["categories"]), 1)
     for li, layer in enumerate(res["layers"]):
-        print(f"layer {layer}: mean |cos| over {len(iu[0])} pairs = {np.nanmean(np.abs(cos[li][iu])):.3f}")
+        vals = np.abs(cos[li][iu])
+        mean = f"{np.nanmean(vals):.3f}" if np.isfinite(vals).any() else "n/a (no direction)"
+        print(f"layer {layer}: mean |cos| over {len(iu[0])} pairs = {mean}")
     print(f"wrote {args.out}/alignment.json, directions.npz")
     return 0
