@@ -26,6 +26,7 @@ import vocalgrad
 
 from . import metrics
 from .clip_audio import AUDIO_MARKER, ClipAudio
+from .logit_answers import split_logit_answer
 from .parsing import classify_answer, is_exact_match
 
 log = logging.getLogger("vocalgrad")
@@ -69,6 +70,9 @@ RECORD_METRICS: tuple[str, ...] = (
     "acc_parsed", "balanced_acc", "acc_increase", "acc_decrease", "increase_ratio",
     "increase_ratio_all", "unparsed_rate", "error_rate", "exact_match_rate",
 )
+
+#: Metrics of the logit-scored answer (``scoring=logits|both``), aggregated from record codes.
+LOGIT_METRICS: tuple[str, ...] = ("acc_logit", "increase_ratio_logit")
 
 # store key -> audio-only dataset; docs point into it with "audio_ref" = "<key>#<row>".
 _AUDIO_STORES: dict[str, Any] = {}
@@ -431,16 +435,24 @@ def process_results(doc: Mapping[str, Any], results: list[Any], *, words=None) -
     The code (``gold:pred:status:exact|other[:retried]``, see
     :func:`harness_tasks.metrics.record_code`) lands in lm-eval's per-sample log next to the
     doc (clip id, tier, trajectory, ...) and the raw output. ``words``: answer vocabulary of
-    the prompt (default: benchmark.md §7).
+    the prompt (default: benchmark.md §7). An answer with a logit tag
+    (:mod:`harness_tasks.logit_answers`, ``vocalgrad-hf scoring=logits|both``) also gives
+    ``acc_logit`` and ``increase_ratio_logit`` (empty code otherwise: those metrics read nan).
     """
     raw = results[0] if results else None
+    retried = getattr(raw, "retried", False)
+    raw, logit_label, _ = split_logit_answer(raw)
     gold = doc_to_target(doc)
     pred, status = classify_answer(raw, words)
     code = metrics.record_code({"direction": gold, "pred": pred, "status": status,
-                                "exact": is_exact_match(raw, words), "retried": getattr(raw, "retried", False)})
+                                "exact": is_exact_match(raw, words), "retried": retried})
     out: dict[str, Any] = {"acc": float(pred == gold)}
     for name in RECORD_METRICS:
         out[name] = code
+    logit_code = "" if logit_label is None else metrics.record_code(
+        {"direction": gold, "pred": logit_label, "status": "parsed", "exact": True})
+    for name in LOGIT_METRICS:
+        out[name] = logit_code
     return out
 
 
@@ -496,6 +508,21 @@ agg_unparsed_rate = _agg("unparsed_rate")
 agg_error_rate = _agg("error_rate")
 agg_exact_match_rate = _agg("exact_match_rate")
 __all__ += [f"agg_{name}" for name in RECORD_METRICS]
+
+
+def _agg_logit(name: str):
+    def agg(items: list[str]) -> float:
+        codes = [c for c in items if c]
+        return metrics.metric_from_table(name, metrics.tabulate(codes)) if codes else float("nan")
+
+    agg.__name__ = f"agg_{name}_logit"
+    agg.__doc__ = f"lm-eval aggregation: ``{name}`` of the logit-scored answers (nan when there are none)."
+    return agg
+
+
+agg_acc_logit = _agg_logit("acc")
+agg_increase_ratio_logit = _agg_logit("increase_ratio")
+__all__ += [f"agg_{name}" for name in LOGIT_METRICS]
 
 
 def _agg_labels(name: str, fmt: str):

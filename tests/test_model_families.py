@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from _family_helpers import BUILDERS  # noqa: E402
+from _family_helpers import BUILDERS, PROCESSORS  # noqa: E402
 
 from harness_tasks.models.families import FAMILIES, Item, load  # noqa: E402
 
@@ -37,7 +37,9 @@ _CACHE: dict = {}
 def loaded(folder, dtype):
     key = (str(folder[1]), dtype)
     if key not in _CACHE:
-        _CACHE[key] = load(str(folder[1]), dtype=dtype, device="cpu")
+        make = PROCESSORS.get(folder[0])
+        _CACHE[key] = load(str(folder[1]), dtype=dtype, device="cpu",
+                           processor=make(folder[1]) if make else None)
     return _CACHE[key]
 
 
@@ -65,6 +67,13 @@ def test_bfloat16_and_float32_agree_in_argmax(folder):
     lp32 = loaded(folder, "float32").answer_logprobs(loaded(folder, "float32").batch(items), WORDS)
     lp16 = loaded(folder, "bfloat16").answer_logprobs(loaded(folder, "bfloat16").batch(items), WORDS)
     assert float((lp32 - lp16).abs().max()) < 0.1
+    # on more clips: every row whose fp32 top-2 margin exceeds twice the bf16 error agrees
+    many = [Item(PROMPT, [tone(i, 0.5 + 0.1 * i)]) for i in range(8)]
+    m32 = loaded(folder, "float32").logits(loaded(folder, "float32").batch(many))
+    m16 = loaded(folder, "bfloat16").logits(loaded(folder, "bfloat16").batch(many))
+    top2 = m32.topk(2, dim=-1).values
+    clear = (top2[:, 0] - top2[:, 1]) > 2 * float((m32 - m16).abs().max())
+    assert torch.equal(m32.argmax(-1)[clear], m16.argmax(-1)[clear])
 
 
 def test_left_padded_batch_of_three_equals_single_runs(folder):
@@ -124,3 +133,56 @@ def test_answer_logprobs_and_hidden_states(folder):
     hs = lm.hidden_states(b)
     n = lm.model.config.get_text_config().num_hidden_layers
     assert len(hs) == n + 1 and hs[-1].shape[:2] == b["input_ids"].shape
+
+
+def test_remote_code_checkpoint_loads_through_the_auto_classes(tmp_path):
+    from _family_helpers import build_tiny_remote_code
+
+    folder = build_tiny_remote_code(tmp_path / "remote")
+    with pytest.raises(ValueError, match="trust_remote_code"):
+        load(str(folder), device="cpu")
+    lm = load(str(folder), device="cpu", dtype="float32", trust_remote_code=True)
+    assert type(lm.model).__name__ == "TinyRemoteAudioLM"
+    assert type(lm.model).remote_marker == "loaded from modeling_tiny_remote.py"
+    assert type(lm.model).__module__ != "transformers" and "modeling_tiny_remote" in type(lm.model).__module__
+    assert lm.family == "generic"
+    a = lm.logits(lm.batch([Item(PROMPT, [tone(0)])]))
+    b = lm.logits(lm.batch([Item(PROMPT, [tone(1)])]))
+    assert float((a - b).abs().max()) > 1e-2
+    assert len(lm.generate(lm.batch([Item(PROMPT, [tone(0)])]), max_new_tokens=3)) == 1
+
+
+def test_family_detected_from_the_config(folder):
+    from transformers import AutoConfig
+
+    from harness_tasks.models.families import detect_family
+
+    name, path = folder
+    cfg = AutoConfig.from_pretrained(path)
+    assert detect_family(cfg).name == name
+    assert detect_family(cfg, "generic").name == "generic"
+    with pytest.raises(ValueError, match="unknown model family"):
+        detect_family(cfg, "nope")
+
+
+def test_voxtral_audio_goes_through_the_chat_template():
+    from harness_tasks.models.families.voxtral import Voxtral, wav_base64
+
+    y = np.sin(np.linspace(0, 100, 16000)).astype(np.float32) * 0.5
+    conv = Voxtral().conversation(Item("Q?", [(y, 16000)], audio_first=True), [y], 16000)
+    part = conv[0]["content"][0]
+    assert part["type"] == "audio" and part["base64"] == wav_base64(y, 16000) and "audio" not in part
+    import base64
+    import io
+    import wave
+
+    with wave.open(io.BytesIO(base64.b64decode(part["base64"]))) as w:
+        back = np.frombuffer(w.readframes(w.getnframes()), "<i2") / 32767.0
+        assert w.getframerate() == 16000 and w.getnchannels() == 1
+    assert np.abs(back - y).max() < 1e-4
+
+
+def test_tiny_voxtral_runs():
+    pytest.importorskip("mistral_common", reason="mistral-common (Voxtral's tokenizer) needs numpy<2.4; "
+                                                 "this project pins numpy 2.4, so the tiny Voxtral run is skipped")
+    raise AssertionError("mistral-common is installed: add a tiny Voxtral builder to tests/_family_helpers.py")

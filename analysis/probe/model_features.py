@@ -1,9 +1,9 @@
 """Model-side probe features (torch): ``pre_lm``, ``lm_audio`` and ``lm_text``.
 
-The inputs are built by the ``vocalgrad-hf`` adapter itself
-(:meth:`harness_tasks.models.hf.HFAudioLM.prepare`): same chat template, same message order
-(text then audio unless ``audio_first``), same resampling, left padding. One forward pass with
-``output_hidden_states=True`` gives ``hidden_states[0]`` (the LM's input embeddings, in which
+The inputs are built by the model layer that ``vocalgrad-hf`` uses
+(:meth:`harness_tasks.models.families.LoadedModel.batch`): same chat template, same message
+order (text then audio unless ``audio_first``), same resampling, left padding, same dtype. One
+forward pass (:meth:`~harness_tasks.models.families.LoadedModel.hidden_states`) gives ``hidden_states[0]`` (the LM's input embeddings, in which
 the processor's audio placeholder positions hold the audio encoder/projector output) and
 ``hidden_states[l]`` for every LM layer ``l`` = 1..N.
 
@@ -12,8 +12,9 @@ the processor's audio placeholder positions hold the audio encoder/projector out
 * ``lm_text`` (per layer): ``hidden_states[l]`` at the last input position (the one that
   predicts the first answer token; with left padding it is the last column for every row).
 
-Audio positions are ``input_ids == audio_token_id`` computed per row, so the shift that left
-padding introduces is accounted for. Sequences are mean-pooled into 16 segments on the device.
+Audio positions are the layer's :meth:`~harness_tasks.models.families.LoadedModel.audio_positions`
+(``input_ids == audio_token_id``, per row), so the shift that left padding introduces is
+accounted for. Sequences are mean-pooled into 16 segments on the device.
 """
 
 from __future__ import annotations
@@ -41,32 +42,20 @@ def num_lm_layers(config: Any) -> int:
 
 
 def audio_token_id(model: Any, processor: Any) -> int:
-    """Token id of the audio placeholder that the processor expands into one token per frame.
-
-    Looked up in the config (``audio_token_id``, ``audio_token_index``), then in the processor
-    (``audio_token_id``, or the id of ``processor.audio_token``).
+    """Token id of the audio placeholder that the processor expands into one token per frame
+    (the family's rule, :meth:`harness_tasks.models.families.Family.audio_token_id`).
 
     Raises
     ------
     ValueError
-        If none of these is set.
+        If the config and processor name none.
     """
-    cfg = model.config
-    for obj in (cfg, cfg.get_text_config() if hasattr(cfg, "get_text_config") else None, processor):
-        for name in ("audio_token_id", "audio_token_index"):
-            value = getattr(obj, name, None) if obj is not None else None
-            if isinstance(value, int) and value >= 0:
-                return value
-    tok_text = getattr(processor, "audio_token", None)
-    tok = getattr(processor, "tokenizer", None)
-    if tok_text and tok is not None:
-        value = tok.convert_tokens_to_ids(tok_text)
-        if isinstance(value, int) and value >= 0:
-            return value
-    raise ValueError(
-        f"{type(model).__name__}: cannot find the audio placeholder token id (config audio_token_id / "
-        f"audio_token_index, processor audio_token); the probe needs it to locate the audio positions"
-    )
+    from harness_tasks.models.families import detect_family
+
+    try:
+        return detect_family(model.config).audio_token_id(model, processor)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; the probe needs it to locate the audio positions") from None
 
 
 def pooling_matrix(mask, n_segments: int = N_SEGMENTS):
@@ -103,47 +92,43 @@ class ModelFeatures:
     model : str or PreTrainedModel
         Model folder / Hub id, or a loaded model (then pass ``processor``).
     processor : str or ProcessorMixin, optional
-    device, dtype, audio_first, system_prompt, model_class, trust_remote_code
+    device, dtype, audio_first, system_prompt, model_class, trust_remote_code, revision, family, peft
         As the ``vocalgrad-hf`` model arguments.
     """
 
     def __init__(self, model: Any, *, processor: Any = None, device: str = "auto", dtype: str = "auto",
                  audio_first: bool = False, system_prompt: str | None = None, model_class: str | None = None,
-                 trust_remote_code: bool = False) -> None:
-        from harness_tasks.models.hf import HFAudioLM
+                 trust_remote_code: bool = False, revision: str | None = None, family: str | None = None,
+                 peft: str | None = None) -> None:
+        from harness_tasks.models.families import load
 
-        self.lm = HFAudioLM(pretrained=model, processor=processor, device=device, dtype=dtype,
-                            audio_first=audio_first, system_prompt=system_prompt, model_class=model_class,
-                            trust_remote_code=trust_remote_code)
-        self.audio_token_id = audio_token_id(self.lm.model, self.lm.processor)
+        self.lm = load(model, processor=processor, device=device, dtype=dtype, model_class=model_class,
+                       trust_remote_code=trust_remote_code, revision=revision, family=family, peft=peft)
+        self.audio_first = bool(audio_first)
+        self.system_prompt = system_prompt or None
+        self.audio_token_id = self.lm.audio_token_id
         self.n_layers = num_lm_layers(self.lm.model.config)
 
     @property
     def device(self) -> str:
-        return self.lm._device
+        return self.lm.device
 
     def prepare(self, prompts: list[str], audios: list[tuple[np.ndarray, int]]):
-        """Processor outputs for a batch, built by the harness adapter (left-padded)."""
-        from harness_tasks.models.base import Query
+        """Model inputs of a batch, built by the model layer (left-padded, model dtype)."""
+        from harness_tasks.models.families import Item
 
-        queries = [Query(prompt=p, audios=[{"array": y, "sampling_rate": int(sr)}])
-                   for p, (y, sr) in zip(prompts, audios)]
-        return self.lm.prepare(queries)
+        return self.lm.batch([Item(prompt=p, audios=[(y, int(sr))], audio_first=self.audio_first,
+                                   system=self.system_prompt) for p, (y, sr) in zip(prompts, audios)])
 
     def hidden_states(self, inputs):
         """``(hidden_states, audio_mask)`` of one forward pass; ``audio_mask`` is (batch, tokens)."""
-        import torch
-
-        with torch.inference_mode():
-            out = self.lm.model(**inputs, output_hidden_states=True, use_cache=False)
-        hs = out.hidden_states
-        if hs is None or len(hs) != self.n_layers + 1:
+        hs = self.lm.hidden_states(inputs)
+        if len(hs) != self.n_layers + 1:
             raise RuntimeError(
                 f"{self.lm.name}: expected {self.n_layers + 1} hidden states (embeddings + layers), got "
-                f"{None if hs is None else len(hs)}; this architecture does not return LM hidden states "
+                f"{len(hs)}; this architecture does not return LM hidden states "
                 f"through output_hidden_states (see docs/probe.md)")
-        mask = inputs["input_ids"] == self.audio_token_id
-        return hs, mask
+        return hs, self.lm.audio_positions(inputs)
 
     def features(self, prompts: list[str], audios: list[tuple[np.ndarray, int]], *,
                  wanted: list[tuple[str, int | None]], n_segments: int = N_SEGMENTS,

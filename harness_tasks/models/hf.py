@@ -1,28 +1,43 @@
-"""``vocalgrad-hf``: transformers audio-text chat models (Qwen2-Audio, Qwen2.5-Omni, Audio
-Flamingo 3, Voxtral, Phi-4-multimodal, Gemma 3n, ...).
+"""``vocalgrad-hf``: transformers audio-text chat models, through the model layer
+(:mod:`harness_tasks.models.families`: Qwen2-Audio, Audio Flamingo 3, Qwen2.5-Omni thinker,
+Phi-4-multimodal, Granite Speech, Gemma 3n, Voxtral, remote-code checkpoints).
 
-The model's processor must carry a chat template that accepts audio content parts. For each
-clip the adapter builds one user turn ``[text, audio]`` (``audio_first=true`` flips it),
-renders it with the processor's chat template, resamples the clip to the feature extractor's
-rate (soxr, high quality), and decodes greedily with left padding. Left-padded batches give
-the same answers as single requests for models whose audio encoder does not see the padding
-(checked for Qwen2-Audio and Audio Flamingo 3).
+For each clip the adapter builds one user turn ``[text, audio]`` (``audio_first=true`` flips
+it; few-shot prompts interleave), lets the family render it with the processor's chat template,
+resamples the clip to the processor's rate (soxr HQ, mono), casts every floating input to the
+model's dtype and decodes greedily with left padding. Left-padded batches give the same answers
+as single requests for families whose audio encoder does not see the padding (Qwen2-Audio,
+AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio lengths in one batch
+(``batch_size=1`` is exact for every family).
+
+Failures: a CUDA out-of-memory error halves the batch (down to one clip); a clip that still
+fails, or whose audio cannot be decoded, becomes an error answer
+(:func:`harness_tasks.parsing.error_answer`), counted wrong, never a crash.
 
 Model arguments
 ---------------
 pretrained : str              model folder or Hub id (or a loaded ``PreTrainedModel`` from Python)
+revision : str                Hub revision (branch, tag or commit) of model and processor
 processor : str               processor folder / id if it differs from ``pretrained``
-model_class : str             transformers class name, e.g. ``Qwen2_5OmniThinkerForConditionalGeneration``
-                              (default: the checkpoint's ``architectures`` entry)
+family : str                  model family, overriding the detection (see ``families.FAMILIES``)
+model_class : str             transformers class or Auto class name (default: the family's class,
+                              the checkpoint's ``architectures`` entry, or its ``auto_map``)
+peft : str                    folder of a peft adapter loaded on top (fine-tuned models)
 dtype : str                   ``auto`` (default), ``float32``, ``bfloat16``, ``float16``
 device : str                  ``auto`` (default: cuda if available), ``cpu``, ``cuda``, ``cuda:1`` ...
 batch_size : int              clips per forward pass (default 1)
 audio_first : bool            audio before the question (default false: text, then audio); a task
                               can set it (``vocalgrad_audiofirst``), which wins
 system_prompt : str           optional system turn
-trust_remote_code : bool      passed to ``from_pretrained`` (default false)
+scoring : str                 ``generate`` (default): greedy text; ``logits``: no generation, the
+                              answer is the label whose first answer-word token has the higher
+                              next-token log-prob; ``both``: the generated text plus the logit
+                              choice (results: ``acc`` and ``acc_logit`` side by side). See
+                              :mod:`harness_tasks.logit_answers` and docs/model-layer.md
+trust_remote_code : bool      run the checkpoint's own code (``auto_map``; default false)
 attn_implementation : str     passed to ``from_pretrained``
-retry_unparsed : bool         one retry with 256 new tokens for unparsed answers (default true)
+retry_unparsed : bool         one retry with 256 new tokens for unparsed answers (default true;
+                              off with ``scoring=logits``)
 """
 
 from __future__ import annotations
@@ -31,58 +46,25 @@ import logging
 from collections import defaultdict
 from typing import Any
 
-import numpy as np
+import vocalgrad
 
-from .base import Query, VocalGradLM, as_bool, layout
+from ..logit_answers import logit_answer
+from ..parsing import error_answer
+from .base import Query, VocalGradLM, as_bool
+from .families import Item, LoadedModel, load, resolve_model_class
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["HFAudioLM", "resolve_model_class"]
+__all__ = ["HFAudioLM", "SCORING", "resolve_model_class"]
 
-_MAPPINGS = (
-    "MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES",
-    "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
-    "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES",
-    "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES",
-    "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
-)
+#: Values of the ``scoring`` model argument.
+SCORING = ("generate", "logits", "both")
 
 
-def resolve_model_class(config: Any, name: str | None = None):
-    """The transformers class to load: ``name``, else the checkpoint's architecture, else the
-    first auto-mapping that knows the model type."""
-    import transformers
-    from transformers.models.auto import modeling_auto
-
-    if name:
-        cls = getattr(transformers, name, None)
-        if cls is None:
-            raise ValueError(f"model_class={name!r} is not a transformers class")
-        return cls
-    for arch in getattr(config, "architectures", None) or []:
-        cls = getattr(transformers, arch, None)
-        if cls is not None and hasattr(cls, "generate"):
-            return cls
-    for mapping in _MAPPINGS:
-        names = getattr(modeling_auto, mapping, {})
-        if config.model_type in names:
-            return getattr(transformers, names[config.model_type])
-    raise ValueError(
-        f"cannot tell which transformers class generates text for model type {config.model_type!r}; "
-        f"pass model_class=<ClassName> in --model_args"
-    )
-
-
-def _pick_device(device: Any) -> str:
+def _is_oom(exc: BaseException) -> bool:
     import torch
 
-    dev = str(device or "auto")
-    if dev == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if dev.startswith("cuda") and not torch.cuda.is_available():
-        log.warning("vocalgrad-hf: device %s requested but CUDA is not available; using cpu", dev)
-        return "cpu"
-    return dev
+    return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
 class HFAudioLM(VocalGradLM):
@@ -95,129 +77,138 @@ class HFAudioLM(VocalGradLM):
         *,
         pretrained: Any,
         processor: Any = None,
+        revision: str | None = None,
+        family: str | None = None,
         model_class: str | None = None,
+        peft: str | None = None,
         dtype: str = "auto",
         device: Any = "auto",
         audio_first: Any = False,
         system_prompt: str | None = None,
+        scoring: str = "generate",
         trust_remote_code: Any = False,
         attn_implementation: str | None = None,
         **kwargs: Any,
     ) -> None:
-        max_batch_size = kwargs.pop("max_batch_size", None)
+        kwargs.pop("max_batch_size", None)
         kwargs.pop("device", None)
         super().__init__(**kwargs)
-        del max_batch_size
-        import torch
-        import transformers
-
+        self.scoring = str(scoring or "generate").strip().lower()
+        if self.scoring not in SCORING:
+            raise ValueError(f"scoring must be one of {', '.join(SCORING)}, got {scoring!r}")
+        if self.scoring == "logits":
+            self.retry_unparsed = False          # the answer is always one label word
         self.audio_first = as_bool(audio_first, name="audio_first")
-        self.system_prompt = system_prompt
-        trust = as_bool(trust_remote_code, name="trust_remote_code")
-        self._device = _pick_device(device)
+        self.system_prompt = system_prompt or None
+        self.lm: LoadedModel = load(pretrained, revision=revision, dtype=dtype, device=device,
+                                    trust_remote_code=as_bool(trust_remote_code, name="trust_remote_code"),
+                                    model_class=model_class, family=family, peft=peft, processor=processor,
+                                    attn_implementation=attn_implementation)
+        self.model, self.processor, self.tokenizer = self.lm.model, self.lm.processor, self.lm.tokenizer
+        self.name = self.lm.name
+        self._device = self.lm.device
+        self.target_sr = self.lm.sampling_rate
+        log.info("vocalgrad-hf: %s", self.lm.provenance())
 
-        if isinstance(pretrained, str):
-            config = transformers.AutoConfig.from_pretrained(pretrained, trust_remote_code=trust)
-            cls = resolve_model_class(config, model_class)
-            load_kw: dict[str, Any] = {"trust_remote_code": trust}
-            if dtype != "auto":
-                load_kw["dtype"] = getattr(torch, str(dtype))
-            else:
-                load_kw["dtype"] = "auto"
-            if attn_implementation:
-                load_kw["attn_implementation"] = attn_implementation
-            self.model = cls.from_pretrained(pretrained, **load_kw)
-            self.name = pretrained
-        else:
-            self.model = pretrained
-            self.name = getattr(getattr(pretrained, "config", None), "_name_or_path", type(pretrained).__name__)
-        self.model.eval().to(self._device)
-
-        if processor is None or isinstance(processor, str):
-            src = processor or (pretrained if isinstance(pretrained, str) else None)
-            if src is None:
-                raise ValueError("pass processor=... when pretrained is a loaded model")
-            processor = transformers.AutoProcessor.from_pretrained(src, trust_remote_code=trust)
-        self.processor = processor
-        if not getattr(processor, "chat_template", None):
-            raise ValueError(
-                f"{self.name}: the processor has no chat template; VocalGrad needs one that takes audio parts"
-            )
-        tok = getattr(processor, "tokenizer", None)
-        if tok is None:
-            raise ValueError(f"{self.name}: the processor has no tokenizer")
-        tok.padding_side = "left"
-        if tok.pad_token_id is None:
-            tok.pad_token = tok.eos_token
-        self.tokenizer = tok
-        fe = getattr(processor, "feature_extractor", None)
-        self.target_sr = int(getattr(fe, "sampling_rate", 16000) or 16000)
+    def identity(self) -> dict[str, Any]:
+        """What decides the answers besides the request (used by the answer log where present)."""
+        base = super().identity() if hasattr(super(), "identity") else {}
+        return {**base, "provenance": self.lm.provenance(), "scoring": self.scoring}
 
     # ------------------------------------------------------------------ inputs
-    def _audio(self, clip: Any) -> np.ndarray:
-        y, sr = clip["array"], int(clip["sampling_rate"])
-        if sr != self.target_sr:
-            import soxr
+    def item(self, q: Query) -> Item:
+        """The model-layer :class:`Item` of a query (decodes its clips)."""
+        first = self.audio_first if q.audio_first is None else q.audio_first
+        return Item(prompt=q.prompt, audios=[(a["array"], int(a["sampling_rate"])) for a in q.audios],
+                    audio_first=first, system=self.system_prompt)
 
-            y = soxr.resample(np.asarray(y, dtype=np.float32), sr, self.target_sr, quality="HQ")
-        return np.asarray(y, dtype=np.float32)
-
-    def conversation(self, prompt: str, audios: list[np.ndarray], *, audio_first: bool | None = None) -> list[dict]:
-        """The chat (one user turn) for a prompt and its decoded audio.
-
-        ``audio_first`` (None: the adapter's argument) puts the audio before the text; a prompt
-        with one :data:`~harness_tasks.clip_audio.AUDIO_MARKER` per clip interleaves them.
-        """
+    def conversation(self, prompt: str, audios: list, *, audio_first: bool | None = None) -> list[dict]:
+        """Chat turns for a prompt and its (already decoded, processor-rate) audio arrays."""
         first = self.audio_first if audio_first is None else audio_first
-        content = [{"type": "text", "text": v} if kind == "text" else {"type": "audio", "audio": v}
-                   for kind, v in layout(prompt, audios, audio_first=first)]
-        turns = []
-        if self.system_prompt:
-            turns.append({"role": "system", "content": [{"type": "text", "text": self.system_prompt}]})
-        turns.append({"role": "user", "content": content})
-        return turns
+        item = Item(prompt, [(a, self.target_sr) for a in audios], audio_first=first, system=self.system_prompt)
+        return self.lm.conversation(item)
 
     def prepare(self, queries: list[Query]):
-        """Processor outputs (left-padded tensors on the model's device) for a batch."""
-        audios = [[self._audio(a) for a in q.audios] for q in queries]
-        convs = [self.conversation(q.prompt, a, audio_first=q.audio_first) for q, a in zip(queries, audios)]
-        texts = self.processor.apply_chat_template(convs, tokenize=False, add_generation_prompt=True)
-        flat = [a for group in audios for a in group]
-        kw: dict[str, Any] = {"text": texts, "return_tensors": "pt",
-                              "text_kwargs": {"padding": True, "padding_side": "left"}}
-        if flat:
-            kw.update(audio=flat, sampling_rate=self.target_sr)
-        inputs = self.processor(**kw)
-        return inputs.to(self._device)
+        """Model inputs of a batch (left-padded, model dtype, on the device)."""
+        return self.lm.batch([self.item(q) for q in queries])
 
     def first_token_logits(self, queries: list[Query]):
         """Next-token logits at the last prompt position, shape (batch, vocab) (float32, cpu)."""
-        import torch
+        return self.lm.logits(self.prepare(queries))
 
-        inputs = self.prepare(queries)
-        with torch.inference_mode():
-            out = self.model(**inputs)
-        return out.logits[:, -1, :].float().cpu()
-
-    # ------------------------------------------------------------------ generation
+    # ------------------------------------------------------------------ answers
     def answer(self, queries: list[Query]) -> list[str]:
+        out: list[str | None] = [None] * len(queries)
+        items: dict[int, Item] = {}
+        for i, q in enumerate(queries):
+            try:
+                items[i] = self.item(q)
+            except Exception as exc:  # undecodable clip: this clip only
+                log.warning("vocalgrad-hf: clip %s cannot be decoded: %s: %s", q.clip_id, type(exc).__name__, exc)
+                out[i] = error_answer(f"{q.clip_id}: audio decode failed: {type(exc).__name__}: {exc}")
+        by_budget: dict[int, list[int]] = defaultdict(list)
+        for i in items:
+            by_budget[queries[i].max_new_tokens].append(i)
+        for budget, idx in by_budget.items():
+            for i, text in zip(idx, self._answer_items(idx, [items[i] for i in idx], queries, budget)):
+                out[i] = text
+        return [str(a) for a in out]
+
+    def _answer_items(self, idx: list[int], items: list[Item], queries: list[Query], budget: int) -> list[str]:
+        """Answers of one batch; CUDA OOM halves it, a single clip that still fails gets an error answer."""
+        try:
+            return self._score(items, [queries[i] for i in idx], budget)
+        except Exception as exc:
+            if not _is_oom(exc):
+                if len(items) > 1:
+                    raise
+                return [error_answer(f"{queries[idx[0]].clip_id}: {type(exc).__name__}: {exc}")]
+            self._free_memory()
+            if len(items) == 1:
+                log.warning("vocalgrad-hf: clip %s is out of memory even alone", queries[idx[0]].clip_id)
+                return [error_answer(f"{queries[idx[0]].clip_id}: CUDA out of memory at batch size 1")]
+            half = len(items) // 2
+            log.warning("vocalgrad-hf: out of memory at batch %d; retrying in halves", len(items))
+            return (self._answer_items(idx[:half], items[:half], queries, budget)
+                    + self._answer_items(idx[half:], items[half:], queries, budget))
+
+    @staticmethod
+    def _free_memory() -> None:
+        import gc
+
         import torch
 
-        out: list[str] = [""] * len(queries)
-        by_budget: dict[int, list[int]] = defaultdict(list)
-        for i, q in enumerate(queries):
-            by_budget[q.max_new_tokens].append(i)
-        for budget, idx in by_budget.items():
-            batch = [queries[i] for i in idx]
-            inputs = self.prepare(batch)
-            with torch.inference_mode():
-                gen = self.model.generate(**inputs, max_new_tokens=budget, do_sample=False,
-                                          pad_token_id=self.tokenizer.pad_token_id)
-            new = gen[:, inputs["input_ids"].shape[1]:]
-            texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-            for i, q, text in zip(idx, batch, texts):
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def _score(self, items: list[Item], queries: list[Query], budget: int) -> list[str]:
+        batch = self.lm.batch(items)
+        texts = [""] * len(items)
+        if self.scoring != "logits":
+            texts = self.lm.generate(batch, max_new_tokens=budget)
+            for j, q in enumerate(queries):
                 for stop in q.gen_kwargs.get("until") or []:
                     if stop:
-                        text = text.split(stop)[0]
-                out[i] = text
+                        texts[j] = texts[j].split(stop)[0]
+        if self.scoring == "generate":
+            return texts
+        return self._with_logit_choice(batch, queries, texts)
+
+    def _with_logit_choice(self, batch, queries: list[Query], texts: list[str]) -> list[str]:
+        """Add the logit tag (label of the highest first-token log-prob) to each answer."""
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        for j, q in enumerate(queries):
+            words = q.answer_words or {d: (d,) for d in vocalgrad.DIRECTIONS}
+            groups[tuple((label, tuple(ws)) for label, ws in words.items())].append(j)
+        out = list(texts)
+        logits = self.lm.logits(batch)                       # one forward pass for every group
+        for words, rows in groups.items():
+            labels = [label for label, _ in words]
+            lp = self.lm.answer_logprobs(batch, [ws[0] for _, ws in words], logits=logits)
+            for j in rows:
+                scores = {label: float(lp[j, k]) for k, label in enumerate(labels)}
+                best = max(labels, key=lambda lab: scores[lab])
+                text = dict(words)[best][0] if self.scoring == "logits" else texts[j]
+                out[j] = logit_answer(best, scores, text=text)
         return out

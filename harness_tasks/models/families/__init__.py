@@ -40,9 +40,13 @@ from typing import Any
 
 from .audioflamingo3 import AudioFlamingo3
 from .base import AudioInfo, Family, Item, LoadedModel, as_item, prepare_audio, resolve_model_class
+from .gemma3n import Gemma3n
 from .generic import Generic
+from .granite_speech import GraniteSpeech
+from .phi4mm import Phi4Multimodal
 from .qwen2_5_omni import Qwen25Omni
 from .qwen2_audio import Qwen2Audio
+from .voxtral import Voxtral
 
 log = logging.getLogger("vocalgrad")
 
@@ -62,7 +66,8 @@ def register(family: Family) -> Family:
     return family
 
 
-for _f in (Qwen2Audio(), AudioFlamingo3(), Qwen25Omni(), Generic()):
+for _f in (Qwen2Audio(), AudioFlamingo3(), Qwen25Omni(), Voxtral(), Gemma3n(), Phi4Multimodal(), GraniteSpeech(),
+           Generic()):
     register(_f)
 
 

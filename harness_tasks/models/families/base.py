@@ -198,6 +198,19 @@ class Family:
             kw.update(audio=flat, sampling_rate=lm.sampling_rate)
         return lm.processor(**kw)
 
+    def build(self, lm: "LoadedModel", items: list[Item], audios: list[list[np.ndarray]]):
+        """Processor outputs of a batch and, for items with targets, the number of target tokens
+        at the end of each row (None without targets)."""
+        convs = [self.conversation(it, a, lm.sampling_rate) for it, a in zip(items, audios)]
+        texts = self.render(lm, convs)
+        n_target = None
+        if items[0].target is not None:
+            end = self.end_of_answer(lm)
+            full = [t + it.target + end for t, it in zip(texts, items)]
+            n_target = [lm._n_tokens(f) - lm._n_tokens(t) for f, t in zip(full, texts)]
+            texts = full
+        return self.encode(lm, texts, audios, convs), n_target
+
     # ------------------------------------------------------------------ positions
     def audio_token_id(self, model: Any, processor: Any) -> int:
         """Id of the placeholder that the processor expands into one token per audio frame."""
@@ -293,16 +306,7 @@ class LoadedModel:
                 infos.append(info)
             audios.append(group)
         self.last_audio = infos
-        fam = self._family
-        convs = [fam.conversation(it, a, self.sampling_rate) for it, a in zip(items, audios)]
-        texts = fam.render(self, convs)
-        n_target = None
-        if all(with_target):
-            end = fam.end_of_answer(self)
-            full = [t + it.target + end for t, it in zip(texts, items)]
-            n_target = [self._n_tokens(f) - self._n_tokens(t) for f, t in zip(full, texts)]
-            texts = full
-        enc = fam.encode(self, texts, audios, convs)
+        enc, n_target = self._family.build(self, items, audios)
         for key in list(enc.keys()):
             value = enc[key]
             if isinstance(value, torch.Tensor):
@@ -365,11 +369,12 @@ class LoadedModel:
                 ids.append(toks[0])
         return ids
 
-    def answer_logprobs(self, batch, words: Sequence[str]):
+    def answer_logprobs(self, batch, words: Sequence[str], *, logits=None):
         """(batch, len(words)) next-token log-probability of each word's first token.
 
         The max over the tokenizer's with/without-leading-space variants of the word
-        (:meth:`word_token_ids`). Raises if two words share their first token.
+        (:meth:`word_token_ids`). Raises if two words share their first token. ``logits``:
+        the batch's :meth:`logits` if already computed.
         """
         import torch
 
@@ -379,7 +384,7 @@ class LoadedModel:
                 if set(ids[i]) & set(ids[j]):
                     raise ValueError(f"answer words {words[j]!r} and {words[i]!r} share a first token; "
                                      f"logit scoring cannot tell them apart with this tokenizer")
-        lp = torch.log_softmax(self.logits(batch), dim=-1)
+        lp = torch.log_softmax(self.logits(batch) if logits is None else logits.float(), dim=-1)
         return torch.stack([lp[:, v].max(dim=1).values for v in ids], dim=1)
 
     def hidden_states(self, batch) -> tuple:
