@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "analysis.finetune",
     "analysis.finetune.directions",
     "analysis.finetune.transfer",
+    "analysis.finetune.report",
 )
 
 
