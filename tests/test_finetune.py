@@ -135,3 +135,33 @@ def test_cli_lm_head_only_trains_only_the_head(tiny, tmp_path, capsys):
     assert res["steps"] == 8 and res["lora"]["target_modules"] == ["lm_head"]
     assert main(["finetune", "--model", "x", "--data", str(tmp_path / "nope"), "--category", "volume",
                  "--out", str(tmp_path / "o")]) == 2
+
+
+def test_two_cpu_processes_average_gradients_like_one_process(tiny, tmp_path):
+    """torchrun, 2 processes (gloo): each takes every 2nd clip; with gradient averaging, 2 processes x
+    grad-accum 2 equal 1 process x grad-accum 4 on the same clips (dropout off)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("torchrun") is None:
+        pytest.skip("torchrun not on PATH")
+    common = ["--model", str(tiny["qwen2_audio"]), "--data", str(tiny["hub"]), "--category", "volume",
+              "--scope", "all_linear", "--device", "cpu", "--max-train", "8", "--max-val", "2", "--lora-dropout", "0",
+              "--lr", "1e-2", "--quiet"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    ddp = subprocess.run(["torchrun", "--standalone", "--nproc_per_node", "2", "-m", "generation.cli", "finetune",
+                          *common, "--grad-accum", "2", "--out", str(tmp_path / "ddp")],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert ddp.returncode == 0, ddp.stderr[-2000:]
+    one = subprocess.run([sys.executable, "-m", "generation.cli", "finetune", *common, "--grad-accum", "4",
+                          "--out", str(tmp_path / "one")], env=env, capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr[-2000:]
+    r2 = json.loads((tmp_path / "ddp" / "finetune.json").read_text())
+    r1 = json.loads((tmp_path / "one" / "finetune.json").read_text())
+    assert (r2["processes"], r2["steps"], r1["processes"], r1["steps"]) == (2, 2, 1, 2)
+    a, b = _adapter_tensors(tmp_path / "ddp"), _adapter_tensors(tmp_path / "one")
+    assert a.keys() == b.keys()
+    assert max(float((a[k] - b[k]).abs().max()) for k in a) < 1e-5
+    assert max(float(b[k].abs().max()) for k in b if "lora_B" in k) > 1e-3          # it did train

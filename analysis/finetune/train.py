@@ -277,7 +277,7 @@ def run_finetune(cfg: FinetuneConfig, out, *, progress: bool = True, overwrite: 
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 state["step"] += 1
-                state["history"].append({"step": state["step"], "epoch": epoch + 1, "clips": pos,
+                state["history"].append({"step": state["step"], "epoch": epoch + 1, "clips": pos * world,
                                          "loss": float(np.mean(losses))})
                 bar.set_postfix(loss=f"{np.mean(losses):.4f}", step=state["step"])
                 losses, micro = [], 0
