@@ -165,3 +165,26 @@ def test_two_cpu_processes_average_gradients_like_one_process(tiny, tmp_path):
     assert a.keys() == b.keys()
     assert max(float((a[k] - b[k]).abs().max()) for k in a) < 1e-5
     assert max(float(b[k].abs().max()) for k in b if "lora_B" in k) > 1e-3          # it did train
+
+
+def test_probe_with_adapter_uses_the_adapted_model(tiny, tmp_path):
+    from generation.cli import main
+
+    run = tmp_path / "run"
+    res = run_finetune(_cfg(tiny, scope="all_linear", learning_rate=1e-2, grad_accum=1, max_train=6, max_val=2),
+                       run, progress=False)
+    assert res["steps"] == 6
+    common = ["probe", "--model", str(tiny["qwen2_audio"]), "--data", str(tiny["hub"]), "--categories", "volume",
+              "--stages", "lm_text", "--layers", "2", "--epochs", "3", "--device", "cpu", "--no-plots", "--quiet",
+              "--cache", str(tmp_path / "cache")]
+    assert main(common + ["--out", str(tmp_path / "pb")]) == 0
+    assert main(common + ["--adapter", str(run / "adapter"), "--out", str(tmp_path / "pa")]) == 0
+    caches = sorted(p for p in (tmp_path / "cache").iterdir() if p.name.startswith("model-"))
+    assert len(caches) == 2                                     # the adapter is part of the cache key
+    feats = []
+    for c in caches:
+        files = sorted(f for f in c.rglob("*.npy") if "lm_text" in f.name or "lm_text" in str(f.parent))
+        assert files, list(c.rglob("*"))
+        feats.append(np.load(files[0]))
+    assert feats[0].shape == feats[1].shape and np.abs(feats[0] - feats[1]).max() > 1e-4
+    assert main(common + ["--adapter", str(tmp_path), "--out", str(tmp_path / "px")]) == 2

@@ -59,8 +59,9 @@ def _model_from_args(args: str) -> str | None:
     return None
 
 
-def load_run(path) -> Run:
-    """Read one RUN folder (see the module docstring).
+def load_run(path, *, metric: str = "acc") -> Run:
+    """Read one RUN folder (see the module docstring); ``metric`` is the lm-eval metric read per
+    category (``acc``: generated answers; ``acc_logit``: the answer-logit choice of ``scoring=both``).
 
     Raises
     ------
@@ -83,8 +84,8 @@ def load_run(path) -> Run:
         for ev in evs:
             for cat in ev.categories:
                 m = ev.task_metrics.get(cat, {})
-                if "acc" in m:
-                    run.acc[cat] = float(m["acc"])
+                if metric in m:
+                    run.acc[cat] = float(m[metric])
             run.model = run.model or _model_from_args(ev.model_args)
     if (path / "probe" / "probe.csv").is_file():
         with open(path / "probe" / "probe.csv", newline="") as f:
@@ -252,23 +253,24 @@ def plot_alignment(aligns: list[dict], layer: int, path: Path) -> Path | None:
 
 
 # ---------------------------------------------------------------------------------- report
-def build_finetune_report(paths, out, *, align_layer: int | None = None) -> dict:
+def build_finetune_report(paths, out, *, align_layer: int | None = None, metric: str = "acc") -> dict:
     """Read the RUN folders and write ``finetune_report.md`` / ``.json`` and the PNGs to ``out``."""
     from .transfer import transfer_markdown
 
-    all_runs = [load_run(p) for p in paths]
+    all_runs = [load_run(p, metric=metric) for p in paths]
     bases = [r for r in all_runs if r.is_base]
     runs = [r for r in all_runs if not r.is_base]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     md = ["# Fine-tuning study", "", f"Runs: {len(runs)} adapted, {len(bases)} base "
           f"({', '.join(str(r.path) for r in all_runs)}).", ""]
-    files, data = [], {"runs": [{"path": str(r.path), "label": r.label, "model": r.model} for r in all_runs]}
+    files, data = [], {"metric": metric,
+                       "runs": [{"path": str(r.path), "label": r.label, "model": r.model} for r in all_runs]}
 
     rows = in_domain(runs, bases)
     data["in_domain"] = rows
     md += ["## In-domain accuracy (Table 4 layout)", "",
-           "Test accuracy (%) on the trained category and the mean over the other categories, base vs adapted; "
+           f"Test accuracy (%, lm-eval metric `{metric}`) on the trained category and the mean over the other categories, base vs adapted; "
            "validation accuracy by answer logits before/after training.", ""]
     md += _table(["model", "scope", "trained on", "base", "adapted", "Δ", "others base", "others adapted",
                   "val before", "val after", "trainable params"],
@@ -362,12 +364,14 @@ def register_cli(subparsers) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (adapted and base)")
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--align-layer", type=int, help="layer of the alignment heat map (default: the last shared)")
+    p.add_argument("--metric", default="acc", help="lm-eval metric per category: acc (generated answers, "
+                   "default) or acc_logit (answer logits, vocalgrad-hf scoring=both|logits)")
     p.set_defaults(func=_run_cli)
 
 
 def _run_cli(args) -> int:
     try:
-        res = build_finetune_report(args.runs, args.out, align_layer=args.align_layer)
+        res = build_finetune_report(args.runs, args.out, align_layer=args.align_layer, metric=args.metric)
     except (ValueError, FileNotFoundError) as exc:
         print(f"vocalgrad finetune-report: {exc}", file=sys.stderr)
         return 2
