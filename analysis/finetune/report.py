@@ -171,6 +171,26 @@ def probe_curves(run: Run, stage: str = "lm_text") -> dict[str, list[tuple[int, 
     return {c: sorted(v) for c, v in out.items()}
 
 
+def table4(mats: dict) -> list[str]:
+    """Markdown rows: scope x model, one column per category = in-domain accuracy (diagonal)."""
+    keyed = []
+    for key, m in mats.items():
+        model, scope = key.rsplit(" / ", 1)
+        keyed.append((scope, model, np.diagonal(m["acc"])))
+    order = {"lm_head_only": 0, "all_linear": 1}
+    keyed.sort(key=lambda t: (order.get(t[0], 2), t[0], t[1]))
+    rows = []
+    for scope, model, diag in keyed:
+        same = [d for s, _, d in keyed if s == scope]
+        best = np.nanmax(np.stack(same), axis=0) if any(np.isfinite(d).any() for d in same) else diag
+        cells = []
+        for j, v in enumerate(diag):
+            cell = _pct(float(v)) if np.isfinite(v) else "–"
+            cells.append(f"**{cell}**" if np.isfinite(v) and len(same) > 1 and v == best[j] else cell)
+        rows.append([scope, model] + cells)
+    return _table(["scope", "model"] + CATS, rows)
+
+
 # ---------------------------------------------------------------------------------- figures
 def _plt():
     import matplotlib
@@ -269,9 +289,13 @@ def build_finetune_report(paths, out, *, align_layer: int | None = None, metric:
 
     rows = in_domain(runs, bases)
     data["in_domain"] = rows
+    mats = transfer_matrices(runs, bases)
     md += ["## In-domain accuracy (Table 4 layout)", "",
-           f"Test accuracy (%, lm-eval metric `{metric}`) on the trained category and the mean over the other categories, base vs adapted; "
-           "validation accuracy by answer logits before/after training.", ""]
+           f"Test accuracy (%, lm-eval metric `{metric}`) of the adapter trained on a category, on that category "
+           "(the diagonal of the train → test matrix); best per scope and category in bold.", ""]
+    md += table4(mats) + [""]
+    md += ["Per run: base vs adapted on the trained category, mean over the other categories, validation "
+           "accuracy by answer logits before/after training.", ""]
     md += _table(["model", "scope", "trained on", "base", "adapted", "Δ", "others base", "others adapted",
                   "val before", "val after", "trainable params"],
                  [[r["model"], r["scope"], r["category"], _pct(r["base"]), _pct(r["adapted"]),
@@ -279,7 +303,6 @@ def build_finetune_report(paths, out, *, align_layer: int | None = None, metric:
                    _pct(r["base_other"]), _pct(r["adapted_other"]), _pct(r["val_before"]), _pct(r["val_after"]),
                    f"{r['trainable_parameters']:,}"] for r in rows]) + [""]
 
-    mats = transfer_matrices(runs, bases)
     data["transfer_matrix"] = {k: {"delta": v["delta"].tolist(), "acc": v["acc"].tolist(), "categories": CATS}
                                for k, v in mats.items()}
     if mats:
