@@ -83,7 +83,7 @@ def test_report_tables_and_figures(runs, tmp_path):
     assert np.nansum(np.abs(m)) == pytest.approx(1.0)
     assert np.isfinite(m[vi]).all() and np.isnan(np.delete(m, vi, axis=0)).all()    # only the volume row
     md = (out / "finetune_report.md").read_text()
-    assert "| tiny | all_linear | volume | 50.0 | 100.0 | +50.0 |" in md
+    assert "| tiny | all_linear | paper | volume | 50.0 | 100.0 | +50.0 |" in md
     assert "| all_linear | tiny | – | – | 100.0 | – | – | – | – | – | – |" in md          # Table 4: the diagonal
     assert "| base | 0.067 | 0.067 | 0.067 | 0.067 |" in md           # pairs 0.2, 0, 0 at both layers
     assert "| vol_all | 0.267 | 0.267 | 0.267 | 0.267 |" in md

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import warnings
 import math
 import os
 import sys
@@ -51,6 +52,27 @@ class Run:
     def is_base(self) -> bool:
         return self.training is None
 
+    @property
+    def variant(self) -> str:
+        """Training settings that differ from the paper's defaults (``""`` for the protocol run)."""
+        if not self.training:
+            return ""
+        from .config import FinetuneConfig
+
+        d = FinetuneConfig(model="", data="", category="").to_dict()
+        keys = ("include_audio_encoder", "learning_rate", "epochs", "batch_size", "grad_accum", "lora_r",
+                "lora_alpha", "lora_dropout", "weight_decay", "max_grad_norm", "val_fraction", "seed", "max_train",
+                "audio_first", "system_prompt")
+        got = self.training.get("settings", {})
+        diff = [f"{k}={got[k]}" for k in keys if k in got and got[k] != d[k]]
+        return ", ".join(diff)
+
+    @property
+    def key(self) -> str:
+        """``model / scope [variant]``: runs with one key form one train → test matrix."""
+        v = f" [{self.variant}]" if self.variant else ""
+        return f"{_model_name(self.model)} / {self.scope}{v}"
+
 
 def _model_from_args(args: str) -> str | None:
     for part in (args or "").split(","):
@@ -76,7 +98,7 @@ def load_run(path, *, metric: str = "acc") -> Run:
     if training:
         run.model = training["base_model"]["model"]
         run.scope, run.category = training["lora"]["scope"], training["data"]["category"]
-        run.label = f"{run.scope} / {run.category}"
+        run.label = f"{run.scope} / {run.category}" + (f" [{run.variant}]" if run.variant else "")
     if (path / "eval").is_dir():
         from analysis.report.loading import load_evaluations
 
@@ -135,7 +157,7 @@ def in_domain(runs: list[Run], bases: list[Run]) -> list[dict]:
         bacc = b.acc if b else {}
         others = [c for c in CATS if c != r.category and c in r.acc]
         rows.append({
-            "model": _model_name(r.model), "scope": r.scope, "category": r.category,
+            "model": _model_name(r.model), "scope": r.scope, "variant": r.variant, "category": r.category,
             "base": bacc.get(r.category), "adapted": r.acc.get(r.category),
             "base_other": _mean([bacc.get(c) for c in others]) if bacc else math.nan,
             "adapted_other": _mean([r.acc[c] for c in others]),
@@ -149,9 +171,8 @@ def transfer_matrices(runs: list[Run], bases: list[Run]) -> dict:
     """Per (model, scope): 9 x 9 matrix of adapted - base accuracy (train category x test category)."""
     out = {}
     for r in runs:
-        key = f"{_model_name(r.model)} / {r.scope}"
-        m = out.setdefault(key, {"delta": np.full((len(CATS), len(CATS)), np.nan),
-                                 "acc": np.full((len(CATS), len(CATS)), np.nan)})
+        m = out.setdefault(r.key, {"delta": np.full((len(CATS), len(CATS)), np.nan),
+                                   "acc": np.full((len(CATS), len(CATS)), np.nan)})
         b = _base_for(r, bases)
         i = CATS.index(r.category)
         for j, c in enumerate(CATS):
@@ -175,14 +196,16 @@ def table4(mats: dict) -> list[str]:
     """Markdown rows: scope x model, one column per category = in-domain accuracy (diagonal)."""
     keyed = []
     for key, m in mats.items():
-        model, scope = key.rsplit(" / ", 1)
+        model, scope = key.split(" / ", 1)
         keyed.append((scope, model, np.diagonal(m["acc"])))
     order = {"lm_head_only": 0, "all_linear": 1}
-    keyed.sort(key=lambda t: (order.get(t[0], 2), t[0], t[1]))
+    keyed.sort(key=lambda t: (order.get(t[0].split(" [")[0], 2), t[0], t[1]))
     rows = []
     for scope, model, diag in keyed:
         same = [d for s, _, d in keyed if s == scope]
-        best = np.nanmax(np.stack(same), axis=0) if any(np.isfinite(d).any() for d in same) else diag
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            best = np.nanmax(np.stack(same), axis=0)
         cells = []
         for j, v in enumerate(diag):
             cell = _pct(float(v)) if np.isfinite(v) else "–"
@@ -209,12 +232,20 @@ def _save(fig, path: Path) -> Path:
 
 
 def plot_matrices(mats: dict, path: Path) -> Path:
+    import textwrap
+
     plt = _plt()
     n = len(mats)
-    fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 4.6), squeeze=False)
-    for ax, (key, m) in zip(axes[0], mats.items()):
+    cols = min(n, 2)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 5.6 * rows), squeeze=False)
+    fig.subplots_adjust(hspace=0.55, wspace=0.35)
+    finite = [np.abs(100 * m["delta"][np.isfinite(m["delta"])]) for m in mats.values()]
+    lim = max([5.0] + [float(f.max()) for f in finite if f.size])          # one colour scale for all panels
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    for ax, (key, m) in zip(axes.flat, mats.items()):
         d = 100 * m["delta"]
-        lim = max(5.0, float(np.nanmax(np.abs(d)))) if np.isfinite(d).any() else 5.0
         im = ax.imshow(d, cmap="RdBu_r", vmin=-lim, vmax=lim)
         for i in range(len(CATS)):
             for j in range(len(CATS)):
@@ -224,7 +255,7 @@ def plot_matrices(mats: dict, path: Path) -> Path:
         ax.set_yticks(range(len(CATS)), CATS, fontsize=8)
         ax.set_xlabel("test category")
         ax.set_ylabel("trained on")
-        ax.set_title(f"{key}: accuracy change (pp)", fontsize=9)
+        ax.set_title(textwrap.fill(f"{key}: accuracy change (pp)", 50), fontsize=9)
         fig.colorbar(im, ax=ax, shrink=0.8)
     return _save(fig, path)
 
@@ -246,18 +277,32 @@ def plot_probes(base: Run | None, runs: list[Run], path: Path) -> Path | None:
         ax.axhline(50, color="#c0392b", lw=0.8, ls=":")
         ax.set_title(cat, fontsize=9)
         ax.set_xlabel("LM layer")
-    axes[0][0].set_ylabel("probe balanced acc. (%), last position")
-    axes[0][-1].legend(fontsize=7)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    axes[0][0].set_ylabel("probe balanced acc. (%)\nlast input position")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][1:]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=7, ncol=1, frameon=False)
     return _save(fig, path)
 
 
 def plot_alignment(aligns: list[dict], layer: int, path: Path) -> Path | None:
+    import textwrap
+
     aligns = [a for a in aligns if layer in a["layers"]]
     if not aligns:
         return None
     plt = _plt()
-    fig, axes = plt.subplots(1, len(aligns), figsize=(4.6 * len(aligns), 4.2), squeeze=False)
-    for ax, a in zip(axes[0], aligns):
+    cols = min(len(aligns), 3)
+    rows = -(-len(aligns) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 4.8 * rows), squeeze=False)
+    fig.subplots_adjust(hspace=0.5, wspace=0.4)
+    for ax in axes.flat[len(aligns):]:
+        ax.axis("off")
+    for ax, a in zip(axes.flat, aligns):
         cos = np.array(a["cosine"], dtype=float)[a["layers"].index(layer)]
         im = ax.imshow(cos, cmap="RdBu_r", vmin=-1, vmax=1)
         cats = a["categories"]
@@ -267,8 +312,8 @@ def plot_alignment(aligns: list[dict], layer: int, path: Path) -> Path | None:
                     ax.text(j, i, f"{cos[i, j]:.2f}", ha="center", va="center", fontsize=6)
         ax.set_xticks(range(len(cats)), cats, rotation=60, fontsize=8)
         ax.set_yticks(range(len(cats)), cats, fontsize=8)
-        ax.set_title(f"{a['label']}: cosine, layer {layer}", fontsize=9)
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
+        ax.set_title(textwrap.fill(f"{a['label']}: cosine, layer {layer}", 40), fontsize=9)
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8)
     return _save(fig, path)
 
 
@@ -296,9 +341,9 @@ def build_finetune_report(paths, out, *, align_layer: int | None = None, metric:
     md += table4(mats) + [""]
     md += ["Per run: base vs adapted on the trained category, mean over the other categories, validation "
            "accuracy by answer logits before/after training.", ""]
-    md += _table(["model", "scope", "trained on", "base", "adapted", "Δ", "others base", "others adapted",
+    md += _table(["model", "scope", "settings", "trained on", "base", "adapted", "Δ", "others base", "others adapted",
                   "val before", "val after", "trainable params"],
-                 [[r["model"], r["scope"], r["category"], _pct(r["base"]), _pct(r["adapted"]),
+                 [[r["model"], r["scope"], r["variant"] or "paper", r["category"], _pct(r["base"]), _pct(r["adapted"]),
                    "–" if r["base"] is None or r["adapted"] is None else f"{100 * (r['adapted'] - r['base']):+.1f}",
                    _pct(r["base_other"]), _pct(r["adapted_other"]), _pct(r["val_before"]), _pct(r["val_after"]),
                    f"{r['trainable_parameters']:,}"] for r in rows]) + [""]
