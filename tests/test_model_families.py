@@ -186,3 +186,57 @@ def test_tiny_voxtral_runs():
     pytest.importorskip("mistral_common", reason="mistral-common (Voxtral's tokenizer) needs numpy<2.4; "
                                                  "this project pins numpy 2.4, so the tiny Voxtral run is skipped")
     raise AssertionError("mistral-common is installed: add a tiny Voxtral builder to tests/_family_helpers.py")
+
+
+def test_tiny_gemma3n_runs():
+    pytest.importorskip("timm", reason="a tiny Gemma 3n needs timm for its vision tower (timm needs torchvision, "
+                                       "whose registry builds are CUDA-only here); the gemma3n family is untested")
+    raise AssertionError("timm is installed: add a tiny Gemma 3n builder to tests/_family_helpers.py")
+
+
+@pytest.mark.parametrize("audio_first", [False, True])
+def test_prompt_order_text_first_by_default_audio_first_flips_it(folder, audio_first):
+    lm = loaded(folder, "float32")
+    b = lm.batch([Item("QUESTION", [tone(0)], audio_first=audio_first, system="SYSTEM")])
+    ids = b["input_ids"][0]
+    first_audio = int(lm.audio_positions(b)[0].int().argmax())
+    before = lm.tokenizer.decode(ids[:first_audio], skip_special_tokens=True)
+    after = lm.tokenizer.decode(ids[first_audio:], skip_special_tokens=True)
+    assert "SYSTEM" in before
+    assert ("QUESTION" in before) != audio_first and ("QUESTION" in after) == audio_first
+
+
+def test_phi4_speech_adapter_is_loaded_and_active(tmp_path, caplog):
+    from _family_helpers import build_tiny_phi4_multimodal, phi4_processor
+    from peft import LoraConfig, get_peft_model
+    from transformers import Phi4MultimodalForCausalLM
+
+    folder = build_tiny_phi4_multimodal(tmp_path / "phi4")
+    proc = phi4_processor(folder)
+    with caplog.at_level(logging.WARNING, logger="vocalgrad"):
+        plain = load(str(folder), processor=proc, device="cpu", dtype="float32")
+    assert "no speech-lora/ adapter" in caplog.text
+    lora = get_peft_model(Phi4MultimodalForCausalLM.from_pretrained(folder),
+                          LoraConfig(r=2, target_modules=["qkv_proj"], init_lora_weights=False))
+    lora.save_pretrained(tmp_path / "speech")
+    (tmp_path / "speech").rename(folder / "speech-lora")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="vocalgrad"):
+        speech = load(str(folder), processor=proc, device="cpu", dtype="float32")
+    assert "merged the speech-lora adapter" in caplog.text
+    item = [Item(PROMPT, [tone(0)])]
+    with_adapter = speech.logits(speech.batch(item))
+    assert float((plain.logits(plain.batch(item)) - with_adapter).abs().max()) > 1e-3
+    with torch.inference_mode():                    # the same as running the peft model itself
+        ref = lora.eval()(**plain.batch(item)).logits[:, -1].float()
+    assert float((ref - with_adapter).abs().max()) < 1e-4
+
+
+def test_granite_turns_are_strings_with_the_audio_placeholder():
+    from harness_tasks.models.families.granite_speech import GraniteSpeech
+
+    y = tone(0)[0]
+    conv = GraniteSpeech().conversation(Item("Q?", [(y, 16000)], system="S"), [y], 16000)
+    assert conv == [{"role": "system", "content": "S"}, {"role": "user", "content": "Q?<|audio|>"}]
+    conv = GraniteSpeech().conversation(Item("Q?", [(y, 16000)], audio_first=True), [y], 16000)
+    assert conv == [{"role": "user", "content": "<|audio|>Q?"}]

@@ -138,6 +138,17 @@ def test_cuda_oom_halves_the_batch_then_gives_error_answers(model_dir, monkeypat
     assert all(is_error_answer(a) and "out of memory" in a for a in out)
     assert classify_answer(out[0]) == (None, "error")
 
+    def one_bad_clip(batch, **kw):            # any other failure: isolated to the clip that causes it
+        if bad_n in lm.lm.audio_positions(batch).sum(1).tolist():
+            raise RuntimeError("shape mismatch in the audio projector")
+        return real(batch, **kw)
+
+    bad = Req(clip(9, seconds=1.6))
+    bad_n = int(lm.lm.audio_positions(lm.prepare([lm._to_query(0, bad)])).sum())
+    monkeypatch.setattr(lm.lm, "generate", one_bad_clip)
+    out = lm.generate_until(reqs[:3] + [bad], disable_tqdm=True)
+    assert list(out[:3]) == list(expected[:3]) and is_error_answer(out[3]) and "projector" in out[3]
+
 
 def test_undecodable_clip_becomes_an_error_answer(model_dir):
     class Broken(dict):
@@ -165,6 +176,8 @@ def test_peft_adapter_system_prompt_and_provenance(model_dir, tmp_path):
     q = [Query(PROMPT, [clip(0)])]
     assert float((plain.first_token_logits(q) - tuned.first_token_logits(q)).abs().max()) > 1e-3
     assert tuned.lm.provenance()["peft"] == str(tmp_path / "adapter")
+    pinned = hf(model_dir, dtype="float32", revision="main")
+    assert pinned.lm.provenance()["revision"] == "main" and pinned.identity()["provenance"]["revision"] == "main"
     sys_lm = hf(model_dir, dtype="float32", system_prompt="You are a careful listener.")
     ids = sys_lm.prepare(q)["input_ids"][0]
     assert "You are a careful listener." in sys_lm.tokenizer.decode(ids)

@@ -10,8 +10,8 @@ as single requests for families whose audio encoder does not see the padding (Qw
 AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio lengths in one batch
 (``batch_size=1`` is exact for every family).
 
-Failures: a CUDA out-of-memory error halves the batch (down to one clip); a clip that still
-fails, or whose audio cannot be decoded, becomes an error answer
+Failures: a CUDA out-of-memory error (or any other failure of a batch) halves the batch, down
+to one clip; a clip that still fails, or whose audio cannot be decoded, becomes an error answer
 (:func:`harness_tasks.parsing.error_answer`), counted wrong, never a crash.
 
 Model arguments
@@ -51,7 +51,7 @@ import vocalgrad
 from ..logit_answers import logit_answer
 from ..parsing import error_answer
 from .base import Query, VocalGradLM, as_bool
-from .families import Item, LoadedModel, load, resolve_model_class
+from .families import Item, LoadedModel, as_item, load, resolve_model_class
 
 log = logging.getLogger("vocalgrad")
 
@@ -113,14 +113,14 @@ class HFAudioLM(VocalGradLM):
     def identity(self) -> dict[str, Any]:
         """What decides the answers besides the request (used by the answer log where present)."""
         base = super().identity() if hasattr(super(), "identity") else {}
-        return {**base, "provenance": self.lm.provenance(), "scoring": self.scoring}
+        prov = {k: v for k, v in self.lm.provenance().items() if k != "device"}
+        return {**base, "provenance": prov, "scoring": self.scoring}
 
     # ------------------------------------------------------------------ inputs
     def item(self, q: Query) -> Item:
         """The model-layer :class:`Item` of a query (decodes its clips)."""
         first = self.audio_first if q.audio_first is None else q.audio_first
-        return Item(prompt=q.prompt, audios=[(a["array"], int(a["sampling_rate"])) for a in q.audios],
-                    audio_first=first, system=self.system_prompt)
+        return as_item(q.prompt, q.audios, audio_first=first, system=self.system_prompt)
 
     def conversation(self, prompt: str, audios: list, *, audio_first: bool | None = None) -> list[dict]:
         """Chat turns for a prompt and its (already decoded, processor-rate) audio arrays."""
@@ -155,20 +155,22 @@ class HFAudioLM(VocalGradLM):
         return [str(a) for a in out]
 
     def _answer_items(self, idx: list[int], items: list[Item], queries: list[Query], budget: int) -> list[str]:
-        """Answers of one batch; CUDA OOM halves it, a single clip that still fails gets an error answer."""
+        """Answers of one batch. A failure (CUDA out of memory above all) halves the batch, down to
+        one clip; a clip that still fails gets an error answer."""
         try:
             return self._score(items, [queries[i] for i in idx], budget)
         except Exception as exc:
-            if not _is_oom(exc):
-                if len(items) > 1:
-                    raise
-                return [error_answer(f"{queries[idx[0]].clip_id}: {type(exc).__name__}: {exc}")]
-            self._free_memory()
+            oom = _is_oom(exc)
+            if oom:
+                self._free_memory()
+            what = "out of memory" if oom else f"{type(exc).__name__}: {exc}"
             if len(items) == 1:
-                log.warning("vocalgrad-hf: clip %s is out of memory even alone", queries[idx[0]].clip_id)
-                return [error_answer(f"{queries[idx[0]].clip_id}: CUDA out of memory at batch size 1")]
+                cid = queries[idx[0]].clip_id
+                log.warning("vocalgrad-hf: clip %s failed alone (%s)", cid, what)
+                reason = "CUDA out of memory at batch size 1" if oom else f"{type(exc).__name__}: {exc}"
+                return [error_answer(f"{cid}: {reason}")]
             half = len(items) // 2
-            log.warning("vocalgrad-hf: out of memory at batch %d; retrying in halves", len(items))
+            log.warning("vocalgrad-hf: a batch of %d failed (%s); retrying in halves", len(items), what)
             return (self._answer_items(idx[:half], items[:half], queries, budget)
                     + self._answer_items(idx[half:], items[half:], queries, budget))
 

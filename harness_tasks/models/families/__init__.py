@@ -151,7 +151,8 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
             load_kw["trust_remote_code"] = True
         if attn_implementation:
             load_kw["attn_implementation"] = attn_implementation
-        model = cls.from_pretrained(pretrained, **load_kw)
+        model = fam.after_load(cls.from_pretrained(pretrained, **load_kw), pretrained=pretrained,
+                               revision=revision)
         name = pretrained
     else:
         model = pretrained

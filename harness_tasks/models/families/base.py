@@ -160,10 +160,17 @@ class Family:
     default_class: str | None = None
     #: Mixed audio lengths in one batch change the results (the encoder sees the padding).
     length_sensitive: bool = False
+    #: The chat template wants each turn's content as one string, the audio as this placeholder
+    #: (None: content parts ``{"type": "text"|"audio"}``).
+    audio_placeholder: str | None = None
 
     # ------------------------------------------------------------------ detection
     def matches(self, config: Any) -> bool:
         return getattr(config, "model_type", None) in self.model_types
+
+    def after_load(self, model: Any, *, pretrained: Any, revision: str | None) -> Any:
+        """Adjust a freshly loaded model (e.g. switch on its speech adapter); returns the model."""
+        return model
 
     # ------------------------------------------------------------------ conversation
     def audio_part(self, audio: np.ndarray, sr: int) -> dict:
@@ -172,8 +179,12 @@ class Family:
 
     def conversation(self, item: Item, audios: list[np.ndarray], sr: int) -> list[dict]:
         """Chat turns for one item (system, then one user turn of text/audio parts)."""
-        parts = [{"type": "text", "text": v} if kind == "text" else self.audio_part(v, sr)
-                 for kind, v in layout(item.prompt, audios, audio_first=item.audio_first)]
+        order = layout(item.prompt, audios, audio_first=item.audio_first)
+        if self.audio_placeholder is not None:
+            text = "".join(v if kind == "text" else self.audio_placeholder for kind, v in order)
+            turns = [{"role": "system", "content": item.system}] if item.system else []
+            return turns + [{"role": "user", "content": text}]
+        parts = [{"type": "text", "text": v} if kind == "text" else self.audio_part(v, sr) for kind, v in order]
         turns = []
         if item.system:
             turns.append({"role": "system", "content": [{"type": "text", "text": item.system}]})
@@ -278,7 +289,7 @@ class LoadedModel:
 
     # ------------------------------------------------------------------ inputs
     def conversation(self, item: Item) -> list[dict]:
-        """Chat turns of one item (audio as silent placeholders of the right length are not needed)."""
+        """Chat turns of one item, as the family hands them to the chat template."""
         audios = [prepare_audio(y, sr, self.sampling_rate)[0] for y, sr in item.audios]
         return self._family.conversation(item, audios, self.sampling_rate)
 
