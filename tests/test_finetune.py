@@ -188,3 +188,48 @@ def test_probe_with_adapter_uses_the_adapted_model(tiny, tmp_path):
         feats.append(np.load(files[0]))
     assert feats[0].shape == feats[1].shape and np.abs(feats[0] - feats[1]).max() > 1e-4
     assert main(common + ["--adapter", str(tmp_path), "--out", str(tmp_path / "px")]) == 2
+
+
+def test_adapter_through_vocalgrad_eval_matches_the_finetune_scorer(tiny, tmp_path, monkeypatch):
+    """The adapter plugs into vocalgrad-hf (peft=); lm-eval's acc_logit equals the accuracy of the
+    fine-tuning scorer (answer log-probs) on the same test clips."""
+    import lm_eval
+    import lm_eval.evaluator
+    from lm_eval.tasks import TaskManager
+
+    import harness_tasks
+    from analysis.finetune.train import validation_scores
+    from analysis.probe.data import load_clips
+    from harness_tasks.models.families import load
+    from harness_tasks.models.hf import HFAudioLM
+
+    cfg = _cfg(tiny, scope="all_linear", learning_rate=1e-2, grad_accum=1, max_train=8, max_val=2)
+    run_finetune(cfg, tmp_path / "run", progress=False)
+    adapter = str(tmp_path / "run" / "adapter")
+    monkeypatch.setenv("VOCALGRAD_DATASET", str(tiny["hub"]))
+    monkeypatch.setattr(lm_eval.evaluator, "add_env_info", lambda results: None)
+    lm = HFAudioLM(pretrained=cfg.model, peft=adapter, device="cpu", scoring="logits")
+    res = lm_eval.simple_evaluate(model=lm, tasks=["vocalgrad_volume"], bootstrap_iters=0, log_samples=True,
+                                  task_manager=TaskManager(include_path=harness_tasks.TASK_DIR, include_defaults=False))
+    acc_logit = res["results"]["vocalgrad_volume"]["acc_logit,none"]
+
+    class _Data:                                     # the test clips in the trainer's scoring helper
+        clips = load_clips(cfg.data, "test", "volume")
+
+        def label(self, row):
+            return "increase" if self.clips.labels[row] == 1 else "decrease"
+
+    data = _Data()
+    mine = validation_scores(load(cfg.model, device="cpu", peft=adapter), data, list(range(len(data.clips))), cfg)
+    assert mine["n"] == 4 and acc_logit == pytest.approx(mine["accuracy"])
+    from harness_tasks.logit_answers import split_logit_answer
+
+    theirs = {}
+    for smp in res["samples"]["vocalgrad_volume"]:
+        _, _, lp = split_logit_answer(smp["resps"][0][0])
+        theirs[smp["doc"]["id"]] = [lp["increase"], lp["decrease"]]
+    assert sorted(theirs) == sorted(mine["ids"])
+    for cid, lp in zip(mine["ids"], mine["logprobs"]):       # same log-probs, clip by clip (tag has 4 decimals)
+        np.testing.assert_allclose(theirs[cid], lp, atol=1e-3)
+    base = validation_scores(load(cfg.model, device="cpu"), data, list(range(len(data.clips))), cfg)
+    assert np.abs(np.array(base["logprobs"]) - np.array(mine["logprobs"])).max() > 1e-2    # the adapter is on
