@@ -53,7 +53,7 @@ def main(argv=None) -> int:
         if hub is None:
             import _finetune_helpers as fh
 
-            n_sources = max(1, -(-args.clips // 4) + 1)            # 4 clips per source; + validation
+            n_sources = -(-args.clips * 10 // 36) + 1               # 4 clips per source, 10 % validation
             hub = str(fh.make_volume_hub(tmp / "hub", train_sources=n_sources))
         print(f"model {model}; data {hub} ({args.category}); device {args.device}; "
               f"batch 1 x grad-accum {args.grad_accum}")
