@@ -233,3 +233,42 @@ def test_adapter_through_vocalgrad_eval_matches_the_finetune_scorer(tiny, tmp_pa
         np.testing.assert_allclose(theirs[cid], lp, atol=1e-3)
     base = validation_scores(load(cfg.model, device="cpu"), data, list(range(len(data.clips))), cfg)
     assert np.abs(np.array(base["logprobs"]) - np.array(mine["logprobs"])).max() > 1e-2    # the adapter is on
+
+
+def test_sigkill_and_rerun_gives_the_uninterrupted_adapter(tiny, tmp_path):
+    """A real kill (SIGKILL of the `vocalgrad finetune` process) after a few checkpoints, then the same
+    command again: the adapter equals the one of an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, "-m", "generation.cli", "finetune", "--model", str(tiny["qwen2_audio"]),
+            "--data", str(tiny["hub"]), "--category", "volume", "--scope", "all_linear", "--device", "cpu",
+            "--grad-accum", "1", "--epochs", "4", "--save-every", "1", "--val-fraction", "0.25", "--quiet"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(args + ["--out", str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    state = out / "checkpoint" / "state.json"
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        if state.is_file():
+            try:
+                if json.loads(state.read_text())["step"] >= 5:
+                    break
+            except (ValueError, KeyError):
+                pass
+        time.sleep(0.02)
+    assert proc.poll() is None, "finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (out / "finetune.json").exists()
+    step_at_kill = json.loads(state.read_text())["step"]
+    assert 5 <= step_at_kill < 120
+    for folder in (out, tmp_path / "full"):
+        r = subprocess.run(args + ["--out", str(folder)], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+    a, b = _adapter_tensors(out), _adapter_tensors(tmp_path / "full")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert json.loads((out / "finetune.json").read_text())["steps"] == 120
