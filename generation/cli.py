@@ -22,6 +22,10 @@ COMMAND_MODULES = (
     "analysis.listen",
     "analysis.show",
     "analysis.probe",
+    "analysis.finetune",
+    "analysis.finetune.directions",
+    "analysis.finetune.transfer",
+    "analysis.finetune.report",
 )
 
 

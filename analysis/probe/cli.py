@@ -34,6 +34,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("--system-prompt", help="optional system turn (as the harness option)")
     p.add_argument("--model-class", help="transformers class name when the checkpoint does not say")
     p.add_argument("--trust-remote-code", action="store_true")
+    p.add_argument("--adapter", metavar="DIR", help="peft adapter on the model (RUN/adapter of `vocalgrad finetune`)")
     p.add_argument("--cache", metavar="DIR", help="feature cache folder (default: OUT/cache)")
     p.add_argument("--probe-device", help="device for probe training (default: the model's device)")
     p.add_argument("--epochs", type=int, default=200, help="probe epochs (paper: %(default)d)")
@@ -62,7 +63,7 @@ def _run_cli(args) -> int:
             layers=args.layers, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
             audio_first=args.audio_first, system_prompt=args.system_prompt, model_class=args.model_class,
             trust_remote_code=args.trust_remote_code, cache_dir=args.cache, probe_device=args.probe_device,
-            epochs=args.epochs, plots=not args.no_plots, progress=not args.quiet,
+            epochs=args.epochs, plots=not args.no_plots, progress=not args.quiet, adapter=args.adapter,
         )
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"vocalgrad probe: {exc}", file=sys.stderr)

@@ -78,6 +78,16 @@ def _source_id(data: str) -> str:
     return str(p.resolve()) if p.exists() else str(data)
 
 
+def _adapter_identity(adapter: str) -> str:
+    """Path and weights digest of a peft adapter folder (retraining changes the cache key)."""
+    p = Path(adapter).expanduser()
+    weights = p / "adapter_model.safetensors"
+    if not weights.is_file():
+        raise FileNotFoundError(f"--adapter {adapter}: no adapter_model.safetensors (a peft adapter folder, "
+                                f"e.g. RUN/adapter of `vocalgrad finetune`)")
+    return f"{p.resolve()}#{hashlib.sha1(weights.read_bytes()).hexdigest()[:12]}"
+
+
 def _model_identity(model: Any) -> tuple[str, str]:
     """(display name, identity string) of a model argument."""
     if not isinstance(model, (str, Path)):
@@ -150,7 +160,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
               batch_size: int = 8, audio_first: bool = False, system_prompt: str | None = None,
               model_class: str | None = None, trust_remote_code: bool = False, cache_dir=None,
               probe_device: str | None = None, epochs: int = 200, plots: bool = True,
-              progress: bool = True) -> dict[str, Any]:
+              progress: bool = True, adapter: str | None = None) -> dict[str, Any]:
     """Run ``vocalgrad probe``: features, probes, ``probe.csv`` / ``probe.md`` / figures.
 
     Parameters
@@ -175,6 +185,9 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
         Device for probe training (default: the model's device, else cuda when available).
     epochs : int
         Probe epochs (paper: 200; lower only for quick looks).
+    adapter : str, optional
+        peft adapter folder put on the model (``vocalgrad finetune``'s ``RUN/adapter``); part of
+        the feature-cache key.
 
     Returns
     -------
@@ -215,6 +228,8 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
             s in LAYERED_STAGES for s in model_stages) else []
         fp = {"data": source, "model": identity, "dtype": dtype, "audio_first": bool(audio_first),
               "system_prompt": system_prompt, "prompt": "default", "segments": N_SEGMENTS}
+        if adapter:
+            fp["adapter"] = _adapter_identity(adapter)
         tag = f"model-{Path(str(model_name).rstrip('/')).name}-{fingerprint_digest(fp)[:8]}"
         model_cache = FeatureCache(cache_root, tag, fp)
 
@@ -224,7 +239,8 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
 
                 holder["mf"] = ModelFeatures(model, processor=processor, device=device, dtype=dtype,
                                              audio_first=audio_first, system_prompt=system_prompt,
-                                             model_class=model_class, trust_remote_code=trust_remote_code)
+                                             model_class=model_class, trust_remote_code=trust_remote_code,
+                                             peft=adapter)
             return holder["mf"]
     else:
         get_model = None

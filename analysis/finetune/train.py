@@ -1,0 +1,330 @@
+"""``vocalgrad finetune``: LoRA on one category of the train split (benchmark.md §11).
+
+Steps: load the train clips of the category (:func:`analysis.probe.data.load_clips`), split them
+(:func:`~analysis.finetune.split.stratified_split`), load the model through the model layer
+(:func:`harness_tasks.models.families.load`), wrap the scope's linear layers with LoRA
+(:func:`~analysis.finetune.targets.lora_targets`), train with loss on the answer tokens only
+(the model layer's ``labels``: the answer word and the end-of-turn token), checkpoint every
+``save_every`` optimizer steps, score the validation clips by answer logits before and after, and
+save the adapter with its provenance (``adapter/vocalgrad_finetune.json``).
+
+The input of every clip is built exactly as at evaluation: the benchmark prompt of the category
+(:func:`vocalgrad.build_prompt`) and the clip, in the same order (text, then audio, unless
+``audio_first``), through the same chat template (the model layer's ``batch``).
+
+Several processes (``accelerate launch``) split each epoch's shuffled order by rank; the
+gradients are averaged across processes at every optimizer step, so the effective batch is
+``processes x batch_size x grad_accum``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import vocalgrad
+
+from .config import FinetuneConfig
+from .split import Split, data_fingerprint, stratified_split
+
+__all__ = ["FinetuneData", "load_finetune_data", "run_finetune", "validation_scores", "PROVENANCE_FILE"]
+
+#: Provenance file inside the adapter folder.
+PROVENANCE_FILE = "vocalgrad_finetune.json"
+#: Answer words scored for validation (the default prompt's words, label order).
+_WORDS = tuple(vocalgrad.answer_words("default")[d][0] for d in vocalgrad.DIRECTIONS)
+
+
+class _Killed(RuntimeError):
+    """Raised by the test hook that simulates a kill (no checkpoint is written)."""
+
+
+@dataclass
+class FinetuneData:
+    """Train clips of one category with the train/validation split."""
+
+    clips: Any                  # analysis.probe.data.ClipSet
+    split: Split
+    train_rows: list[int]
+    val_rows: list[int]
+    fingerprint: str
+
+    def label(self, row: int) -> str:
+        return vocalgrad.DIRECTIONS[0] if self.clips.labels[row] == 1 else vocalgrad.DIRECTIONS[1]
+
+
+def _audio_digest(clips, row: int) -> str:
+    import hashlib
+
+    audio = clips._dataset[clips._rows[row]]["audio"]
+    data = audio.get("bytes") if isinstance(audio, dict) else None
+    return hashlib.sha1(data).hexdigest() if data else ""
+
+
+def load_finetune_data(cfg: FinetuneConfig) -> FinetuneData:
+    """Clips, split and fingerprint of ``cfg.category`` (train split of ``cfg.data``)."""
+    from analysis.probe.data import load_clips
+
+    clips = load_clips(cfg.data, "train", cfg.category)
+    labels = [vocalgrad.DIRECTIONS[0] if v == 1 else vocalgrad.DIRECTIONS[1] for v in clips.labels]
+    split = stratified_split(clips.ids, labels, val_fraction=cfg.val_fraction, seed=cfg.split_seed)
+    pos = {cid: i for i, cid in enumerate(clips.ids)}
+    train = [pos[c] for c in split.train][: cfg.max_train]
+    val = [pos[c] for c in split.val][: cfg.max_val]
+    if not train:
+        raise ValueError(f"{cfg.data}: no training clips of category {cfg.category!r} after the split")
+    digests = [_audio_digest(clips, i) for i in range(len(clips))]
+    return FinetuneData(clips=clips, split=split, train_rows=train, val_rows=val,
+                        fingerprint=data_fingerprint(clips.ids, labels, digests))
+
+
+def _item(data: FinetuneData, row: int, cfg: FinetuneConfig, *, target: bool):
+    from harness_tasks.models.families import Item
+
+    word = vocalgrad.answer_words("default")[data.label(row)][0] if target else None
+    return Item(prompt=data.clips.prompt, audios=[data.clips.audio(row)], audio_first=cfg.audio_first,
+                system=cfg.system_prompt, target=word)
+
+
+def validation_scores(lm, data: FinetuneData, rows: list[int], cfg: FinetuneConfig, *, progress: bool = False,
+                      desc: str = "validation") -> dict | None:
+    """Accuracy and balanced accuracy by answer logits: argmax of the log-probs of the words
+    ``increase`` / ``decrease`` (first token) after the prompt; also the clip ids and their
+    ``[log p(increase), log p(decrease)]``."""
+    from tqdm.auto import tqdm
+
+    if not rows:
+        return None
+    was_training = lm.model.training
+    lm.model.eval()
+    preds, logprobs = [], []
+    bs = cfg.eval_batch_size
+    for start in tqdm(range(0, len(rows), bs), desc=desc, disable=not progress, leave=False):
+        chunk = rows[start:start + bs]
+        lp = lm.answer_logprobs(lm.batch([_item(data, r, cfg, target=False) for r in chunk]), _WORDS)
+        preds.extend(int(k) for k in lp.argmax(dim=1))
+        logprobs.extend([float(a), float(b)] for a, b in lp.tolist())
+    if was_training:
+        lm.model.train()
+    gold = np.array([0 if data.label(r) == vocalgrad.DIRECTIONS[0] else 1 for r in rows])
+    pred = np.array(preds)
+    recalls = [float(np.mean(pred[gold == k] == k)) for k in (0, 1) if np.any(gold == k)]
+    return {"accuracy": float(np.mean(pred == gold)), "balanced_accuracy": float(np.mean(recalls)),
+            "n": len(rows), "predicted_increase": int(np.sum(pred == 0)),
+            "ids": [data.clips.ids[r] for r in rows], "logprobs": logprobs}
+
+
+def _toolkit_versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for pkg in ("vocalgrad", "torch", "transformers", "peft", "accelerate"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _base_revision(model) -> str | None:
+    cfg = getattr(model, "config", None)
+    return getattr(cfg, "_commit_hash", None)
+
+
+def _wrap_lora(lm, cfg: FinetuneConfig):
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from .targets import lora_targets
+
+    targets = lora_targets(lm.model, cfg.scope, include_audio_encoder=cfg.include_audio_encoder)
+    lcfg = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, bias="none",
+                      target_modules=targets)
+    torch.manual_seed(cfg.seed)
+    model = get_peft_model(lm.model, lcfg)
+    if cfg.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+        if hasattr(model, "enable_input_require_grads"):
+            model.enable_input_require_grads()
+    lm.model = model
+    return targets
+
+
+def _counts(model) -> tuple[int, int]:
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    return int(trainable), int(total)
+
+
+def _epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    order = list(range(n))
+    random.Random(seed + epoch).shuffle(order)
+    return order
+
+
+def _write_json(path: Path, obj: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=str))
+    os.replace(tmp, path)
+
+
+def run_finetune(cfg: FinetuneConfig, out, *, progress: bool = True, overwrite: bool = False,
+                 _kill_at: int | None = None) -> dict:
+    """Train one adapter; resume from ``out/checkpoint`` if a previous run was killed.
+
+    Parameters
+    ----------
+    cfg : FinetuneConfig
+    out : path
+        Run folder: ``adapter/`` (peft adapter + provenance), ``finetune.json`` (settings, loss
+        history, validation scores), ``checkpoint/`` while training.
+    progress : bool
+        tqdm bar with the running loss.
+    overwrite : bool
+        Start afresh even if ``out`` holds a finished run or a checkpoint.
+
+    Returns
+    -------
+    dict
+        The content of ``finetune.json``.
+
+    Raises
+    ------
+    ValueError
+        If ``out`` holds a run (finished or checkpointed) with other training settings.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    from harness_tasks.models.families import load
+
+    from .checkpoint import load_checkpoint, save_checkpoint
+    from .distributed import make_runner
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result_path = out / "finetune.json"
+    key = cfg.training_key()
+    if overwrite:
+        for p in ("adapter", "checkpoint", "checkpoint.old", "finetune.json"):
+            q = out / p
+            shutil.rmtree(q) if q.is_dir() else q.unlink(missing_ok=True)
+    if result_path.is_file():
+        done = json.loads(result_path.read_text())
+        if done.get("training_key") != key:
+            raise ValueError(f"{out} holds a finished run with other settings; use another --out or --overwrite")
+        return done
+
+    acc = make_runner(cfg.device)
+    device = str(acc.device)
+    data = load_finetune_data(cfg)
+    lm = load(cfg.model, dtype=cfg.dtype, device=device, trust_remote_code=cfg.trust_remote_code)
+    base_prov = {**lm.provenance(), "commit_hash": _base_revision(lm.model)}
+    val_before = validation_scores(lm, data, data.val_rows, cfg, progress=progress and acc.is_main_process,
+                                   desc="validation (base)") if acc.is_main_process else None
+    targets = _wrap_lora(lm, cfg)
+    trainable, total = _counts(lm.model)
+    lm.model.train()
+    params = [p for p in lm.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    ddp_model, optimizer = acc.prepare(lm.model, optimizer)
+
+    state = {"training_key": key, "epoch": 0, "position": 0, "step": 0, "history": []}
+    saved = load_checkpoint(out, model=acc.unwrap_model(ddp_model), optimizer=optimizer)
+    if saved is not None:
+        if saved.get("training_key") != key:
+            raise ValueError(f"{out}/checkpoint was made with other settings; use another --out or --overwrite")
+        state = saved
+        if progress and acc.is_main_process:
+            print(f"resuming from step {state['step']} (epoch {state['epoch'] + 1}, clip {state['position']})")
+
+    rank, world = acc.process_index, acc.num_processes
+    t0 = time.perf_counter()
+    for epoch in range(state["epoch"], cfg.epochs):
+        order = _epoch_order(len(data.train_rows), cfg.seed, epoch)[rank::world]
+        start = state["position"] if epoch == state["epoch"] else 0
+        bar = tqdm(total=len(order), initial=start, desc=f"finetune {cfg.category} {cfg.scope} e{epoch + 1}",
+                   disable=not (progress and acc.is_main_process), unit="clip")
+        losses: list[float] = []
+        micro = 0
+        pos = start
+        while pos < len(order):
+            if _kill_at is not None and pos == _kill_at:
+                raise _Killed(f"simulated kill at clip {pos}")
+            chunk = order[pos:pos + cfg.batch_size]
+            batch = lm.batch([_item(data, data.train_rows[i], cfg, target=True) for i in chunk])
+            pos += len(chunk)
+            micro += 1
+            last = micro >= cfg.grad_accum or pos >= len(order)
+            ctx = acc.no_sync(ddp_model) if not last else contextlib.nullcontext()
+            with ctx:
+                loss = ddp_model(**batch, use_cache=False).loss
+                acc.backward(loss / cfg.grad_accum)
+            losses.append(float(loss.detach().float().cpu()))
+            bar.update(len(chunk))
+            if last:
+                if cfg.max_grad_norm > 0:
+                    acc.clip_grad_norm_(params, cfg.max_grad_norm)
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                state["step"] += 1
+                state["history"].append({"step": state["step"], "epoch": epoch + 1, "clips": pos * world,
+                                         "loss": float(np.mean(losses))})
+                bar.set_postfix(loss=f"{np.mean(losses):.4f}", step=state["step"])
+                losses, micro = [], 0
+                state.update(epoch=epoch, position=pos)
+                if state["step"] % cfg.save_every == 0 and pos < len(order):
+                    acc.wait_for_everyone()
+                    if acc.is_main_process:
+                        save_checkpoint(out, model=acc.unwrap_model(ddp_model), optimizer=optimizer, state=state)
+        bar.close()
+        state.update(epoch=epoch + 1, position=0)
+    train_seconds = time.perf_counter() - t0
+
+    acc.wait_for_everyone()
+    model = acc.unwrap_model(ddp_model)
+    lm.model = model
+    if not acc.is_main_process:
+        return {}
+    val_after = validation_scores(lm, data, data.val_rows, cfg, progress=progress, desc="validation (adapted)")
+    labels = {cid: data.label(i) for i, cid in enumerate(data.clips.ids)}
+    result = {
+        "training_key": key,
+        "base_model": base_prov,
+        "data": {"source": str(cfg.data), "category": data.clips.category, "split": "train",
+                 "fingerprint": data.fingerprint, "n_clips": len(data.clips),
+                 "n_train": len(data.train_rows), "n_val": len(data.val_rows),
+                 "label_counts": data.split.counts(labels)},
+        "settings": cfg.to_dict(),
+        "lora": {"scope": cfg.scope, "include_audio_encoder": cfg.include_audio_encoder,
+                 "target_modules": targets, "n_target_modules": len(targets)},
+        "trainable_parameters": trainable, "total_parameters": total,
+        "processes": world, "steps": state["step"], "history": state["history"],
+        "final_loss": state["history"][-1]["loss"] if state["history"] else None,
+        "train_seconds": train_seconds,
+        "validation_before": val_before, "validation_after": val_after,
+        "toolkit": _toolkit_versions(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    tmp = out / "adapter.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.save_pretrained(str(tmp), save_embedding_layers=False)
+    _write_json(tmp / PROVENANCE_FILE, result)
+    if (out / "adapter").exists():
+        shutil.rmtree(out / "adapter")
+    os.replace(tmp, out / "adapter")
+    _write_json(result_path, result)
+    for p in ("checkpoint", "checkpoint.old"):
+        if (out / p).exists():
+            shutil.rmtree(out / p)
+    return result
