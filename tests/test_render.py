@@ -109,7 +109,7 @@ def test_resume_after_kill(corpus, rendered, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "generation.cli", "render", "--source", f"folder:{corpus}",
                              "--out", str(out), "--jobs", "2", "--quiet", *SMALL], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.time() + 120
+    deadline = time.time() + 600  # generous: a loaded machine starts slowly (numba compile)
     while time.time() < deadline and len(list((out / ".parts").glob("*.json"))) < 3:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
