@@ -59,8 +59,9 @@ def test_probe_positions_on_a_tiny_model(tmp_path):
     f = pf.features([prompt, prompt], [(y, 16000), (y[:8000], 16000)], attribute="voice pitch",
                     order="audio_query", positions=["a4", "q_attr", "q_l", "o"], layers=[0, 2])
     assert f[("q_l", 2)].shape == (2, 32) and f[("o", 0)].dtype == np.float32
-    inputs = pf.mf.lm.prepare([__import__("harness_tasks.models.base", fromlist=["Query"]).Query(
-        prompt=prompt, audios=[{"array": y, "sampling_rate": 16000}], audio_first=True)])
+    from harness_tasks.models.families import Item
+
+    inputs = pf.mf.lm.batch([Item(prompt=prompt, audios=[(y, 16000)], audio_first=True)])
     hs, mask = pf.mf.hidden_states(inputs)
     row = inputs["input_ids"][0].tolist()
     tok = pf.tokenizer

@@ -144,8 +144,8 @@ def locate(input_ids: Sequence[int], audio_mask: Sequence[bool], prompt_ids: Seq
 class PositionFeatures:
     """Hidden states at token positions, on top of a loaded ``ModelFeatures`` (``mf``).
 
-    Uses only ``mf.lm.prepare`` (the harness's inputs), ``mf.hidden_states`` and the processor's
-    tokenizer, so it follows any change of the model layer underneath.
+    Uses only the model layer's ``mf.lm.batch`` (the harness's inputs), ``mf.hidden_states`` and the
+    processor's tokenizer, so it follows any change of the model layer underneath.
     """
 
     def __init__(self, mf: Any) -> None:
@@ -159,11 +159,10 @@ class PositionFeatures:
                  positions: Sequence[str], layers: Sequence[int],
                  ids: list[str] | None = None) -> dict[tuple[str, int], np.ndarray]:
         """``(position, layer) -> float32 (batch, hidden)`` for one batch of clips."""
-        from harness_tasks.models.base import Query
+        from harness_tasks.models.families import Item
 
-        queries = [Query(prompt=p, audios=[{"array": y, "sampling_rate": int(sr)}],
-                         audio_first=order == "audio_query") for p, (y, sr) in zip(prompts, audios)]
-        inputs = self.mf.lm.prepare(queries)
+        inputs = self.mf.lm.batch([Item(prompt=p, audios=[(y, int(sr))], audio_first=order == "audio_query",
+                                        system=self.mf.system_prompt) for p, (y, sr) in zip(prompts, audios)])
         hs, mask = self.mf.hidden_states(inputs)
         for layer in layers:
             if not 0 <= int(layer) < len(hs):
