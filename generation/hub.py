@@ -15,16 +15,16 @@ sorted by clip id, the writer settings are fixed and nothing time-dependent is w
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
 import shutil
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
+
+from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
 __all__ = [
     "HubBuildError",
@@ -45,8 +45,6 @@ MAX_SHARD_BYTES = 256 * 1024**2
 #: Rows per parquet row group: ~100 four-second clips (~20 MB) per group, the row-group size that
 #: ``datasets`` itself uses for audio and small enough for the viewer to page through.
 ROW_GROUP_ROWS = 100
-#: Problems of each kind listed verbatim in an error before the rest are only counted.
-_LIST_AT_MOST = 20
 _CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
 _PRETTY_NAME = "VocalGrad"
 #: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
@@ -57,41 +55,8 @@ class HubBuildError(ValueError):
     """The input renders or the output folder are unusable; the message lists every problem."""
 
 
-@dataclass
-class RenderCheck:
-    """Result of :func:`check_render` for one render directory.
-
-    Attributes
-    ----------
-    path : pathlib.Path
-        The render directory.
-    meta : dict
-        Contents of ``render.json``.
-    rows : list of dict
-        Manifest rows sorted by clip id.
-    problems : list of str
-        Everything wrong (empty when the render is usable).
-    missing : list of str
-        Clip ids a complete render of the same sources would have and this one lacks (a problem
-        unless ``allow_partial``).
-    """
-
-    path: Path
-    meta: dict
-    rows: list
-    problems: list = field(default_factory=list)
-    missing: list = field(default_factory=list)
-
-
-def _listed(kind: str, items: list[str]) -> list[str]:
-    shown = [f"{kind}: {item}" for item in items[:_LIST_AT_MOST]]
-    if len(items) > _LIST_AT_MOST:
-        shown.append(f"{kind}: ... and {len(items) - _LIST_AT_MOST} more")
-    return shown
-
-
 def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
-    """Check one render directory against the render contract.
+    """Check one render directory against the render contract (:meth:`RenderDir.verify`).
 
     Parameters
     ----------
@@ -111,59 +76,9 @@ def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
     if not root.is_dir():
         raise HubBuildError(f"{root}: no such render directory")
     try:
-        meta = vocalgrad._read_render_meta(root)
-        rows = vocalgrad._manifest_rows(root)
-    except vocalgrad.RenderDirError as exc:
+        return RenderDir(root).verify(verify_sha256=verify_sha256)
+    except RenderDirError as exc:
         raise HubBuildError(str(exc)) from None
-    check = RenderCheck(root, meta, rows)
-    split = meta.get("split")
-    if split not in vocalgrad.SPLITS:
-        check.problems.append(f"{root / 'render.json'}: split {split!r} is not one of {', '.join(vocalgrad.SPLITS)}")
-    dupes = sorted(i for i, n in Counter(r["clip_id"] for r in rows).items() if n > 1)
-    check.problems += _listed("duplicate clip_id in manifest.parquet", dupes)
-    bad_split = [r["clip_id"] for r in rows if r["split"] != split]
-    check.problems += _listed(f"manifest split differs from render.json ({split!r})", bad_split)
-    bad_vocab = [
-        f"{r['clip_id']} ({name}={r[name]!r})"
-        for r in rows
-        for name, allowed in (("category", vocalgrad.CATEGORY_NAMES), ("tier", vocalgrad.TIERS),
-                              ("trajectory", vocalgrad.TRAJECTORIES), ("direction", vocalgrad.DIRECTIONS))
-        if r[name] not in allowed
-    ]
-    check.problems += _listed("unknown vocabulary value", bad_vocab)
-    bad_id = [r["clip_id"] for r in rows if r["clip_id"] != vocalgrad.clip_id(
-        r["source_id"], r["category"], r["trajectory"], r["tier"], r["direction"])]
-    check.problems += _listed("clip_id does not match its columns", bad_id)
-
-    missing, mismatch = [], []
-    for r in rows:
-        path = root / r["path"]
-        if not path.is_file():
-            missing.append(str(path))
-        elif verify_sha256 and hashlib.sha256(path.read_bytes()).hexdigest() != r["sha256"]:
-            mismatch.append(str(path))
-    check.problems += _listed("clip listed in manifest.parquet is missing", missing)
-    check.problems += _listed("clip sha256 differs from manifest.parquet", mismatch)
-    listed = {(root / r["path"]).resolve() for r in rows}
-    unlisted = sorted(str(p) for p in (root / "clips").rglob("*.flac") if p.resolve() not in listed) \
-        if (root / "clips").is_dir() else []
-    check.problems += _listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
-
-    expected_cats = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
-    have = {r["clip_id"] for r in rows}
-    lacking = [
-        vocalgrad.clip_id(src, cat, traj, tier, d)
-        for src in sorted({r["source_id"] for r in rows})
-        for cat in expected_cats
-        for traj in vocalgrad.TRAJECTORIES
-        for tier in vocalgrad.TIERS
-        for d in vocalgrad.DIRECTIONS
-        if vocalgrad.clip_id(src, cat, traj, tier, d) not in have
-    ]
-    if not rows:
-        check.problems.append(f"{root / 'manifest.parquet'}: no clips")
-    check.missing = lacking
-    return check
 
 
 def _rows_to_table(rows: list[dict], root: Path, feats):
@@ -297,7 +212,7 @@ def build_hub(
     for c in checks:
         problems += c.problems
         if not allow_partial and c.missing:
-            problems += _listed("condition not rendered", c.missing)
+            problems += listed("condition not rendered", c.missing)
             chosen = c.meta.get("categories")
             left = sorted({m.split("__")[1] for m in c.missing} - set(chosen or []))
             if chosen and left:  # partial by choice (--categories): re-running the same command adds nothing
@@ -318,15 +233,16 @@ def build_hub(
     if out.resolve() in {Path(d).resolve() for d in render_dirs}:
         problems.append(f"{out}: --out must differ from the render directory")
     if sources is None:
-        sources = "test" in by_split and (by_split["test"].path / "sources").is_dir()
+        sources = "test" in by_split and RenderDir(by_split["test"].path).sources_dir.is_dir()
     if sources:
         if "test" not in by_split:
             problems.append("the sources config needs the test render; pass it or drop --sources")
         else:
             t = by_split["test"]
-            lacking = [str(t.path / "sources" / f"{sid}.flac") for sid in sorted({r["source_id"] for r in t.rows})
-                       if not (t.path / "sources" / f"{sid}.flac").is_file()]
-            problems += _listed("source clip missing (needed by the sources config; re-run the render, "
+            rd = RenderDir(t.path)
+            lacking = [str(rd.source_path(sid)) for sid in sorted({r["source_id"] for r in t.rows})
+                       if not rd.source_path(sid).is_file()]
+            problems += listed("source clip missing (needed by the sources config; re-run the render, "
                                 "or pass --no-sources)", lacking)
     template = Path(card_template) if card_template else _CARD_TEMPLATE
     if not template.is_file():
@@ -409,8 +325,8 @@ def source_rows(check: RenderCheck) -> list[dict]:
     import soundfile as sf
 
     out = []
-    for sid, r in vocalgrad._first_row_per_source(check.rows).items():
-        path = check.path / "sources" / f"{sid}.flac"
+    for sid, r in first_row_per_source(check.rows).items():
+        path = RenderDir(check.path).source_path(sid)
         info = sf.info(path)
         out.append(vocalgrad.source_record(r, path.read_bytes(), duration_sec=info.frames / info.samplerate,
                                            sample_rate=info.samplerate))
@@ -473,7 +389,7 @@ def _provenance_note(by_split: dict) -> str:
         rec = c.path / "verify.json"
         if rec.is_file():
             v = json.loads(rec.read_text())
-            same = v.get("manifest_sha256") == hashlib.sha256((c.path / "manifest.parquet").read_bytes()).hexdigest()
+            same = v.get("manifest_sha256") == RenderDir(c.path).manifest_sha256()
             if v.get("ok") and same:
                 out.append(f"**Verified ({split}):** `vocalgrad verify` passed on {v.get('checked_at', '?')} "
                            f"({v.get('n_clips')} clips: completeness, ids, label balance, sha256, frozen ids).")
