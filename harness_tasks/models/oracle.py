@@ -1,8 +1,8 @@
 """``vocalgrad-oracle``: a signal-processing listener that answers from the clip alone.
 
 It never sees the source utterance or the labels. For a clip it (1) finds the speech span
-with the onset/offset rule of benchmark.md §5, (2) takes the first and the last :data:`EDGE` share of
-the span, (3) computes one measurement per attribute in both windows and (4) answers
+with the renderer's detector (:func:`generation.span.detect_span`, benchmark.md §5), (2) takes
+the first and the last :data:`EDGE` share of the span, (3) computes one measurement per attribute in both windows and (4) answers
 ``increase`` when the measurement is larger at the end. The category is read from the
 prompt (its attribute phrase). It is the "what a simple listener gets" reference: a model
 that cannot beat it is not using the acoustic evidence well.
@@ -29,45 +29,16 @@ from typing import Any, Callable
 import numpy as np
 
 import vocalgrad
+from generation.span import detect_span
 
 from ..parsing import error_answer
 from .base import Query, VocalGradLM
 
-__all__ = ["EDGE", "OracleLM", "category_from_prompt", "measure", "oracle_direction", "speech_span"]
+__all__ = ["EDGE", "OracleLM", "category_from_prompt", "measure", "oracle_direction"]
 
 #: Share of the speech span used at each end.
 EDGE = 0.3
 _EPS = 1e-12
-
-
-def speech_span(y: np.ndarray, sr: int) -> tuple[int, int, bool]:
-    """Speech onset/offset in samples by the rule of benchmark.md §5.
-
-    Returns
-    -------
-    onset, offset : int
-    found : bool
-        False when no segment of >= 10 active frames exists (the whole clip is returned).
-    """
-    y = np.asarray(y, dtype=np.float64)
-    n = y.size
-    hop = max(1, int(round(0.010 * sr)))
-    if n < hop:
-        return 0, n, False
-    pre = np.empty_like(y)
-    pre[0] = y[0]
-    pre[1:] = y[1:] - 0.97 * y[:-1]
-    nf = n // hop
-    rms = np.sqrt(np.mean(pre[: nf * hop].reshape(nf, hop) ** 2, axis=1))
-    floor = np.median(rms[: max(1, int(round(0.2 * sr / hop)))])
-    thr = max(1.8 * floor, 0.003 * rms.max(), 5e-5)
-    active = rms > thr
-    edges = np.diff(np.concatenate(([0], active.astype(np.int8), [0])))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    keep = (ends - starts) >= 10
-    if not keep.any():
-        return 0, n, False
-    return int(starts[keep][0] * hop), int(min(ends[keep][-1] * hop, n)), True
 
 
 def _frames(x: np.ndarray, size: int, hop: int) -> np.ndarray:
@@ -196,8 +167,8 @@ def measure(category: str, y: np.ndarray, sr: int, *, edge: float = EDGE) -> tup
     """The category's measurement in the first and last ``edge`` share of the speech span."""
     cat = vocalgrad.category(category).name
     y = np.asarray(y, dtype=np.float32)
-    on, off, _ = speech_span(y, sr)
-    span = y[on:off]
+    span = detect_span(y, sr)
+    span = y[span.onset:span.offset]
     k = max(1, int(round(edge * span.size)))
     fn = MEASURES[cat]
     return fn(span[:k], sr), fn(span[-k:], sr)
