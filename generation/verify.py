@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
 import sys
 import time
@@ -185,10 +184,9 @@ def sdr_db(ref: np.ndarray, est: np.ndarray) -> float:
 
 
 def _decode(data: bytes) -> tuple[np.ndarray, int]:
-    import soundfile as sf
+    from .audio import decode_mono
 
-    y, sr = sf.read(io.BytesIO(data), dtype="float64", always_2d=True)
-    return y.mean(axis=1), int(sr)
+    return decode_mono(data, dtype=np.float64)
 
 
 @dataclass

@@ -61,6 +61,7 @@ import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
+from generation.audio import resample
 from vocalgrad import VocalGradError
 
 from ..clip_audio import encode_wav
@@ -178,9 +179,7 @@ class OpenAIAudioLM(VocalGradLM):
         for a in q.audios:
             y, sr = a["array"], a["sampling_rate"]
             if self.sample_rate and sr != self.sample_rate:
-                import soxr
-
-                y, sr = soxr.resample(y, sr, self.sample_rate, quality="HQ"), self.sample_rate
+                y, sr = resample(y, sr, self.sample_rate), self.sample_rate
             wav = encode_wav(y, sr)
             digest.update(wav)
             b64 = base64.b64encode(wav).decode("ascii")
