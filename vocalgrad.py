@@ -20,7 +20,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
+class VocalGradError(Exception):
+    """Base class of every error the toolkit raises: ``except vocalgrad.VocalGradError`` catches them all.
+
+    Each toolkit error also keeps its natural built-in base (``ValueError`` for bad input,
+    ``RuntimeError`` for a failed run), so existing ``except ValueError`` callers keep working.
+    """
+
+
 __all__ = [
+    "VocalGradError",
     "CATEGORIES",
     "CATEGORY_NAMES",
     "Category",
@@ -495,7 +505,7 @@ def builder_config_specs() -> dict[str, tuple[tuple[str, ...], str, str]]:
     return specs
 
 
-class RenderDirError(ValueError):
+class RenderDirError(VocalGradError, ValueError):
     """A rendered directory cannot be read as VocalGrad data; the message lists what is wrong."""
 
 

@@ -5,10 +5,7 @@ For one clip the figure has two columns, the clip and (render folders only) its 
 * top: log-frequency spectrogram with the speech span marked (outside shaded);
 * bottom, clip: the value schedule of the changed attribute (from the manifest and the recipe:
   :func:`generation.schedule.make_schedule`) and a measurement of the same quantity on the audio,
-  in the schedule's unit where one exists (F0 in semitones re the source for pitch, RMS in dB re
-  the source for volume, local rate by DTW against the source for speed, noise/speech RMS, hold
-  length as an effective sample rate, distinct levels as bits, -60 dB bandwidth for clarity,
-  envelope depth for vibration; echo has no such measure and shows the residual re the source);
+  in the schedule's unit where one exists (:func:`generation.measures.curve`, which lists them);
 * bottom, source: the same measurement on the source in its natural unit.
 
 Uses matplotlib's Agg backend; never opens a window.
@@ -23,175 +20,14 @@ from pathlib import Path
 import numpy as np
 
 import vocalgrad
+from generation.measures import curve
 
-__all__ = ["figure_png", "measure", "schedule_curve", "show_clip", "register_cli"]
-
-_HOP = 0.010  # measurement hop, s
-
+__all__ = ["figure_png", "schedule_curve", "show_clip", "register_cli"]
 
 def _decode(data) -> tuple[np.ndarray, int]:
-    import soundfile as sf
+    from generation.audio import decode_mono
 
-    y, sr = sf.read(io.BytesIO(data) if isinstance(data, bytes) else data, dtype="float64", always_2d=True)
-    return y.mean(axis=1), sr
-
-
-def _frames(y: np.ndarray, sr: int, win_sec: float, hop_sec: float = _HOP) -> tuple[np.ndarray, np.ndarray]:
-    win, hop = max(1, int(win_sec * sr)), max(1, int(hop_sec * sr))
-    if y.size < win:
-        y = np.pad(y, (0, win - y.size))
-    idx = np.arange(0, y.size - win + 1, hop)
-    frames = np.lib.stride_tricks.sliding_window_view(y, win)[idx]
-    return frames, (idx + win / 2) / sr
-
-
-def _rms(frames: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.mean(frames**2, axis=-1))
-
-
-def _db(x):
-    return 20 * np.log10(np.maximum(x, 1e-8))
-
-
-def _f0(y, sr):
-    import librosa
-
-    hop = int(_HOP * sr)
-    f0 = librosa.yin(y, fmin=50, fmax=1000, sr=sr, frame_length=int(0.05 * sr), hop_length=hop, center=True)
-    rms = librosa.feature.rms(y=y, frame_length=int(0.05 * sr), hop_length=hop, center=True)[0][:f0.size]
-    f0 = f0[:rms.size].astype(float)
-    f0[rms < 0.1 * rms.max()] = np.nan  # unvoiced / silent frames
-    return np.arange(f0.size) * hop / sr, f0
-
-
-def _hold_rate(frames, sr):
-    same = np.mean(frames[:, 1:] == frames[:, :-1], axis=1)
-    rate = sr * (1 - same)
-    rate[_rms(frames) < 1e-4] = np.nan
-    return rate
-
-
-def _bits(frames):
-    # levels met at least twice: the samples blended by a 5 ms cross-fade are (nearly) all unique
-    q = np.round(frames * 32768).astype(np.int64)
-    n = np.array([np.count_nonzero(np.unique(f, return_counts=True)[1] >= 2) for f in q])
-    out = np.log2(n + 1.0)
-    out[_rms(frames) < 1e-4] = np.nan
-    return out
-
-
-def _bandwidth(frames, sr):
-    spec = np.abs(np.fft.rfft(frames * np.hanning(frames.shape[1]), axis=1)) ** 2
-    freqs = np.fft.rfftfreq(frames.shape[1], 1 / sr)
-    db = 10 * np.log10(spec + 1e-20)
-    above = db > (db.max(axis=1, keepdims=True) - 60)
-    last = np.where(above.any(axis=1), above.shape[1] - 1 - np.argmax(above[:, ::-1], axis=1), 0)
-    out = freqs[last].astype(float)
-    out[_rms(frames) < 1e-4] = np.nan
-    return out
-
-
-def _dtw_rate(y, src, sr):
-    import librosa
-
-    hop = int(_HOP * sr)
-    a = librosa.feature.mfcc(y=y, sr=sr, n_mfcc=20, hop_length=hop, n_fft=2048)
-    b = librosa.feature.mfcc(y=src, sr=sr, n_mfcc=20, hop_length=hop, n_fft=2048)
-    _, path = librosa.sequence.dtw(X=a, Y=b, metric="cosine")
-    path = path[::-1]
-    src_of_clip = np.zeros(a.shape[1])
-    for i, j in path:
-        src_of_clip[i] = j
-    k = 15  # slope over +-150 ms
-    rate = np.full(a.shape[1], np.nan)
-    for i in range(k, a.shape[1] - k):
-        rate[i] = (src_of_clip[i + k] - src_of_clip[i - k]) / (2 * k)
-    rate[(rate < 0.25) | (rate > 4)] = np.nan  # no alignment (silence, stationary sounds)
-    return np.arange(a.shape[1]) * hop / sr, rate
-
-
-def measure(category: str, y: np.ndarray, sr: int, *, source: np.ndarray | None = None,
-            on_off: tuple[float, float] | None = None):
-    """A measurement of the varied quantity on a clip.
-
-    Parameters
-    ----------
-    category : str
-    y : np.ndarray
-        The clip (mono float).
-    sr : int
-    source : np.ndarray, optional
-        The source at the same rate. Needed for the relative measures (volume, pitch, speed,
-        noise, vibration, echo).
-    on_off : (float, float), optional
-        Speech span of the source in seconds (noise is measured re the span's RMS).
-
-    Returns
-    -------
-    (times, values, label, same_unit) or None
-        Frame times (s), values, axis label, and whether ``values`` is in the unit of the
-        value schedule. None when the measure needs the source and none is given.
-    """
-    cat = vocalgrad.category(category).name
-    n = min(y.size, source.size) if source is not None else y.size
-    if cat == "pitch":
-        t, f0 = _f0(y, sr)
-        if source is None:
-            return t, f0, "F0 (Hz)", False
-        ref = np.nanmedian(_f0(source, sr)[1])
-        return t, 12 * np.log2(f0 / ref), "F0 re source median (semitones)", True
-    if cat == "speed":
-        if source is None:
-            return None
-        t, rate = _dtw_rate(y, source, sr)
-        return t, rate, "local rate (DTW vs source)", True
-    frames, t = _frames(y, sr, 0.05)
-    if cat == "distortion":
-        return t, _hold_rate(frames, sr), "effective rate from held samples (Hz)", True
-    if cat == "roughness":
-        f20, t20 = _frames(y, sr, 0.02)
-        return t20, _bits(f20), "log2(repeated levels + 1), a lower bound (bits)", True
-    if cat == "clarity":
-        return t, _bandwidth(frames, sr), "-60 dB bandwidth (Hz)", True
-    if source is None:
-        if cat == "volume":
-            level = _db(_rms(frames))
-            level[_rms(frames) < 1e-5] = np.nan
-            return t, level, "RMS (dBFS)", False
-        return None
-    cf, t = _frames(y[:n], sr, 0.05)
-    sf_, _ = _frames(source[:n], sr, 0.05)
-    src_rms = _rms(sf_)
-    span = source[:n]
-    if on_off is not None:
-        span = span[int(on_off[0] * sr): int(on_off[1] * sr)]
-    span_rms = (np.sqrt(np.mean(span**2)) if span.size else 0.0) or 1.0
-    if cat == "noise":
-        rf, _ = _frames(y[:n] - source[:n], sr, 0.05)
-        return t, _rms(rf) / span_rms, "residual RMS / source speech RMS", True
-    if cat == "volume":
-        out = _db(_rms(cf)) - _db(src_rms)
-        out[src_rms < 1e-4] = np.nan
-        return t, out, "RMS re source (dB)", True
-    if cat == "vibration":
-        ce, te = _frames(y[:n], sr, 0.005, 0.0025)
-        se, _ = _frames(source[:n], sr, 0.005, 0.0025)
-        gain = _rms(ce) / np.maximum(_rms(se), 1e-8)
-        gain[_rms(se) < 1e-4] = np.nan
-        w = 80  # 200-ms windows
-        depth = np.full(gain.size, np.nan)
-        for i in range(w // 2, gain.size - w // 2):
-            seg = gain[i - w // 2: i + w // 2]
-            if np.isfinite(seg).sum() > w // 2:
-                depth[i] = 1 - np.nanmin(seg) / np.nanmax(seg)
-        return te, depth, "envelope depth re source (1 - min/max over 200 ms)", True
-    if cat == "echo":  # no direct measure of the wet mix: the residual grows with it
-        from scipy.ndimage import median_filter
-
-        rf, _ = _frames(y[:n] - source[:n], sr, 0.05)
-        out = median_filter(_rms(rf) / span_rms, size=21, mode="nearest")
-        return t, out, "residual RMS / source speech RMS (200 ms median)", False
-    return None
+    return decode_mono(data, dtype=np.float64)
 
 
 def schedule_curve(info, *, points: int = 400) -> tuple[np.ndarray, np.ndarray, str]:
@@ -284,7 +120,7 @@ def _figure(catalog, clip_id: str):
     t, v, unit = schedule_curve(info)
     ax = axes[1, 0]
     ax.plot(t, v, color="tab:blue", lw=2, label=f"schedule ({unit})")
-    m = measure(cat.name, y, sr, source=src,
+    m = curve(cat.name, y, sr, source=src,
                 on_off=(float(info.get("source_onset_sec", 0.0)), float(info.get("source_offset_sec", 0.0)))
                 if src is not None else None)
     if m is not None:
@@ -305,7 +141,7 @@ def _figure(catalog, clip_id: str):
         s_on = float(info.get("source_onset_sec", 0.0))
         s_off = float(info.get("source_offset_sec", src.size / sr))
         _spectrogram(axes[0, 1], src, sr, (s_on, s_off), f"source: {info.source_id}")
-        raw = measure(cat.name, src, sr)
+        raw = curve(cat.name, src, sr)
         ax = axes[1, 1]
         if raw is not None and not (cat.name == "vibration"):
             ax.plot(raw[0], raw[1], ".", ms=2.5, color="tab:green", label=f"source: {raw[2]}")

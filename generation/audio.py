@@ -1,8 +1,16 @@
-"""Audio input/output helpers shared by the render pipeline.
+"""Audio and file primitives shared by the whole toolkit: decode to mono, resample, atomic write.
 
-Reading always yields mono float32 in [-1, 1]; writing always goes to a temporary name in the
-destination folder followed by an atomic rename, so that an interrupted render never leaves a
-truncated file under a final name.
+Reading yields mono float in [-1, 1] (float32 unless a caller asks for float64); writing always
+goes to a temporary name in the destination folder followed by an atomic rename, so that an
+interrupted run never leaves a truncated file under a final name.
+
+Where the primitives live
+-------------------------
+The toolkit's shared primitives are leaf modules of :mod:`generation` that import only numpy,
+soundfile/soxr/scipy/librosa and :mod:`vocalgrad`: this module, :mod:`generation.span` (the speech
+span) and :mod:`generation.measures` (per-category measurements). The torch-free harness
+(:mod:`harness_tasks`) and the analyses (:mod:`analysis`) import them; they import nothing back,
+so no import cycle can form through them (``tests/test_structure.py`` walks every import).
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from vocalgrad import VocalGradError
+
 #: Processing rate of the reference corpus (benchmark.md §4).
 PROCESSING_SR = 48000
 #: Host name as used in temp-file names (dots replaced so names split cleanly).
@@ -25,6 +35,8 @@ __all__ = [
     "AudioReadError",
     "PROCESSING_SR",
     "atomic_write_bytes",
+    "atomic_write_text",
+    "decode_mono",
     "encode_flac",
     "quantize_int16",
     "read_audio",
@@ -35,18 +47,44 @@ __all__ = [
 ]
 
 
-class AudioReadError(ValueError):
+class AudioReadError(VocalGradError, ValueError):
     """An audio file could not be read; the message names the file and the cause."""
 
 
-def to_mono_float(data: np.ndarray) -> np.ndarray:
-    """Average channels of ``data`` (shape ``(n,)`` or ``(n, channels)``) into mono float32."""
+def to_mono_float(data: np.ndarray, *, dtype=np.float32, mean_dtype=np.float64) -> np.ndarray:
+    """Average the channels of ``data`` into one contiguous mono array.
+
+    Parameters
+    ----------
+    data : np.ndarray [shape=(n,) or (n, channels)]
+    dtype : numpy dtype
+        Output dtype (float32 for the renderer and the harness, float64 for measurements).
+    mean_dtype : numpy dtype
+        Accumulator of the channel average. The harness averages in float32 (its answers were
+        measured so); everything else in float64. A single channel is never averaged.
+    """
     data = np.asarray(data)
     if data.ndim == 2:
-        data = data.mean(axis=1, dtype=np.float64) if data.shape[1] > 1 else data[:, 0]
+        data = data.mean(axis=1, dtype=mean_dtype) if data.shape[1] > 1 else data[:, 0]
     elif data.ndim != 1:
         raise ValueError(f"audio must be 1-D or 2-D (samples, channels), got shape {data.shape}")
-    return np.ascontiguousarray(data, dtype=np.float32)
+    return np.ascontiguousarray(data, dtype=dtype)
+
+
+def decode_mono(source, *, dtype=np.float32, mean_dtype=np.float64) -> tuple[np.ndarray, int]:
+    """Decode encoded audio bytes or a file into mono (:func:`to_mono_float`) and its rate.
+
+    ``source`` is bytes-like or a path; soundfile's own exception propagates (callers name the
+    clip or file in their error type).
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        source = io.BytesIO(bytes(source))
+    elif isinstance(source, (str, os.PathLike)):
+        source = os.fspath(source)
+    else:
+        raise TypeError(f"unsupported audio value of type {type(source).__name__}")
+    data, sr = sf.read(source, dtype=np.dtype(dtype).name, always_2d=True)
+    return to_mono_float(data, dtype=dtype, mean_dtype=mean_dtype), int(sr)
 
 
 def read_audio(path: str | os.PathLike) -> tuple[np.ndarray, int]:
@@ -73,10 +111,9 @@ def read_audio(path: str | os.PathLike) -> tuple[np.ndarray, int]:
     if not path.is_file():
         raise AudioReadError(f"{path}: no such audio file")
     try:
-        data, sr = sf.read(str(path), dtype="float32", always_2d=True)
+        return decode_mono(str(path))
     except Exception as exc:  # soundfile raises several types; the cause is kept in the message
         raise AudioReadError(f"{path}: cannot decode audio ({type(exc).__name__}: {exc})") from exc
-    return to_mono_float(data), int(sr)
 
 
 def resample(y: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
@@ -126,10 +163,23 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+
+    The temporary name (``.NAME.HOST.PID.tmp``) is unique per host and process, so concurrent
+    writers on a shared file system never clobber each other's half-written file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{HOST_TAG}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> None:
+    """:func:`atomic_write_bytes` of ``text`` encoded with ``encoding`` (no newline translation)."""
+    atomic_write_bytes(path, text.encode(encoding))

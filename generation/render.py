@@ -64,11 +64,11 @@ SELECTION_NOTES = {
 }
 
 
-class RenderError(RuntimeError):
+class RenderError(vg.VocalGradError, RuntimeError):
     """A render cannot proceed (incompatible output folder, bad source with ``strict``...)."""
 
 
-class SkipSource(Exception):
+class SkipSource(vg.VocalGradError):
     """A source cannot be rendered; the message is the one-line reason for skipped.csv."""
 
 

@@ -29,7 +29,6 @@ card reports.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import sys
 import time
@@ -79,7 +78,7 @@ class Side:
     skipped: dict = field(default_factory=dict)
 
 
-class VerifyError(ValueError):
+class VerifyError(vg.VocalGradError, ValueError):
     """A folder that is neither a render nor a Hub folder, or cannot be read; the message says which."""
 
 
@@ -177,10 +176,9 @@ def sdr_db(ref: np.ndarray, est: np.ndarray) -> float:
 
 
 def _decode(data: bytes) -> tuple[np.ndarray, int]:
-    import soundfile as sf
+    from .audio import decode_mono
 
-    y, sr = sf.read(io.BytesIO(data), dtype="float64", always_2d=True)
-    return y.mean(axis=1), int(sr)
+    return decode_mono(data, dtype=np.float64)
 
 
 @dataclass

@@ -20,6 +20,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from generation.audio import decode_mono, to_mono_float
+from vocalgrad import VocalGradError
+
 __all__ = ["AUDIO_MARKER", "AudioDecodeError", "ClipAudio", "audio_sha256", "decode_audio", "encode_wav"]
 
 #: Placeholder a prompt holds once per clip when several clips are interleaved with the text
@@ -27,15 +30,13 @@ __all__ = ["AUDIO_MARKER", "AudioDecodeError", "ClipAudio", "audio_sha256", "dec
 AUDIO_MARKER = "<|vocalgrad_audio|>"
 
 
-class AudioDecodeError(ValueError):
+class AudioDecodeError(VocalGradError, ValueError):
     """A clip's audio could not be decoded; the message names the clip."""
 
 
 def _to_mono(data: np.ndarray) -> np.ndarray:
-    data = np.asarray(data, dtype=np.float32)
-    if data.ndim == 2:
-        data = data.mean(axis=1, dtype=np.float32) if data.shape[1] > 1 else data[:, 0]
-    return np.ascontiguousarray(data, dtype=np.float32)
+    # the harness averages channels in float32 (its recorded answers were computed so)
+    return to_mono_float(data, mean_dtype=np.float32)
 
 
 def decode_audio(value: Any, *, name: str = "clip") -> tuple[np.ndarray, int]:
@@ -58,18 +59,12 @@ def decode_audio(value: Any, *, name: str = "clip") -> tuple[np.ndarray, int]:
         if data is None and path is None:
             raise AudioDecodeError(f"{name}: audio value has neither 'bytes' nor 'path'")
         value = data if data is not None else path
+    if not isinstance(value, (bytes, bytearray, memoryview, str, os.PathLike)):
+        raise AudioDecodeError(f"{name}: unsupported audio value of type {type(value).__name__}")
     try:
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            y, sr = sf.read(io.BytesIO(bytes(value)), dtype="float32", always_2d=True)
-        elif isinstance(value, (str, os.PathLike)):
-            y, sr = sf.read(os.fspath(value), dtype="float32", always_2d=True)
-        else:
-            raise AudioDecodeError(f"{name}: unsupported audio value of type {type(value).__name__}")
-    except AudioDecodeError:
-        raise
+        return decode_mono(value, mean_dtype=np.float32)
     except Exception as exc:  # soundfile raises several types
         raise AudioDecodeError(f"{name}: cannot decode audio ({type(exc).__name__}: {exc})") from exc
-    return _to_mono(y), int(sr)
 
 
 def encode_wav(y: np.ndarray, sr: int) -> bytes:

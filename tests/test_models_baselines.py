@@ -8,7 +8,8 @@ import pytest
 import vocalgrad
 from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.baselines import ChanceLM, ConstantLM
-from harness_tasks.models.oracle import OracleLM, category_from_prompt, oracle_direction, speech_span
+from generation.span import detect_span
+from harness_tasks.models.oracle import MEASURES, OracleLM, category_from_prompt, measure, oracle_direction
 from harness_tasks.parsing import classify_answer
 
 SR = 48000
@@ -96,12 +97,18 @@ def test_oracle_hears_each_attribute_in_both_directions(category):
         assert oracle_direction(category, synth(category, direction), SR) == direction, (category, direction)
 
 
-def test_speech_span_finds_the_padded_region():
+def test_oracle_measures_on_the_renderers_speech_span():
+    # the oracle has no span detector of its own: it measures the edges of generation.span's span
     y = synth("volume", "increase")
-    on, off, found = speech_span(y, SR)
-    assert found
-    assert abs(on / SR - LEAD) < 0.05 and abs(off / SR - (LEAD + SPAN)) < 0.05
-    assert speech_span(np.zeros(SR, dtype=np.float32), SR) == (0, SR, False)
+    span = detect_span(y, SR)
+    assert span.found
+    assert abs(span.onset / SR - LEAD) < 0.05 and abs(span.offset / SR - (LEAD + SPAN)) < 0.05
+    inner = y[span.onset:span.offset]
+    k = round(0.3 * inner.size)
+    for cat in ("volume", "noise", "vibration"):
+        assert measure(cat, y, SR) == (MEASURES[cat](inner[:k], SR), MEASURES[cat](inner[-k:], SR))
+    # measured on the whole clip, the lead-in silence would lower the first window's level
+    assert measure("volume", y, SR)[0] > MEASURES["volume"](y[:round(0.3 * y.size)], SR) + 1
 
 
 def test_category_from_every_prompt_variant():

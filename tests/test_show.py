@@ -8,7 +8,8 @@ import pytest
 import vocalgrad
 from generation.cli import main as cli_main
 from analysis.listen import open_catalog
-from analysis.show import measure, schedule_curve
+from analysis.show import schedule_curve
+from generation.measures import curve as measure
 
 pytestmark = pytest.mark.timeout(300)
 

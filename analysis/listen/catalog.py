@@ -27,7 +27,7 @@ _FIELDS = ("category", "direction", "tier", "trajectory", "source_id", "duration
 _ROW_GROUP_CACHE = 4
 
 
-class CatalogError(ValueError):
+class CatalogError(vocalgrad.VocalGradError, ValueError):
     """The data folder cannot be used; the message names the file and what to do."""
 
 

@@ -24,9 +24,9 @@ def log_mel(y: np.ndarray, sr: int) -> np.ndarray:
     y = np.asarray(y, dtype=np.float32)
     target = MEL_SETTINGS["sr"]
     if int(sr) != target:
-        import soxr
+        from generation.audio import resample
 
-        y = soxr.resample(y, int(sr), target, quality="HQ").astype(np.float32)
+        y = resample(y, int(sr), target)
     # = librosa.feature.melspectrogram(y=y, sr=16000, n_fft=1024, hop_length=256, n_mels=128,
     # fmax=8000) with the filter bank built once per process.
     spec = np.abs(librosa.stft(y, n_fft=MEL_SETTINGS["n_fft"], hop_length=MEL_SETTINGS["hop_length"])) ** 2

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 import soundfile as sf
+from vocalgrad import VocalGradError
 
 from ..audio import AudioReadError, read_audio
 
@@ -38,7 +39,7 @@ __all__ = [
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
 
 
-class SourceSpecError(ValueError):
+class SourceSpecError(VocalGradError, ValueError):
     """A ``--source`` string is malformed or points at something unusable."""
 
 

@@ -61,6 +61,9 @@ import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
+from generation.audio import resample
+from vocalgrad import VocalGradError
+
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
 from .base import Query, VocalGradLM, as_bool, layout
@@ -72,7 +75,7 @@ __all__ = ["OpenAIAudioLM"]
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
-class _Retryable(Exception):
+class _Retryable(VocalGradError):
     def __init__(self, reason: str, wait: float | None = None) -> None:
         super().__init__(reason)
         self.wait = wait
@@ -176,9 +179,7 @@ class OpenAIAudioLM(VocalGradLM):
         for a in q.audios:
             y, sr = a["array"], a["sampling_rate"]
             if self.sample_rate and sr != self.sample_rate:
-                import soxr
-
-                y, sr = soxr.resample(y, sr, self.sample_rate, quality="HQ"), self.sample_rate
+                y, sr = resample(y, sr, self.sample_rate), self.sample_rate
             wav = encode_wav(y, sr)
             digest.update(wav)
             b64 = base64.b64encode(wav).decode("ascii")

@@ -44,6 +44,8 @@ import threading
 import time
 from typing import Any
 
+from generation.audio import resample
+
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
 from ..workers.protocol import PREFIX, PROTOCOL_VERSION
@@ -190,9 +192,7 @@ class WorkerLM(VocalGradLM):
         for i, a in enumerate(q.audios):
             y, sr = a["array"], int(a["sampling_rate"])
             if self.sample_rate and sr != self.sample_rate:
-                import soxr
-
-                y, sr = soxr.resample(y, sr, self.sample_rate, quality="HQ"), self.sample_rate
+                y, sr = resample(y, sr, self.sample_rate), self.sample_rate
             wav = encode_wav(y, sr)
             cid = getattr(a, "clip_id", None) or f"clip{i}"
             if self.audio_mode == "bytes":

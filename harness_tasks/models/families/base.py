@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from generation.audio import resample
+
 from ..base import layout
 
 log = logging.getLogger("vocalgrad")
@@ -98,9 +100,7 @@ def prepare_audio(y: Any, sr: int, target_sr: int) -> tuple[np.ndarray, AudioInf
     if int(sr) <= 0:
         raise ValueError(f"audio sample rate must be positive, got {sr}")
     if int(sr) != int(target_sr):
-        import soxr
-
-        a = soxr.resample(a, int(sr), int(target_sr), quality="HQ").astype(np.float32)
+        a = resample(a, int(sr), int(target_sr))
     info = AudioInfo(int(sr), int(target_sr), channels, a.size / float(target_sr))
     log.debug("audio: %d Hz x %d ch -> %d Hz mono, %.3f s", info.source_rate, channels, info.rate, info.seconds)
     return np.ascontiguousarray(a), info
