@@ -20,6 +20,7 @@ import vocalgrad
 from harness_tasks import published
 
 from . import hub as _hub
+from .hub_dir import HubDir
 
 __all__ = ["CONVERSION_NOTE", "build_from_published", "run_cli"]
 
@@ -93,7 +94,7 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         raise _hub.HubBuildError(f"{folder / 'metadata.csv'}: no clips")
     if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
         raise _hub.HubBuildError(f"{out}: --out must lie outside the published copy {folder}")
-    if out.exists() and any(out.iterdir()) and not _hub._is_hub_folder(out):
+    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
         raise _hub.HubBuildError(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
     template = Path(card_template) if card_template else _hub._CARD_TEMPLATE
     if not template.is_file():

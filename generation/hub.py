@@ -24,6 +24,7 @@ from pathlib import Path
 
 import vocalgrad
 
+from .hub_dir import PRETTY_NAME, HubDir
 from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
 __all__ = [
@@ -46,7 +47,6 @@ MAX_SHARD_BYTES = 256 * 1024**2
 #: ``datasets`` itself uses for audio and small enough for the viewer to page through.
 ROW_GROUP_ROWS = 100
 _CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
-_PRETTY_NAME = "VocalGrad"
 #: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
@@ -228,7 +228,7 @@ def build_hub(
     rates = {int(c.meta.get("sample_rate", 48000)) for c in checks}
     if len(rates) > 1:
         problems.append(f"renders have different sample rates {sorted(rates)}; render them at one rate")
-    if out.exists() and any(out.iterdir()) and not _is_hub_folder(out):
+    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
         problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
     if out.resolve() in {Path(d).resolve() for d in render_dirs}:
         problems.append(f"{out}: --out must differ from the render directory")
@@ -333,14 +333,6 @@ def source_rows(check: RenderCheck) -> list[dict]:
     return out
 
 
-def _is_hub_folder(path: Path) -> bool:
-    readme = path / "README.md"
-    if not readme.is_file():
-        return False
-    head = readme.read_text(encoding="utf-8", errors="replace")[:4000]
-    return head.startswith("---") and f"pretty_name: {_PRETTY_NAME}" in head
-
-
 def _yaml_header(configs: list[_Config], feats, by_split) -> str:
     import yaml
 
@@ -348,7 +340,7 @@ def _yaml_header(configs: list[_Config], feats, by_split) -> str:
     feature_yaml = feats._to_yaml_list()
     header = {
         "license": vocalgrad.LICENSE,
-        "pretty_name": _PRETTY_NAME,
+        "pretty_name": PRETTY_NAME,
         "language": ["en"],
         "task_categories": ["audio-classification", "audio-text-to-text"],
         "size_categories": [_size_category(total)],

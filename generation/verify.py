@@ -41,6 +41,7 @@ import numpy as np
 
 import vocalgrad as vg
 
+from .hub_dir import HubDir
 from .render_dir import RenderDir, RenderDirError
 
 __all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verify"]
@@ -102,8 +103,7 @@ def _render_side(root: Path) -> Side:
 def _hub_side(root: Path) -> Side:
     import pyarrow.parquet as pq
 
-    files = {cat: sorted((root / cat).glob("*.parquet")) for cat in vg.CATEGORY_NAMES}
-    files = {k: v for k, v in files.items() if v}
+    files = HubDir(root).category_shards()
     if not files:
         raise VerifyError(f"{root}: a Hub folder without category shards (<category>/*.parquet)")
     cols = ["id", "category", "tier", "trajectory", "direction", "label", "source_id", "sha256", "split"]
@@ -158,7 +158,7 @@ def load_side(path) -> Side:
         raise VerifyError(f"{root}: no such folder")
     if RenderDir.looks_like(root):
         return _render_side(root)
-    if (root / "README.md").is_file() and any(root.glob("*/*.parquet")):
+    if HubDir.looks_like(root):
         return _hub_side(root)
     raise VerifyError(f"{root}: neither a render folder (render.json + manifest.parquet) nor a Hub folder "
                       "(README.md + <config>/*.parquet)")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
+from generation.hub_dir import HubDir
 
 from . import metrics, published
 from .clip_audio import AUDIO_MARKER, ClipAudio
@@ -88,20 +89,6 @@ def dataset_source(explicit: str | None = None) -> str:
     return explicit or os.environ.get(DATASET_ENV) or vocalgrad.HUB_REPO_ID
 
 
-def _local_files(folder: Path, config: str, split: str) -> list[str]:
-    cdir = folder / config
-    if not cdir.is_dir():
-        have = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-        raise FileNotFoundError(
-            f"{folder}: no config folder {config!r} (found: {', '.join(have) or 'none'}); "
-            f"build the folder with `vocalgrad hub` or point {DATASET_ENV} elsewhere"
-        )
-    files = sorted(str(p) for p in cdir.glob(f"{split}-*.parquet"))
-    if not files:
-        raise FileNotFoundError(f"{cdir}: no '{split}-*.parquet' shards for split {split!r}")
-    return files
-
-
 def load_split(config: str, *, split: str = "test", source: str | None = None,
                category: str | None = None):
     """Load one config/split of VocalGrad as a ``datasets.Dataset`` with undecoded audio.
@@ -130,7 +117,7 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
         ds = published.load_config(src, config, split=split)
     elif Path(src).expanduser().is_dir():
         folder = Path(src).expanduser()
-        ds = datasets.load_dataset("parquet", data_files={split: _local_files(folder, config, split)},
+        ds = datasets.load_dataset("parquet", data_files={split: HubDir(folder).split_files(config, split, env=DATASET_ENV)},
                                    split=split)
     else:
         try:

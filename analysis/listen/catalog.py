@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
+from generation.hub_dir import HubDir
 from generation.render_dir import RenderDir, RenderDirError
 
 __all__ = ["Catalog", "CatalogError", "ClipInfo", "open_catalog"]
@@ -172,7 +173,7 @@ def _open_hub(root: Path, config: str | None) -> Catalog:
     import pyarrow.parquet as pq
 
     names = [config] if config else list(vocalgrad.CATEGORY_NAMES)
-    files = [p for name in names for p in sorted((root / name).glob("*.parquet")) if (root / name).is_dir()]
+    files = [p for name in names for p in HubDir(root).shards(name)]
     if not files:
         raise CatalogError(
             f"{root}: neither manifest.parquet (a render folder) nor "
