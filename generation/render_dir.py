@@ -129,9 +129,7 @@ class RenderDir:
         RenderDirError
             The file is missing or not JSON.
         """
-        path = self.meta_path
-        if not path.is_file():
-            raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+        path = _required(self.meta_path)
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
@@ -147,9 +145,7 @@ class RenderDir:
         """
         import pyarrow.parquet as pq
 
-        path = self.manifest_path
-        if not path.is_file():
-            raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+        path = _required(self.manifest_path)
         table = pq.read_table(path)
         missing = [name for name in vocalgrad.MANIFEST_COLUMN_NAMES if name not in table.column_names]
         if missing:
@@ -247,6 +243,13 @@ def first_row_per_source(rows: list[dict]) -> dict[str, dict]:
     for r in rows:
         first.setdefault(r["source_id"], r)
     return dict(sorted(first.items()))
+
+
+def _required(path: Path) -> Path:
+    """``path``, or a :class:`RenderDirError` saying it is missing."""
+    if not path.is_file():
+        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+    return path
 
 
 def _read_csv(path: Path) -> list[dict]:
