@@ -29,6 +29,7 @@ from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_so
 
 __all__ = [
     "HubBuildError",
+    "HubConfig",
     "MAX_SHARD_BYTES",
     "ROW_GROUP_ROWS",
     "RenderCheck",
@@ -37,7 +38,10 @@ __all__ = [
     "check_render",
     "register_cli",
     "render_card",
+    "shard_rows",
     "source_rows",
+    "write_config",
+    "yaml_header",
 ]
 
 #: Largest shard, counted in FLAC bytes. 256 MB keeps each file well under the dataset viewer's
@@ -46,7 +50,8 @@ MAX_SHARD_BYTES = 256 * 1024**2
 #: Rows per parquet row group: ~100 four-second clips (~20 MB) per group, the row-group size that
 #: ``datasets`` itself uses for audio and small enough for the viewer to page through.
 ROW_GROUP_ROWS = 100
-_CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
+#: The Hub card template (its YAML header is filled from vocalgrad.py).
+CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
 #: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
@@ -103,7 +108,7 @@ def _write_parquet(table, path: Path, *, row_group_rows: int) -> None:
     os.replace(tmp, path)
 
 
-def _shard(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]]:
+def shard_rows(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]]:
     """Split sorted rows into consecutive shards of at most ``max_bytes`` of audio (>= 1 row each)."""
     shards, current, size = [], [], 0
     for r in rows:
@@ -126,7 +131,9 @@ def _size_category(n: int) -> str:
 
 
 @dataclass
-class _Config:
+class HubConfig:
+    """One config of a Hub folder as it is written: its shards (``data_files`` globs), counts and categories."""
+
     name: str
     split: str
     data_files: list
@@ -136,7 +143,7 @@ class _Config:
     categories: tuple = ()
 
 
-def _write_config(stage: Path, cfg: "_Config", shards: list[list[dict]], to_table, *,
+def write_config(stage: Path, cfg: "HubConfig", shards: list[list[dict]], to_table, *,
                   row_group_rows: int) -> list[str]:
     """Write one config's shards as ``<name>/<split>-0000i-of-0000n.parquet``; count rows and sizes.
 
@@ -244,7 +251,7 @@ def build_hub(
                        if not rd.source_path(sid).is_file()]
             problems += listed("source clip missing (needed by the sources config; re-run the render, "
                                 "or pass --no-sources)", lacking)
-    template = Path(card_template) if card_template else _CARD_TEMPLATE
+    template = Path(card_template) if card_template else CARD_TEMPLATE
     if not template.is_file():
         problems.append(f"{template}: card template not found; pass card_template= (--card PATH)")
     if problems:
@@ -259,7 +266,7 @@ def build_hub(
     if stage.exists():
         shutil.rmtree(stage)
     stage.mkdir(parents=True)
-    configs: list[_Config] = []
+    configs: list[HubConfig] = []
     files: list[str] = []
     try:
         for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
@@ -272,9 +279,9 @@ def build_hub(
                 rows = [r for r in check.rows if r["category"] in cats]
                 if not rows:
                     continue
-                cfg = _Config(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
+                cfg = HubConfig(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
                               categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
-                files += _write_config(stage, cfg, _shard(rows, sizes, max_shard_bytes),
+                files += write_config(stage, cfg, shard_rows(rows, sizes, max_shard_bytes),
                                        lambda shard: _rows_to_table(shard, check.path, feats),
                                        row_group_rows=row_group_rows)
                 configs.append(cfg)
@@ -283,10 +290,10 @@ def build_hub(
 
             check = by_split["test"]
             srows = source_rows(check)
-            cfg = _Config(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
+            cfg = HubConfig(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
             sizes = {r["id"]: len(r["audio"]["bytes"]) for r in srows}
-            shards = _shard([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
-            files += _write_config(
+            shards = shard_rows([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
+            files += write_config(
                 stage, cfg, shards,
                 lambda shard: pa.Table.from_pylist([{k: r[k] for k in feats} for r in shard],
                                                    schema=feats.arrow_schema),
@@ -294,11 +301,11 @@ def build_hub(
             configs.append(cfg)
         cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
         if cats_cfgs:
-            configs.insert(len(cats_cfgs), _Config(
+            configs.insert(len(cats_cfgs), HubConfig(
                 "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
                 sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
                 tuple(n for c in cats_cfgs for n in c.categories)))
-        readme = _yaml_header(configs, feats, by_split) + render_card(template, by_split, configs)
+        readme = yaml_header(configs, feats, by_split) + render_card(template, by_split, configs)
         (stage / "README.md").write_text(readme, encoding="utf-8")
         files.append("README.md")
         if out.exists():
@@ -333,7 +340,8 @@ def source_rows(check: RenderCheck) -> list[dict]:
     return out
 
 
-def _yaml_header(configs: list[_Config], feats, by_split) -> str:
+def yaml_header(configs: list[HubConfig], feats, by_split) -> str:
+    """The card's YAML header (configs, features, sizes) between ``---`` lines."""
     import yaml
 
     total = sum(len(c.rows) for c in by_split.values())
