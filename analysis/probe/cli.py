@@ -15,7 +15,7 @@ def register_cli(subparsers) -> None:
         "probe", help="linear probes: where does the direction information get lost inside a model?",
         description="Extract features per stage (log-mel, audio features before the LM, LM hidden states over "
                     "the audio positions and at the last input position, per layer), cache them, and fit one "
-                    "linear probe per (category, stage, layer) on the train config, scored on test (benchmark.md §10). "
+                    "linear probe per (category, stage, layer) on the train config, scored on test (docs/benchmark.md §10). "
                     "See docs/probe.md.")
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO",
                    help="Hub folder from `vocalgrad hub TEST TRAIN --out HUB` (needs the train config) or repo id")

@@ -134,7 +134,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     lines = ["# VocalGrad report", ""]
     if not models:  # only yes/no or ternary results
         return "\n".join(lines + formats_markdown(report.get("formats") or {})).rstrip() + "\n"
-    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (benchmark.md §7–§8). "
+    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (toolkit docs/benchmark.md §7–§8). "
              f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
              "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
              "source utterances (the 24 conditions of a source per category are not independent). "
