@@ -39,6 +39,7 @@ from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
 from .span import detect_span
 from .transforms import get_transform
 from .transforms.envelope import noise_seed
+from .warmup import warm_up
 
 __all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "register_cli"]
 
@@ -348,6 +349,7 @@ def render(
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
 
+    warm_up(rec, list(dict.fromkeys(c for _, c in todo)), progress=progress)  # numba compiles before the bar
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
