@@ -401,7 +401,9 @@ def register_cli(sub) -> None:
     p.add_argument("--source", required=True,
                    help="source: tones | folder:PATH | vctk:PATH | demo | hf:DATASET[:CONFIG][:SPLIT]")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--split", default="test", choices=vg.SPLITS)
+    p.add_argument("--split", default="test", choices=vg.SPLITS,
+                   help="test (the benchmark), train (probes, few-shot; speakers disjoint from test) or beep "
+                        "(pure-tone ablation, with --source tones); default %(default)s")
     p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
     p.add_argument("--sources", type=int, dest="n_sources", help="use only the first N selected sources")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")

@@ -33,7 +33,8 @@ def register_cli(subparsers) -> None:
     p.add_argument("--audio-first", action="store_true", help="audio before the question (as the harness option)")
     p.add_argument("--system-prompt", help="optional system turn (as the harness option)")
     p.add_argument("--model-class", help="transformers class name when the checkpoint does not say")
-    p.add_argument("--trust-remote-code", action="store_true")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="let transformers run the checkpoint's own model code (only for checkpoints you trust)")
     p.add_argument("--cache", metavar="DIR", help="feature cache folder (default: OUT/cache)")
     p.add_argument("--probe-device", help="device for probe training (default: the model's device)")
     p.add_argument("--epochs", type=int, default=200, help="probe epochs (paper: %(default)d)")
