@@ -125,11 +125,14 @@ def card_license(sources: list[str], override: str | None = None) -> tuple[str, 
         return override.lower(), text
     named = {lic for lic in found.values() if lic}
     unknown = [s for s, lic in found.items() if lic is None]
+    why = ""
+    if unknown:
+        why = f"the licence of {', '.join(f'`{s}`' for s in unknown)} is not known to the toolkit"
+    elif len(named) > 1:
+        why = "the sources have different licences: " + ", ".join(f"`{s}` {lic}" for s, lic in found.items() if lic)
+    elif not named:
+        why = "no source names a licence"
     if unknown or len(named) != 1:
-        why = (f"the licence of {', '.join(f'`{s}`' for s in unknown)} is not known to the toolkit" if unknown
-               else "the sources have different licences: " + ", ".join(f"`{s}` {lic}" for s, lic in found.items()
-                                                                        if lic) if named
-               else "no source names a licence")
         return UNKNOWN_LICENSE, (f"**Unknown** — {why}. Set it with `vocalgrad hub ... --license ID` (a Hub "
                                  "licence id such as `cc-by-4.0`) once you know the terms of your recordings.")
     lic = named.pop()

@@ -250,7 +250,7 @@ def build_hub(
     verify_sha256: bool = True,
     sources: bool | None = None,
     repo_id: str | None = None,
-    license: str | None = None,
+    license_id: str | None = None,
 ) -> dict:
     """Write the publishable Hub folder for one or more render directories.
 
@@ -280,7 +280,7 @@ def build_hub(
         (an error without the test render). ``False``: left out.
     repo_id : str, optional
         Repo id of the card's loading examples (default: the paper's for a VCTK build, else ``ORG/NAME``).
-    license : str, optional
+    license_id : str, optional
         Hub licence id for the card; default: from the sources (:func:`generation.card.card_license`).
 
     Returns
@@ -381,8 +381,8 @@ def build_hub(
                 "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
                 sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
                 tuple(n for c in cats_cfgs for n in c.categories)))
-        readme = (_yaml_header(configs, feats, by_split, license=license)
-                  + render_card(template, by_split, configs, repo_id=repo_id, license=license))
+        readme = (_yaml_header(configs, feats, by_split, license_id=license_id)
+                  + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id))
         (stage / "README.md").write_text(readme, encoding="utf-8")
         files.append("README.md")
         if out.exists():
@@ -425,7 +425,7 @@ def _is_hub_folder(path: Path) -> bool:
     return head.startswith("---") and f"pretty_name: {_PRETTY_NAME}" in head
 
 
-def _yaml_header(configs: list[_Config], feats, by_split, *, license: str | None = None) -> str:
+def _yaml_header(configs: list[_Config], feats, by_split, *, license_id: str | None = None) -> str:
     import yaml
 
     from .card import card_license
@@ -433,7 +433,7 @@ def _yaml_header(configs: list[_Config], feats, by_split, *, license: str | None
     total = sum(len(c.rows) for c in by_split.values())
     feature_yaml = feats._to_yaml_list()
     header = {
-        "license": card_license(_render_sources(by_split), license)[0],
+        "license": card_license(_render_sources(by_split), license_id)[0],
         "pretty_name": _PRETTY_NAME,
         "language": ["en"],
         "task_categories": ["audio-classification", "audio-text-to-text"],
@@ -473,11 +473,11 @@ def _render_sources(by_split: dict) -> list[str]:
 
 
 def render_card(template, by_split: dict, configs: list, *, repo_id: str | None = None,
-                license: str | None = None) -> str:
+                license_id: str | None = None) -> str:
     """Fill the ``{{name}}`` placeholders of the card template with counts from the renders.
 
     The licence, the repo id of the examples, the paper's results and the citations follow the
-    sources (:mod:`generation.card`); ``repo_id`` and ``license`` override them.
+    sources (:mod:`generation.card`); ``repo_id`` and ``license_id`` override them.
 
     Raises
     ------
@@ -523,7 +523,7 @@ def render_card(template, by_split: dict, configs: list, *, repo_id: str | None 
              + [sum(r["tier"] == tier for r in rows)] for tier in vocalgrad.TIERS]),
         "example_prompt": vocalgrad.build_prompt("pitch"),
         "repo_id": repo_id,
-        "license_section": card.card_license(srcs, license)[1],
+        "license_section": card.card_license(srcs, license_id)[1],
         "paper_results": card.paper_results_section(str(test.meta.get("source", "unknown")) if test else None),
         "citations": card.citations_section(srcs),
         "toolkit_link": card.toolkit_link(),
@@ -576,7 +576,7 @@ def _run_cli(args) -> int:
             args.render_dirs, args.out, allow_partial=args.allow_partial,
             max_shard_bytes=int(args.max_shard_mb * 1024**2), row_group_rows=args.row_group_rows,
             card_template=args.card, verify_sha256=not args.skip_sha256, sources=args.sources,
-            repo_id=args.repo, license=args.license,
+            repo_id=args.repo, license_id=args.license,
         )
     except HubBuildError as exc:
         print(f"vocalgrad hub: {exc}", file=sys.stderr)
