@@ -44,6 +44,7 @@ from .frozen import recorded_span
 from .span import Span, detect_span
 from .transforms import get_transform
 from .transforms.envelope import noise_seed
+from .warmup import warm_up
 
 __all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "register_cli"]
 
@@ -461,6 +462,7 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
 
+    warm_up(rec, list(dict.fromkeys(c for _, c in todo)), progress=progress)  # numba compiles before the bar
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
@@ -522,7 +524,9 @@ def register_cli(sub) -> None:
                    help="source: tones | folder:PATH | vctk:PATH | loquacious[:DATASET] | cv-spontaneous:PATH | demo | "
                         "hf:DATASET[:CONFIG][:SPLIT]")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--split", default="test", choices=vg.SPLITS)
+    p.add_argument("--split", default="test", choices=vg.SPLITS,
+                   help="test (the benchmark), train (probes, few-shot; speakers disjoint from test) or beep "
+                        "(pure-tone ablation, with --source tones); default %(default)s")
     p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
     p.add_argument("--sources", type=int, dest="n_sources", help="use only the first N selected sources")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
