@@ -249,18 +249,29 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
     aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
 
 
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs. A zombie (killed, not yet reaped — in a container
+    whose init does not reap orphans it may stay so) does not run and can write nothing."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: trust kill(0)
+    return state not in ("Z", "X")
+
+
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove temp files left by killed processes of this host (others may still be writing)."""
     host = aio.HOST_TAG
     for tmp in out_dir.rglob(".*.tmp"):
         parts = tmp.name.rsplit(".", 3)  # .name . host . pid . tmp
-        if len(parts) == 4 and parts[1] == host:
-            try:
-                os.kill(int(parts[2]), 0)
-            except (ProcessLookupError, ValueError):
-                tmp.unlink(missing_ok=True)
-            except PermissionError:
-                pass
+        if len(parts) == 4 and parts[1] == host and parts[2].isdigit() and not _pid_alive(int(parts[2])):
+            tmp.unlink(missing_ok=True)
 
 
 def _csv_bytes(header: list[str], rows: list[list]) -> bytes:
