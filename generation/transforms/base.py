@@ -157,17 +157,17 @@ class ChunkedParams(Params):
     crossfade: int = field(default=0, metadata={"engine": True})
 
 
-def _coerce(value, tp, name: str):
+def _coerce(value, tp, name: str, *, element: bool = False):
     """``value`` as type ``tp`` (int, float, str, tuple[float, ...], dict[str, str]) or ParamError."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
             raise ParamError(name, f"must be a list, got {value!r}")
-        return tuple(_coerce(v, args[0], f"{name}[{i}]") for i, v in enumerate(value))
+        return tuple(_coerce(v, args[0], f"{name}[{i}]", element=True) for i, v in enumerate(value))
     if origin is dict:
         if not isinstance(value, dict):
             raise ParamError(name, f"must be a table, got {value!r}")
-        return {str(k): _coerce(v, args[1], f"{name}.{k}") for k, v in value.items()}
+        return {str(k): _coerce(v, args[1], f"{name}.{k}", element=True) for k, v in value.items()}
     if tp is int and isinstance(value, int) and not isinstance(value, bool):
         return value
     if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -175,7 +175,8 @@ def _coerce(value, tp, name: str):
     if tp is str and isinstance(value, str):
         return value
     kind = {int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
-    raise ParamError(name, f"must be {kind} or a per-tier table {{low, medium, high}}, got {value!r}")
+    tiers = "" if element else " or a per-tier table {low, medium, high}"
+    raise ParamError(name, f"must be {kind}{tiers}, got {value!r}")
 
 
 @runtime_checkable
