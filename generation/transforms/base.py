@@ -110,7 +110,7 @@ class Params:
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], *, tier: str, tiers: Sequence[str],
-                   engine: Mapping[str, Any] = {}) -> Params:
+                   engine: Mapping[str, Any] | None = None) -> Params:
         """Build the parameters of ``tier`` from a recipe's category parameters.
 
         Parameters
@@ -127,6 +127,7 @@ class Params:
         ParamError
             Unknown or missing name, wrong type, out of range.
         """
+        engine = engine or {}
         known = cls.recipe_fields()
         for name in table:
             if name not in known:
