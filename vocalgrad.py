@@ -20,7 +20,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
+class VocalGradError(Exception):
+    """Base class of every error the toolkit raises: ``except vocalgrad.VocalGradError`` catches them all.
+
+    Each toolkit error also keeps its natural built-in base (``ValueError`` for bad input,
+    ``RuntimeError`` for a failed run), so existing ``except ValueError`` callers keep working.
+    """
+
+
 __all__ = [
+    "VocalGradError",
     "CATEGORIES",
     "CATEGORY_NAMES",
     "Category",
@@ -503,7 +513,7 @@ def _first_row_per_source(rows: list[dict]) -> dict[str, dict]:
     return dict(sorted(first.items()))
 
 
-class RenderDirError(ValueError):
+class RenderDirError(VocalGradError, ValueError):
     """A rendered directory cannot be read as VocalGrad data; the message lists what is wrong."""
 
 

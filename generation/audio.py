@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from vocalgrad import VocalGradError
+
 #: Processing rate of the reference corpus (benchmark.md §4).
 PROCESSING_SR = 48000
 #: Host name as used in temp-file names (dots replaced so names split cleanly).
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-class AudioReadError(ValueError):
+class AudioReadError(VocalGradError, ValueError):
     """An audio file could not be read; the message names the file and the cause."""
 
 

@@ -53,7 +53,7 @@ _PRETTY_NAME = "VocalGrad"
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
 
-class HubBuildError(ValueError):
+class HubBuildError(vocalgrad.VocalGradError, ValueError):
     """The input renders or the output folder are unusable; the message lists every problem."""
 
 

@@ -11,12 +11,14 @@ import re
 import sys
 from pathlib import Path
 
+from vocalgrad import VocalGradError
+
 __all__ = ["PublishError", "check_hub_folder", "publish", "retarget_card", "register_cli"]
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class PublishError(RuntimeError):
+class PublishError(VocalGradError, RuntimeError):
     """Publishing cannot start or failed; the message says what to do."""
 
 

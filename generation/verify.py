@@ -78,7 +78,7 @@ class Side:
     skipped: dict = field(default_factory=dict)
 
 
-class VerifyError(ValueError):
+class VerifyError(vg.VocalGradError, ValueError):
     """A folder that is neither a render nor a Hub folder, or cannot be read; the message says which."""
 
 

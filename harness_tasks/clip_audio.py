@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from vocalgrad import VocalGradError
+
 __all__ = ["AUDIO_MARKER", "AudioDecodeError", "ClipAudio", "audio_sha256", "decode_audio", "encode_wav"]
 
 #: Placeholder a prompt holds once per clip when several clips are interleaved with the text
@@ -27,7 +29,7 @@ __all__ = ["AUDIO_MARKER", "AudioDecodeError", "ClipAudio", "audio_sha256", "dec
 AUDIO_MARKER = "<|vocalgrad_audio|>"
 
 
-class AudioDecodeError(ValueError):
+class AudioDecodeError(VocalGradError, ValueError):
     """A clip's audio could not be decoded; the message names the clip."""
 
 

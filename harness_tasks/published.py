@@ -76,7 +76,7 @@ _DIRECTION_FROM = {v: k for k, v in DIRECTION_TO_PUBLISHED.items()}
 EXTRA_COLUMNS: tuple[str, ...] = ("benchmark_clip_id", "source_clip_id")
 
 
-class PublishedLayoutError(ValueError):
+class PublishedLayoutError(vocalgrad.VocalGradError, ValueError):
     """Published data that cannot be read; the message names the file, row and field."""
 
 

@@ -44,7 +44,7 @@ PROVENANCE_FILE = "vocalgrad_finetune.json"
 _WORDS = tuple(vocalgrad.answer_words("default")[d][0] for d in vocalgrad.DIRECTIONS)
 
 
-class _Killed(RuntimeError):
+class _Killed(vocalgrad.VocalGradError, RuntimeError):
     """Raised by the test hook that simulates a kill (no checkpoint is written)."""
 
 

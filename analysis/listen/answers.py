@@ -47,7 +47,7 @@ __all__ = [
 _REQUIRED = ("annotator", "clip_id", "answer", "direction")
 
 
-class AnswersError(ValueError):
+class AnswersError(vocalgrad.VocalGradError, ValueError):
     """An answers file that cannot be used; the message names the file and line."""
 
 

@@ -39,7 +39,7 @@ _FORMAT_TASK = re.compile(r"^vocalgrad_(" + "|".join(FORMATS) + r")_([a-z]+)$")
 _RESULTS = re.compile(r"^results_(.+)\.json$")
 
 
-class ResultsError(ValueError):
+class ResultsError(vocalgrad.VocalGradError, ValueError):
     """An lm-eval output file that cannot be read; the message names the file and the fix."""
 
 

@@ -56,6 +56,8 @@ from typing import Any
 
 from lm_eval.api.model import LM
 
+from vocalgrad import VocalGradError
+
 from ..clip_audio import AUDIO_MARKER, audio_sha256
 from ..parsing import classify_answer, error_answer, is_error_answer
 from .answer_log import AnswerLog, answer_key, default_log_root
@@ -85,7 +87,7 @@ def as_bool(value: Any, *, name: str = "flag") -> bool:
     raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
-class FatalAdapterError(RuntimeError):
+class FatalAdapterError(VocalGradError, RuntimeError):
     """An adapter failure that must stop the run (not a per-clip error), e.g. a dead worker."""
 
 

@@ -61,6 +61,8 @@ import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
+from vocalgrad import VocalGradError
+
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
 from .base import Query, VocalGradLM, as_bool, layout
@@ -72,7 +74,7 @@ __all__ = ["OpenAIAudioLM"]
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
-class _Retryable(Exception):
+class _Retryable(VocalGradError):
     def __init__(self, reason: str, wait: float | None = None) -> None:
         super().__init__(reason)
         self.wait = wait
