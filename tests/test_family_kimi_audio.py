@@ -286,6 +286,12 @@ def test_labels_mark_only_the_answer_tokens_and_the_text_end(lm):
     assert on == list(range(n, n + len("increase") + 1))           # 8 bytes + the text end token
     assert bytes(int(t) for t in lab[on[:-1]]).decode() == "increase" and int(lab[on[-1]]) == EOS
     assert len(lab) == n + len("increase") + 2                     # + the message end (no loss)
+    assert lm.conversation(Item(PROMPT, [y], target="increase")) == [
+        {"role": "user", "message_type": "text", "content": PROMPT},
+        {"role": "user", "message_type": "audio", "content": "<clip 0>"},
+        {"role": "assistant", "message_type": "text", "content": "increase"}]
+    with pytest.raises(ValueError, match="no system turn"):
+        lm.batch([Item(PROMPT, [y], system="be brief")])
     # the wrapper's loss is the cross-entropy of those tokens, predicted one position earlier
     out = lm.model(**full)
     logp = torch.log_softmax(out.logits[0].float(), -1)

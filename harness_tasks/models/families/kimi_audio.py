@@ -178,6 +178,10 @@ class KimiLoadedModel(LoadedModel):
             msgs.append({"role": "assistant", "message_type": "text", "content": item.target})
         return msgs
 
+    def conversation(self, item: Item) -> list[dict]:
+        """Kimi messages of one item (clips shown as ``<clip k>``; :meth:`batch` writes them as WAV files)."""
+        return self._messages(item, [f"<clip {k}>" for k in range(len(item.audios))])
+
     def _encode_one(self, item: Item, tmp: str, index: int):
         import soundfile as sf
 
