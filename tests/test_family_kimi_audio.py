@@ -398,3 +398,21 @@ def test_vocalgrad_finetune_trains_a_kimi_adapter_that_reloads(fake, monkeypatch
     names = lora_targets(base.model, "all_linear")
     assert len(names) == 14 and "alm.lm_head" in names and "alm.mimo_output" not in names
     assert len(lora_targets(base.model, "all_linear", include_audio_encoder=True)) == 15
+
+
+def test_vocalgrad_hf_runs_on_the_family_and_batching_changes_nothing(fake, monkeypatch):
+    from harness_tasks.clip_audio import ClipAudio
+    from harness_tasks.models.hf import HFAudioLM
+
+    monkeypatch.syspath_prepend(str(fake[0]))
+
+    class Req:
+        def __init__(self, seed, rise):
+            y, sr = tone(0.6 + 0.3 * seed, seed, rise=rise)
+            self.args = (PROMPT, {"until": [], "max_gen_toks": 4, "do_sample": False},
+                         {"audio": [ClipAudio(f"c{seed}", {"array": y, "sampling_rate": sr})]})
+
+    reqs = [Req(0, True), Req(1, False), Req(2, True)]
+    outs = [HFAudioLM(pretrained=str(fake[1]), family="kimi_audio", device="cpu", dtype="float32", batch_size=bs,
+                      scoring="both", retry_unparsed=False).generate_until(reqs, disable_tqdm=True) for bs in (1, 3)]
+    assert outs[0] == outs[1] and len(outs[0]) == 3 and all(isinstance(o, str) for o in outs[0])
