@@ -261,6 +261,7 @@ def test_detected_from_the_checkpoint_config_or_by_family(fake, lm, monkeypatch,
 
     fam = families.FAMILIES["kimi_audio"]
     assert families.detect_family(NS(model_type="kimi_audio")) is fam
+    assert families.detect_family(NS(model_type="moonshot_kimia")) is fam
     assert fam.matches(NS(model_type=None, architectures=["MoonshotKimiaForCausalLM"]))
     assert fam.matches(NS(model_type=None, auto_map={"AutoModel": "modeling_moonshot_kimia.X"}))
     assert not fam.matches(NS(model_type="qwen2_audio"))

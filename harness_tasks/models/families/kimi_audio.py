@@ -316,7 +316,9 @@ class KimiAudioFamily(Family):
     """``kimi_audio``: ``moonshotai/Kimi-Audio-7B-Instruct`` through ``kimia_infer`` (loads itself)."""
 
     name = "kimi_audio"
-    model_types = ("kimi_audio",)
+    #: ``moonshot_kimia``: the checkpoint's config.json as described by a third party; ``kimi_audio``:
+    #: vLLM's copy of the config class (the Hub file itself was not read here).
+    model_types = ("moonshot_kimia", "kimi_audio")
     #: The prompt manager reads clips at 16 kHz (librosa ``sr=16000``).
     rate = 16000
     #: :func:`harness_tasks.models.families.load` hands loading to :meth:`load`.
