@@ -1,12 +1,12 @@
 """The ``kimi_audio`` family (harness_tasks/models/families/kimi_audio.py) against a TEST DOUBLE.
 
 The test double stands in for ``kimia_infer`` (MoonshotAI/Kimi-Audio's inference package), which
-is not on PyPI and not installable here: it mimics only the API surface that ``harness_tasks/models/families/kimi_audio.py``
-calls, with a tiny random torch model behind it. Written from the package's documented facts (two
-token streams of equal length, role / media / blank / end-of-stream tokens, discrete audio tokens at
-12.5 per second offset by ``kimia_token_offset``, one continuous "whisper" feature per clip entering
-at the ``is_continuous_mask`` positions, one sequence per forward, ``logits = (audio, text)``); none
-of its code. Passing tests against it say the glue is consistent, not that the real model works.
+is not on PyPI and not installable here. It mimics only the API surface that the family calls,
+with a tiny random torch model behind it, written from the package's facts (two token streams of
+equal length; role, media, blank and end-of-stream tokens; discrete audio tokens at 12.5 per
+second offset by ``kimia_token_offset``; one continuous "whisper" feature per clip entering at the
+``is_continuous_mask`` positions; one sequence per forward; ``logits = (audio, text)``), none of
+its code. Passing tests against it say the glue is consistent, not that the real model works.
 
 :func:`write_fake` writes the package and a checkpoint folder; the tests put the package folder on
 ``sys.path``. No Kimi-Audio weights, no GPU: the real model is not run here.
@@ -15,9 +15,23 @@ of its code. Passing tests against it say the glue is consistent, not that the r
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-_KIMIA = '''"""TEST DOUBLE of kimia_infer.api.kimia (written by tests/test_family_kimi_audio.py); not the real package."""
+import _finetune_helpers as fh
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("soundfile")
+pytest.importorskip("peft")
+
+import vocalgrad  # noqa: E402
+from harness_tasks.models import families  # noqa: E402
+from harness_tasks.models.families import Item  # noqa: E402
+from harness_tasks.models.families.kimi_audio import KimiLoadedModel  # noqa: E402
+
+_KIMIA = '''"""TEST DOUBLE of kimia_infer.api.kimia (written by tests/test_family_kimi_audio.py), not the package."""
 import numpy as np
 import soundfile as sf
 import torch
@@ -189,7 +203,7 @@ def write_fake(root: Path, *, layers: int = 2, hidden: int = 32, seed: int = 0) 
     """
     pkg = Path(root) / "pkg"
     (pkg / "kimia_infer" / "api").mkdir(parents=True, exist_ok=True)
-    (pkg / "kimia_infer" / "__init__.py").write_text('"""TEST DOUBLE of kimia_infer (tests/test_family_kimi_audio.py)."""\n')
+    (pkg / "kimia_infer" / "__init__.py").write_text('"""TEST DOUBLE of kimia_infer (see the test that wrote it)."""\n')
     (pkg / "kimia_infer" / "api" / "__init__.py").write_text("")
     (pkg / "kimia_infer" / "api" / "kimia.py").write_text(_KIMIA)
     ckpt = Path(root) / "ckpt"
@@ -202,22 +216,6 @@ def write_fake(root: Path, *, layers: int = 2, hidden: int = 32, seed: int = 0) 
 
 
 # ---------------------------------------------------------------------------- tests
-
-import sys  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-torch = pytest.importorskip("torch")
-pytest.importorskip("soundfile")
-
-import _finetune_helpers as fh  # noqa: E402
-
-from harness_tasks.models import families  # noqa: E402
-from harness_tasks.models.families import Item  # noqa: E402
-from harness_tasks.models.families.kimi_audio import KimiLoadedModel  # noqa: E402
-
-import vocalgrad  # noqa: E402
 
 PROMPT = vocalgrad.build_prompt("volume")
 WORDS = ("increase", "decrease")
@@ -250,7 +248,8 @@ def _drop_kimia(monkeypatch):
 def test_without_kimia_infer_a_one_line_error_says_how_to_install(fake, monkeypatch):
     _drop_kimia(monkeypatch)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(fake[0])])
-    with pytest.raises(ImportError, match=r"kimia_infer package \(not on PyPI\): git clone https://github.com/MoonshotAI/Kimi-Audio"):
+    hint = r"kimia_infer package \(not on PyPI\): git clone https://github.com/MoonshotAI/Kimi-Audio"
+    with pytest.raises(ImportError, match=hint):
         families.load(str(fake[1]), device="cpu")
 
 
@@ -375,8 +374,6 @@ def test_vocalgrad_finetune_trains_a_kimi_adapter_that_reloads(fake, monkeypatch
                "volume", "--scope", "lm_head_only", "--out", str(out), "--device", "cpu", "--grad-accum", "2",
                "--val-fraction", "0.25", "--lr", "1e-2", "--quiet"])
     assert rc == 0
-    import json
-
     res = json.loads((out / "finetune.json").read_text())
     assert res["base_model"]["family"] == "kimi_audio" and res["settings"]["family"] == "kimi_audio"
     assert res["lora"]["target_modules"] == ["alm.lm_head"] and res["steps"] >= 3

@@ -296,7 +296,8 @@ class KimiLoadedModel(LoadedModel):
                 cur["text_input_ids"] = torch.cat([cur["text_input_ids"], nxt[:, None].long()], dim=1)
                 cur["is_continuous_mask"] = torch.cat([cur["is_continuous_mask"], torch.zeros_like(one).bool()], dim=1)
                 cur["attention_mask"] = torch.cat([cur["attention_mask"], one], dim=1)
-        return [self.tokenizer.decode([t for t in ids if not self.token_offset or t < self.token_offset]) for ids in answers]
+        off = self.token_offset
+        return [self.tokenizer.decode([t for t in ids if not off or t < off]) for ids in answers]
 
     def word_token_ids(self, word: str) -> list[int]:
         """First-token ids of ``word`` and ``" " + word`` in Kimi's text tokenizer."""
