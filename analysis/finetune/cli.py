@@ -53,6 +53,7 @@ def register_cli(subparsers) -> None:
     r.add_argument("--system-prompt", help="optional system turn (as the harness option)")
     r.add_argument("--trust-remote-code", action="store_true",
                    help="let transformers run the checkpoint's own model code (only for checkpoints you trust)")
+    r.add_argument("--family", help="model family, overriding the detection (e.g. kimi_audio; docs/model-layer.md)")
     r.add_argument("--overwrite", action="store_true", help="discard a finished run or checkpoint in --out")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_cli)
@@ -72,9 +73,10 @@ def _run_cli(args) -> int:
             max_grad_norm=args.max_grad_norm, max_train=args.max_train, max_val=args.max_val,
             save_every=args.save_every, eval_batch_size=args.eval_batch_size, dtype=args.dtype, device=args.device,
             audio_first=args.audio_first, system_prompt=args.system_prompt,
-            trust_remote_code=args.trust_remote_code, gradient_checkpointing=args.gradient_checkpointing)
+            trust_remote_code=args.trust_remote_code, gradient_checkpointing=args.gradient_checkpointing,
+            family=args.family)
         res = run_finetune(cfg, args.out, progress=not args.quiet, overwrite=args.overwrite)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+    except (ValueError, FileNotFoundError, RuntimeError, ImportError) as exc:
         print(f"vocalgrad finetune: {exc}", file=sys.stderr)
         return 2
     if not res:            # a non-main process of a multi-process run

@@ -43,6 +43,7 @@ class FinetuneConfig:
     system_prompt: str | None = None
     trust_remote_code: bool = False
     gradient_checkpointing: bool = False
+    family: str | None = None
 
     def __post_init__(self) -> None:
         for name, low in (("lora_r", 1), ("epochs", 1), ("batch_size", 1), ("grad_accum", 1), ("save_every", 1),
@@ -59,5 +60,5 @@ class FinetuneConfig:
 
     #: Settings that change the trained adapter (a resume must agree on all of them).
     def training_key(self) -> dict:
-        skip = {"save_every", "eval_batch_size", "device", "max_val"}
+        skip = {"save_every", "eval_batch_size", "device", "max_val"} | ({"family"} if self.family is None else set())
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}

@@ -227,7 +227,7 @@ def run_finetune(cfg: FinetuneConfig, out, *, progress: bool = True, overwrite: 
     acc = make_runner(cfg.device)
     device = str(acc.device)
     data = load_finetune_data(cfg)
-    lm = load(cfg.model, dtype=cfg.dtype, device=device, trust_remote_code=cfg.trust_remote_code)
+    lm = load(cfg.model, dtype=cfg.dtype, device=device, trust_remote_code=cfg.trust_remote_code, family=cfg.family)
     base_prov = {**lm.provenance(), "commit_hash": _base_revision(lm.model)}
     val_before = validation_scores(lm, data, data.val_rows, cfg, progress=progress and acc.is_main_process,
                                    desc="validation (base)") if acc.is_main_process else None

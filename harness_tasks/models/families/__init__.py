@@ -43,6 +43,7 @@ from .base import AudioInfo, Family, Item, LoadedModel, as_item, prepare_audio, 
 from .gemma3n import Gemma3n
 from .generic import Generic
 from .granite_speech import GraniteSpeech
+from .kimi_audio import KimiAudioFamily
 from .phi4mm import Phi4Multimodal
 from .qwen2_5_omni import Qwen25Omni
 from .qwen2_audio import Qwen2Audio
@@ -67,7 +68,7 @@ def register(family: Family) -> Family:
 
 
 for _f in (Qwen2Audio(), AudioFlamingo3(), Qwen25Omni(), Voxtral(), Gemma3n(), Phi4Multimodal(), GraniteSpeech(),
-           Generic()):
+           KimiAudioFamily(), Generic()):
     register(_f)
 
 
@@ -81,6 +82,38 @@ def detect_family(config: Any, family: str | None = None) -> Family:
         if fam.matches(config):
             return fam
     return FAMILIES["generic"]
+
+
+def _self_loading_family(pretrained: str, revision: str | None, family: str | None) -> Family | None:
+    """A family that loads its checkpoint itself (``loads_itself``; Kimi-Audio through
+    ``kimia_infer``), by ``family=`` or by the checkpoint's raw ``config.json`` (read without
+    transformers or remote code); None otherwise."""
+    import json
+    import os
+    from types import SimpleNamespace
+
+    if family:
+        fam = detect_family(None, family)
+        return fam if getattr(fam, "loads_itself", False) else None
+    raw = None
+    try:
+        if os.path.isdir(pretrained):
+            path = os.path.join(pretrained, "config.json")
+            raw = json.loads(open(path, encoding="utf-8").read()) if os.path.isfile(path) else None
+        else:
+            from huggingface_hub import hf_hub_download
+
+            raw = json.loads(open(hf_hub_download(pretrained, "config.json", revision=revision),
+                                  encoding="utf-8").read())
+    except Exception:          # no config to read here: the transformers path reports it
+        raw = None
+    if not isinstance(raw, dict):
+        return None
+    cfg = SimpleNamespace(**{k: raw.get(k) for k in ("model_type", "architectures", "auto_map")})
+    for fam in FAMILIES.values():
+        if getattr(fam, "loads_itself", False) and fam.matches(cfg):
+            return fam
+    return None
 
 
 def pick_device(device: Any) -> str:
@@ -140,6 +173,9 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
     import transformers
 
     dev = pick_device(device)
+    own = _self_loading_family(pretrained, revision, family) if isinstance(pretrained, str) else None
+    if own is not None:
+        return own.load(pretrained, revision=revision, dtype=_torch_dtype(dtype), device=dev, peft=peft)
     if isinstance(pretrained, str):
         config = transformers.AutoConfig.from_pretrained(pretrained, revision=revision,
                                                          trust_remote_code=trust_remote_code)
