@@ -176,16 +176,16 @@ def _rows_to_table(rows: list[dict], root: Path, feats):
 def _write_parquet(table, path: Path, *, row_group_rows: int) -> None:
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from .audio import atomic_path
+
     compression = {name: "zstd" for name in table.schema.names}
     compression["audio"] = "none"  # FLAC is already compressed; this keeps the reader's CPU free
-    with pq.ParquetWriter(
+    with atomic_path(path) as tmp, pq.ParquetWriter(
         tmp, table.schema, compression=compression, compression_level=None, use_dictionary=True,
         write_statistics=True, version="2.6", data_page_version="1.0", store_schema=True,
         write_page_index=True, use_content_defined_chunking=True,
     ) as writer:
         writer.write_table(table, row_group_size=row_group_rows)
-    os.replace(tmp, path)
 
 
 def _shard(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]]:

@@ -30,12 +30,12 @@ Group scores are unweighted means over their tasks (categories; patterns; pairs)
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
+from generation.audio import atomic_write_text
 
 from .utils import LOGIT_METRICS, RECORD_METRICS, label_metric_names
 
@@ -275,9 +275,7 @@ def write(task_dir: Path = TASK_DIR) -> list[Path]:
     out = []
     for name, text in expected.items():
         path = task_dir / name
-        tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write_text(path, text)
         out.append(path)
     return out
 
