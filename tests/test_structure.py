@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -77,3 +77,22 @@ def test_toolkit_errors_keep_their_builtin_base(cls_path, builtin):
         raise error("x")
     with pytest.raises(vocalgrad.VocalGradError):
         raise error("x")
+
+
+def test_adapter_names_live_on_the_classes_and_match_the_entry_points():
+    import harness_tasks
+
+    entry_points = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["lm_eval.models"]
+    assert entry_points == harness_tasks.MODEL_ADAPTERS
+    for name, target in entry_points.items():
+        module, cls = target.split(":")
+        assert getattr(importlib.import_module(module), cls).name == name, target
+
+
+def test_registered_adapters_resolve_to_the_named_classes():
+    import harness_tasks
+    from lm_eval.api.registry import get_model
+
+    assert set(harness_tasks.register_models()) == set(harness_tasks.MODEL_ADAPTERS)
+    for name in harness_tasks.MODEL_ADAPTERS:
+        assert get_model(name).name == name
