@@ -36,6 +36,7 @@ import numpy as np
 import vocalgrad
 
 from .parsing import classify_answer, is_exact_match
+from .variants import FORMAT_LABELS
 
 __all__ = [
     "ANSWER_CELLS",
@@ -460,11 +461,6 @@ def _macro_draws(records, by: str, cluster: str | None, rng, draws: int) -> np.n
 # Labelled formats with their own label sets (yes/no, ternary): macro-F1 and the prediction
 # distribution (docs/variants.md)
 # --------------------------------------------------------------------------------------------
-#: Labels of the problem formats, in table order.
-FORMAT_LABELS: dict[str, tuple[str, ...]] = {
-    "yesno": tuple(vocalgrad.ANSWER_WORDS["yesno"]),
-    "ternary": tuple(vocalgrad.ANSWER_WORDS["ternary"]),
-}
 #: Column of the confusion table that holds unparsed answers (no match, ambiguous, error).
 UNPARSED = "unparsed"
 

@@ -29,6 +29,7 @@ from . import metrics, published
 from .clip_audio import AUDIO_MARKER, ClipAudio
 from .logit_answers import split_logit_answer
 from .parsing import classify_answer, is_exact_match
+from .variants import FORMATS
 
 log = logging.getLogger("vocalgrad")
 
@@ -193,8 +194,6 @@ def _as_bool(value: Any) -> bool:
 
 
 # ----------------------------------------------------------------------------- formats
-#: Problem formats: binary (the paper's), yes/no, ternary (docs/variants.md).
-FORMATS: tuple[str, ...] = ("binary", "yesno", "ternary")
 #: Hub config holding the unmodified source clips (defined once, in vocalgrad.py).
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
