@@ -3,8 +3,10 @@
 Run ``python -m harness_tasks.task_configs`` after changing the vocabulary; a test checks that
 the committed files equal the generated ones.
 
-Layout (like lm-eval's blimp tasks): one shared ``_template_yaml``, one small YAML per
-(variant, category) and one group YAML per variant. Groups (docs/evaluation.md, docs/variants.md):
+Layout (like lm-eval's blimp tasks): one shared ``_template_yaml``; for the variants with their
+own problem format (yes/no, ternary, sources) a ``_template_<variant>_yaml`` that includes it and
+holds what their tasks share (:func:`variant_template_name`); one small YAML per (variant,
+category) and one group YAML per variant. Groups (docs/evaluation.md, docs/variants.md):
 
 ``vocalgrad``              the nine categories, default prompt (the paper's setting)
 ``vocalgrad_swap``         prompt with "decrease or increase"
@@ -141,8 +143,8 @@ def _metric_lines(names, agg_suffix: str = "", *, acc: bool = True) -> list[str]
     return lines
 
 
-def task_yaml(variant: str, entry: Entry | str) -> str:
-    """Text of one task YAML (``entry``: an :class:`Entry` or a category name)."""
+def _task_lines(variant: str, entry: Entry | str) -> tuple[list[str], list[str]]:
+    """One task's YAML lines: the identity (include .. dataset_kwargs) and the settings after it."""
     v = VARIANTS[variant]
     e = entry if isinstance(entry, Entry) else Entry(entry, entry)
     category = e.category
@@ -162,6 +164,7 @@ def task_yaml(variant: str, entry: Entry | str) -> str:
         lines.append(f"  vocalgrad_format: {v.fmt}")
     if v.fewshot:
         lines.append("  vocalgrad_fewshot: true")
+    head, lines = lines, []
     if v.fewshot:
         lines += ["doc_to_text: !function vocalgrad_utils.doc_to_text_fewshot",
                   "doc_to_audio: !function vocalgrad_utils.doc_to_audio_fewshot"]
@@ -188,7 +191,56 @@ def task_yaml(variant: str, entry: Entry | str) -> str:
     elif v.fmt != "binary":
         lines.append(f"process_results: !function vocalgrad_utils.process_results_{v.fmt}")
         lines += _metric_lines(label_metric_names(v.fmt), f"_{v.fmt}")
+    return head, lines
+
+
+def _blocks(lines: list[str]) -> list[list[str]]:
+    """``lines`` cut into top-level YAML keys (a key line and its indented or list lines)."""
+    out: list[list[str]] = []
+    for line in lines:
+        if out and line[:1] in (" ", "-"):
+            out[-1].append(line)
+        else:
+            out.append([line])
+    return out
+
+
+def variant_template_name(variant: str) -> str | None:
+    """File of the variant's own template (``_template_<variant>_yaml``), None when it has none.
+
+    The variants with their own problem format (yes/no, ternary, sources) share their prompt
+    hook, answer words, scoring hook and metric list across categories: those keys live in the
+    variant's template, which includes ``_template_yaml``; each task file then only says which
+    task it is (two-level templates, as lm-eval's blimp tasks have one).
+    """
+    return f"_template_{variant}_yaml" if VARIANTS[variant].fmt != "binary" else None
+
+
+def _shared_blocks(variant: str) -> list[list[str]]:
+    """Top-level keys that every task of ``variant`` writes identically."""
+    bodies = [_blocks(_task_lines(variant, e)[1]) for e in entries(variant)]
+    return [b for b in bodies[0] if all(b in other for other in bodies[1:])]
+
+
+def variant_template_yaml(variant: str) -> str:
+    """Text of the variant's template (see :func:`variant_template_name`)."""
+    v = VARIANTS[variant]
+    lines = [HEADER.rstrip("\n"), "include: _template_yaml",
+             f"# Settings shared by every task of {v.group} (the {v.fmt} format)."]
+    for block in _shared_blocks(variant):
+        lines += block
     return "\n".join(lines) + "\n"
+
+
+def task_yaml(variant: str, entry: Entry | str) -> str:
+    """Text of one task YAML (``entry``: an :class:`Entry` or a category name)."""
+    head, body = _task_lines(variant, entry)
+    template = variant_template_name(variant)
+    if template is not None:
+        shared = _shared_blocks(variant)
+        head = [line.replace("include: _template_yaml", f"include: {template}") for line in head]
+        body = [line for block in _blocks(body) if block not in shared for line in block]
+    return "\n".join(head + body) + "\n"
 
 
 def group_yaml(variant: str, group: str | None = None, keep=None) -> str:
@@ -210,6 +262,8 @@ def expected_files() -> dict[str, str]:
     """File name -> content of every generated file in :data:`TASK_DIR`."""
     files = {"_template_yaml": template_yaml()}
     for variant, v in VARIANTS.items():
+        if variant_template_name(variant):
+            files[variant_template_name(variant)] = variant_template_yaml(variant)
         files[f"_{v.group}.yaml"] = group_yaml(variant)
         for e in entries(variant):
             files[f"{v.group}_{e.suffix}.yaml"] = task_yaml(variant, e)

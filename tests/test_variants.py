@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
+
 import pytest
 
 import vocalgrad
@@ -231,8 +233,22 @@ def test_groups_are_generated_and_indexed():
     assert "vocalgrad_audio_first: true" in files["vocalgrad_audiofirst_pitch.yaml"]
     assert "vocalgrad_audio_first" not in files["vocalgrad_pitch.yaml"]
     # yes/no stay strings in YAML (YAML 1.1 would read a bare yes/no as a boolean)
-    assert '{"yes": ["yes"], "no": ["no"]}' in files["vocalgrad_yesno_echo.yaml"]
-    assert "agg_macro_f1_ternary" in files["vocalgrad_ternary_echo.yaml"]
+    assert '{"yes": ["yes"], "no": ["no"]}' in files["_template_yesno_yaml"]
+    assert "agg_macro_f1_ternary" in files["_template_ternary_yaml"]
+    # two-level templates: a yes/no or ternary task file only says which task it is
+    for fmt in ("yesno", "ternary"):
+        assert files[f"_template_{fmt}_yaml"].count("include: _template_yaml") == 1
+        for c in vocalgrad.CATEGORY_NAMES:
+            text = files[f"vocalgrad_{fmt}_{c}.yaml"]
+            assert f"include: _template_{fmt}_yaml" in text and "metric_list" not in text
+            assert len(text.splitlines()) <= 9
+    # ... and lm-eval resolves it to the full task (both includes merged)
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    cfg = load_yaml(Path(harness_tasks.TASK_DIR) / "vocalgrad_ternary_echo.yaml", resolve_func=False)
+    assert cfg["task"] == "vocalgrad_ternary_echo" and cfg["dataset_kwargs"]["vocalgrad_format"] == "ternary"
+    assert [m["metric"] for m in cfg["metric_list"]][:2] == ["acc", "macro_f1"]
+    assert cfg["generation_kwargs"]["max_gen_toks"] == 128 and cfg["output_type"] == "generate_until"
     assert "macro_f1" in files["_vocalgrad_ternary.yaml"] and "balanced_acc" not in files["_vocalgrad_ternary.yaml"]
 
 
