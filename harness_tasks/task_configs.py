@@ -39,7 +39,7 @@ from pathlib import Path
 import vocalgrad
 from generation.audio import atomic_write_text
 
-from .utils import LOGIT_METRICS, RECORD_METRICS, label_metric_names
+from .aggregations import LOGIT_METRICS, RECORD_METRICS, label_metric_names
 from .variants import VARIANTS
 
 TASK_DIR = Path(__file__).resolve().parent / "vocalgrad"

@@ -206,3 +206,23 @@ def test_one_variants_and_formats_table():
         assert loading.parse_task(task) == (name, "pitch")
     for fmt in variants.LABELLED_FORMATS:
         assert loading.parse_format_task(f"vocalgrad_{fmt}_echo") == (fmt, "echo")
+
+
+def test_task_yaml_functions_are_defined_plainly():
+    # every `vocalgrad_utils.<name>` of the YAMLs is a function defined with `def` in a module of
+    # harness_tasks (grep finds it), not created through globals()
+    import re
+
+    from harness_tasks import utils
+
+    refs = set()
+    for path in (ROOT / "harness_tasks" / "vocalgrad").iterdir():
+        if path.is_file() and path.suffix != ".py":
+            refs |= set(re.findall(r"vocalgrad_utils\.(\w+)", path.read_text(encoding="utf-8")))
+    assert {"agg_macro_f1_yesno", "agg_pred_constant_ternary", "load_task_dataset", "process_docs"} <= refs
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "harness_tasks").glob("*.py"))
+    for name in refs:
+        fn = getattr(utils, name)
+        assert fn.__name__ == name and fn.__qualname__ == name, name
+        assert f"def {name}(" in sources, name
+    assert "globals()[" not in sources
