@@ -96,6 +96,26 @@ def _spectrogram(ax, y, sr, span, title):
     ax.set_xlabel("")
 
 
+def _hub_source(catalog, source_id: str) -> tuple[bytes | None, str]:
+    """FLAC bytes of a source from a Hub folder's ``sources`` config, or None and why not."""
+    if catalog.kind != "hub":
+        return None, f"the render folder has no sources/{source_id}.flac (re-run the render to restore it)"
+    files = sorted((catalog.root / "sources").glob("*.parquet"))
+    if not files:
+        return None, ("this Hub folder has no `sources` config (built with --no-sources or without the test "
+                      "render); pass the render folder, or rebuild with `vocalgrad hub`")
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    for path in files:
+        table = pq.read_table(path, columns=["source_id", "audio"])
+        hit = table.filter(pc.equal(table["source_id"], source_id))
+        if hit.num_rows:
+            return hit.column("audio")[0].as_py()["bytes"], ""
+    return None, (f"source {source_id} is not in this Hub folder's `sources` config (it holds the test "
+                  "split's sources only); pass the render folder")
+
+
 def _figure(catalog, clip_id: str):
     import matplotlib
 
@@ -106,8 +126,9 @@ def _figure(catalog, clip_id: str):
     y, sr = _decode(catalog.audio_bytes(clip_id))
     src_path = catalog.source_path(info.source_id)
     src = None
-    if src_path is not None:
-        src, src_sr = _decode(str(src_path))
+    src_data, no_source = (str(src_path), "") if src_path is not None else _hub_source(catalog, info.source_id)
+    if src_data is not None:
+        src, src_sr = _decode(src_data)
         if src_sr != sr:
             from generation.audio import resample
 
@@ -154,7 +175,7 @@ def _figure(catalog, clip_id: str):
             ax.axvline(x, color="0.5", lw=1, ls="--")
         ax.set_xlabel("time (s)")
     else:
-        fig.suptitle("source not shown: a Hub folder holds no sources (pass the render folder)", fontsize=8)
+        fig.suptitle(f"source not shown: {no_source}", fontsize=8)
     return fig
 
 
@@ -199,12 +220,12 @@ def register_cli(sub) -> None:
     p = sub.add_parser("show", help="picture of one clip: spectrogram, value schedule, measurement",
                        description="Draw a clip's spectrogram with its speech span, the value schedule of the "
                                    "changed attribute and a matching measurement, next to its source.")
-    p.add_argument("clip_id", metavar="CLIP_ID")
+    p.add_argument("clip_id", metavar="CLIP_ID", help="clip id, e.g. p226_01__pitch__jump__high__increase")
     p.add_argument("--data", required=True, help="render folder (manifest.parquet), Hub folder or a local copy of "
                    "the authors' published release (metadata.csv)")
     p.add_argument("--out", default=None, help="PNG to write (default CLIP_ID.png)")
     p.add_argument("--config", help="Hub folder only: config holding the clip (default: the categories)")
-    p.add_argument("--dpi", type=int, default=100)
+    p.add_argument("--dpi", type=int, default=100, help="resolution of the PNG in dots per inch (default %(default)d)")
     p.set_defaults(func=_cli)
 
 

@@ -250,6 +250,8 @@ def build_hub(
     card_template=None,
     verify_sha256: bool = True,
     sources: bool | None = None,
+    repo_id: str | None = None,
+    license_id: str | None = None,
 ) -> dict:
     """Write the publishable Hub folder for one or more render directories.
 
@@ -277,6 +279,10 @@ def build_hub(
         ``constant``, empty category/tier/trajectory (see :func:`source_rows`). ``None`` (default):
         added when the test render is given and has a ``sources/`` folder. ``True``: required
         (an error without the test render). ``False``: left out.
+    repo_id : str, optional
+        Repo id of the card's loading examples (default: the paper's for a VCTK build, else ``ORG/NAME``).
+    license_id : str, optional
+        Hub licence id for the card; default: from the sources (:func:`generation.card.card_license`).
 
     Returns
     -------
@@ -382,7 +388,8 @@ def build_hub(
                 "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
                 sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
                 tuple(n for c in cats_cfgs for n in c.categories)))
-        readme = _yaml_header(configs, feats, by_split) + render_card(template, by_split, configs)
+        readme = (_yaml_header(configs, feats, by_split, license_id=license_id)
+                  + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id))
         (stage / "README.md").write_text(readme, encoding="utf-8")
         files.append("README.md")
         if out.exists():
@@ -425,13 +432,15 @@ def _is_hub_folder(path: Path) -> bool:
     return head.startswith("---") and f"pretty_name: {_PRETTY_NAME}" in head
 
 
-def _yaml_header(configs: list[_Config], feats, by_split) -> str:
+def _yaml_header(configs: list[_Config], feats, by_split, *, license_id: str | None = None) -> str:
     import yaml
+
+    from .card import card_license
 
     total = sum(len(c.rows) for c in by_split.values())
     feature_yaml = feats._to_yaml_list()
     header = {
-        "license": vocalgrad.LICENSE,
+        "license": card_license(_render_sources(by_split), license_id)[0],
         "pretty_name": _PRETTY_NAME,
         "language": ["en"],
         "task_categories": ["audio-classification", "audio-text-to-text"],
@@ -465,7 +474,10 @@ def _md_table(head: list[str], rows: list[list]) -> str:
 
 
 def _provenance_note(by_split: dict) -> str:
-    """Card sentences on each render's source selection (render.json) and a passed `vocalgrad verify`."""
+    """Card sentences on each render's source selection (render.json), a passed `vocalgrad verify`, and the
+    label-validity warnings of the test render (:func:`generation.label_validity.label_warnings_markdown`)."""
+    from .label_validity import label_warnings_markdown
+
     out = []
     for split, c in sorted(by_split.items()):
         if c.meta.get("selection_note"):
@@ -477,18 +489,34 @@ def _provenance_note(by_split: dict) -> str:
             if v.get("ok") and same:
                 out.append(f"**Verified ({split}):** `vocalgrad verify` passed on {v.get('checked_at', '?')} "
                            f"({v.get('n_clips')} clips: completeness, ids, label balance, sha256, frozen ids).")
-    return " ".join(out)
+    text = " ".join(out)
+    if "test" in by_split:
+        text += label_warnings_markdown(by_split["test"].path)
+    return text
 
 
-def render_card(template, by_split: dict, configs: list) -> str:
+def _render_sources(by_split: dict) -> list[str]:
+    """``--source`` strings of the renders, test first."""
+    order = sorted(by_split, key=lambda split: split != "test")
+    return [str(by_split[split].meta.get("source", "unknown")) for split in order]
+
+
+def render_card(template, by_split: dict, configs: list, *, repo_id: str | None = None,
+                license_id: str | None = None) -> str:
     """Fill the ``{{name}}`` placeholders of the card template with counts from the renders.
+
+    The licence, the repo id of the examples, the paper's results and the citations follow the
+    sources (:mod:`generation.card`); ``repo_id`` and ``license_id`` override them.
 
     Raises
     ------
     HubBuildError
         If the template uses a placeholder this function does not know.
     """
+    from . import card
+
     text = Path(template).read_text(encoding="utf-8")
+    srcs = _render_sources(by_split)
     test = by_split.get("test")
     any_check = test or next(iter(by_split.values()))
     rows = test.rows if test else any_check.rows
@@ -522,11 +550,18 @@ def render_card(template, by_split: dict, configs: list) -> str:
             ["tier"] + [f"`{t}`" for t in vocalgrad.TRAJECTORIES] + ["total"],
             [[tier] + [sum(r["tier"] == tier and r["trajectory"] == t for r in rows) for t in vocalgrad.TRAJECTORIES]
              + [sum(r["tier"] == tier for r in rows)] for tier in vocalgrad.TIERS]),
-        "example_prompt": vocalgrad.build_prompt("pitch").replace("\n\n", "\n"),
-        "repo_id": vocalgrad.HUB_REPO_ID,
+        "example_prompt": vocalgrad.build_prompt("pitch"),
+        "repo_id": repo_id,
+        "license_section": card.card_license(srcs, license_id)[1],
+        "paper_results": card.paper_results_section(str(test.meta.get("source", "unknown")) if test else None),
+        "citations": card.citations_section(srcs),
+        "toolkit_link": card.toolkit_link(),
         "partial_note": "\n\n".join(n for n in [("**Partial build:** " + "; ".join(partial) + ".") if partial else "",
                                                   _provenance_note(by_split)] if n),
     }
+    if not values["repo_id"]:
+        values["repo_id"] = vocalgrad.HUB_REPO_ID if card.is_reference_build(srcs[:1]) else "ORG/NAME"
+    values["repo_marker"] = card.repo_marker(values["repo_id"])
     unknown = sorted(set(re.findall(r"\{\{\s*(\w+)\s*\}\}", text)) - set(values))
     if unknown:
         raise HubBuildError(f"{template}: unknown placeholder(s) {', '.join(unknown)}; "
@@ -554,6 +589,10 @@ def register_cli(subparsers) -> None:
     p.add_argument("--row-group-rows", type=int, default=ROW_GROUP_ROWS,
                    help="rows per parquet row group (default %(default)d)")
     p.add_argument("--card", metavar="PATH", help="card template (default: dataset_card.md of the toolkit)")
+    p.add_argument("--repo", metavar="ORG/NAME", help="repo id the card's loading examples use (default: "
+                   "ynklab/vocalgrad for a VCTK build, else ORG/NAME; `vocalgrad publish --repo` rewrites it)")
+    p.add_argument("--license", metavar="ID", help="Hub licence id of the card (e.g. cc-by-4.0); default: from "
+                   "the sources (VCTK: cc-by-4.0; folder/hf: their README or LICENSE; else unknown)")
     p.add_argument("--skip-sha256", action="store_true", help="do not hash clips against the manifest")
     p.add_argument("--sources", action=argparse.BooleanOptionalAction, default=None,
                    help="the `sources` config: the unmodified source clips of the test render (for the "
@@ -577,6 +616,7 @@ def _run_cli(args) -> int:
             args.render_dirs, args.out, allow_partial=args.allow_partial,
             max_shard_bytes=int(args.max_shard_mb * 1024**2), row_group_rows=args.row_group_rows,
             card_template=args.card, verify_sha256=not args.skip_sha256, sources=args.sources,
+            repo_id=args.repo, license_id=args.license,
         )
     except HubBuildError as exc:
         print(f"vocalgrad hub: {exc}", file=sys.stderr)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from vocalgrad import VocalGradError
 
-__all__ = ["PublishError", "check_hub_folder", "publish", "register_cli"]
+__all__ = ["PublishError", "check_hub_folder", "publish", "retarget_card", "register_cli"]
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -34,6 +34,9 @@ def check_hub_folder(hub_dir) -> list[str]:
     root = Path(hub_dir)
     if not root.is_dir():
         raise PublishError(f"{root}: no such folder; build it with `vocalgrad hub DIR --out {root}`")
+    if (root / "render.json").is_file() or (root / "manifest.parquet").is_file():
+        raise PublishError(f"{root} is a render folder, not a Hub folder: build the Hub folder first with "
+                           f"`vocalgrad hub {root} --out HUB`, then `vocalgrad publish HUB --repo ORG/NAME`")
     problems = []
     readme = root / "README.md"
     if not readme.is_file():
@@ -110,6 +113,8 @@ def publish(
             "no Hugging Face token found: set HF_TOKEN or run `hf auth login` (a write token is needed)")
     if constants.HF_HUB_OFFLINE:
         raise PublishError("HF_HUB_OFFLINE is set; unset it to publish")
+    if retarget_card(hub_dir, repo_id):  # the card's loading examples name the repo it is published to
+        print(f"vocalgrad publish: the card's examples now load {repo_id!r}", file=sys.stderr)
     api = HfApi(token=token)
     message = commit_message or f"Upload VocalGrad ({sum(f.endswith('.parquet') for f in files)} parquet shards)"
     try:
@@ -124,6 +129,20 @@ def publish(
         text = str(exc).replace(token, "***")
         raise PublishError(f"upload to {repo_id} failed: {type(exc).__name__}: {text}") from None
     return str(info.commit_url if hasattr(info, "commit_url") else info)
+
+
+def retarget_card(hub_dir, repo_id: str) -> bool:
+    """Make the card's loading examples name ``repo_id`` (rewrites ``HUB/README.md``); True if it changed."""
+    from . import audio as aio
+    from .card import retarget_repo_id
+
+    readme = Path(hub_dir) / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    new = retarget_repo_id(text, repo_id)
+    if new == text:
+        return False
+    aio.atomic_write_bytes(readme, new.encode("utf-8"))
+    return True
 
 
 def register_cli(subparsers) -> None:

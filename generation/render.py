@@ -44,6 +44,7 @@ from .frozen import recorded_span
 from .span import Span, detect_span
 from .transforms import get_transform
 from .transforms.envelope import noise_seed
+from .warmup import warm_up
 
 __all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "register_cli"]
 
@@ -248,18 +249,29 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
     aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
 
 
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs. A zombie (killed, not yet reaped — in a container
+    whose init does not reap orphans it may stay so) does not run and can write nothing."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: trust kill(0)
+    return state not in ("Z", "X")
+
+
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove temp files left by killed processes of this host (others may still be writing)."""
     host = aio.HOST_TAG
     for tmp in out_dir.rglob(".*.tmp"):
         parts = tmp.name.rsplit(".", 3)  # .name . host . pid . tmp
-        if len(parts) == 4 and parts[1] == host:
-            try:
-                os.kill(int(parts[2]), 0)
-            except (ProcessLookupError, ValueError):
-                tmp.unlink(missing_ok=True)
-            except PermissionError:
-                pass
+        if len(parts) == 4 and parts[1] == host and parts[2].isdigit() and not _pid_alive(int(parts[2])):
+            tmp.unlink(missing_ok=True)
 
 
 def _csv_bytes(header: list[str], rows: list[list]) -> bytes:
@@ -461,6 +473,7 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
 
+    warm_up(rec, list(dict.fromkeys(c for _, c in todo)), progress=progress)  # numba compiles before the bar
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
@@ -522,7 +535,9 @@ def register_cli(sub) -> None:
                    help="source: tones | folder:PATH | vctk:PATH | loquacious[:DATASET] | cv-spontaneous:PATH | demo | "
                         "hf:DATASET[:CONFIG][:SPLIT]")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--split", default="test", choices=vg.SPLITS)
+    p.add_argument("--split", default="test", choices=vg.SPLITS,
+                   help="test (the benchmark), train (probes, few-shot; speakers disjoint from test) or beep "
+                        "(pure-tone ablation, with --source tones); default %(default)s")
     p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
     p.add_argument("--sources", type=int, dest="n_sources", help="use only the first N selected sources")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")

@@ -29,6 +29,41 @@ __all__ = ["main"]
 
 _SUBCOMMANDS = ("run", "ls", "list", "validate")
 
+#: Printed before lm-eval's own help (``vocalgrad-eval --help``, ``vocalgrad-eval run --help``).
+USAGE = """\
+vocalgrad-eval: lm-eval 0.4.13's command line with the VocalGrad models and tasks registered.
+Every lm_eval flag works; lm-eval's own help follows this block. Guide: docs/evaluation.md.
+
+Models (--model; --model_args key=value,...):
+  vocalgrad-hf        transformers audio-text model: pretrained=HF_ID_OR_PATH[,dtype=bfloat16]
+                      (pip install "vocalgrad[hf]"; --device cuda, --batch_size N)
+  vocalgrad-openai    OpenAI-compatible audio chat API (vLLM, hosted): model=NAME,base_url=URL[,concurrency=32]
+  vocalgrad-oracle    signal-processing listener, no weights: the reference baseline
+  vocalgrad-chance    seeded coin: seed=1234
+  vocalgrad-constant  always the same answer: direction=increase|decrease
+
+Tasks (--tasks, comma-separated):
+  vocalgrad                     the nine categories, default prompt (the paper's setting)
+  vocalgrad_<category>          one category: speed pitch volume distortion roughness noise echo clarity vibration
+  vocalgrad_swap, vocalgrad_audioref, vocalgrad_audiofirst, vocalgrad_paraphrase   prompt variants
+  vocalgrad_fewshot (--num_fewshot K), vocalgrad_yesno, vocalgrad_ternary, vocalgrad_beep   (docs/variants.md)
+
+Dataset: the Hub dataset ynklab/vocalgrad by default; VOCALGRAD_DATASET=PATH_OR_REPO selects a local Hub
+  folder (from `vocalgrad hub`) or another repo id (also --metadata '{"vocalgrad_dataset": "PATH_OR_REPO"}').
+
+Output (--output_path DIR): DIR/<run>/results_<time>.json and, with --log_samples,
+  DIR/<run>/samples_<task>_<time>.jsonl. <run> is the pretrained= (or model=, path=) value with / as __;
+  models without one (oracle, chance, constant) get a new random id per run (e.g. od6r49mr): the
+  model's name is inside results_*.json. `vocalgrad report DIR` reads every run below DIR.
+
+Examples:
+  vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 2          # smoke test
+  VOCALGRAD_DATASET=hub/ vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --output_path results/
+  vocalgrad-eval --model vocalgrad-hf --model_args pretrained=Qwen/Qwen2-Audio-7B-Instruct,dtype=bfloat16 \\
+      --tasks vocalgrad --device cuda --batch_size 8 --log_samples --output_path results/
+  vocalgrad report results/ --out report/
+"""
+
 
 def _requested_tasks(argv: list[str]) -> list[str]:
     names: list[str] = []
@@ -114,9 +149,42 @@ def _include_task_dir(*, only_ours: bool = False) -> None:
     tasks_mod.TaskManager = TaskManager
 
 
+def _requested_model(argv: list[str]) -> str | None:
+    """The value of ``--model`` / ``--model=``, if any."""
+    for i, arg in enumerate(argv):
+        if arg == "--model" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--model="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _check_model(name: str | None) -> None:
+    """Fail in a line, before lm-eval loads anything, for a ``vocalgrad-*`` name that is not ours."""
+    import difflib
+
+    from . import MODEL_ADAPTERS
+
+    if not name or not name.startswith("vocalgrad") or name in MODEL_ADAPTERS:
+        return
+    close = difflib.get_close_matches(name, MODEL_ADAPTERS, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise SystemExit(f"vocalgrad-eval: unknown model {name!r}; {hint}VocalGrad models: {', '.join(MODEL_ADAPTERS)}")
+
+
+def _wants_help(argv: list[str]) -> bool:
+    return bool(argv) and (argv[0] in ("-h", "--help") or (argv[0] == "run" and ("-h" in argv or "--help" in argv)))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run lm-eval's CLI with VocalGrad registered; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or _wants_help(argv):
+        print(USAGE, flush=True)
+    _check_model(_requested_model(argv))
+    from ._quiet import quiet_known_warnings
+
+    quiet_known_warnings()
     register_models()
     tasks = _requested_tasks(argv)
     argv = _fewshot_to_metadata(argv, tasks)

@@ -1,9 +1,58 @@
 #!/usr/bin/env bash
-# Install the toolkit with every extra and run the offline test suite.
+# The README's test command: installs what it can (system packages, then Python packages) and runs the
+# offline test suite. Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_render.py -x`).
+#
+#   system packages  FFmpeg 5.1's shared libraries (torchcodec 0.13 decodes the Hub's Audio column with them),
+#                    libsndfile, Chromium + ChromeDriver (listening-page browser tests). Installed with apt-get
+#                    when apt-get exists and this runs as root; otherwise one line says what to install, and the
+#                    tests that need them are skipped with that reason.
+#   Python packages  torch==2.13.0 first (set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu for the small
+#                    CPU wheel), then the toolkit with every extra (`pip install -e ".[all]"`).
+#
+# VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --upgrade pip
-python3 -m pip install -q "torch==2.13.0"   # the CPU wheel; must come before anything that pulls torch
-python3 -m pip install -q -e ".[all]"
+
+APT_PACKAGES=(libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4
+              libsndfile1 chromium chromium-driver)
+
+missing_apt_packages() {  # prints the packages of APT_PACKAGES that dpkg does not list as installed
+  local p
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || printf '%s ' "$p"
+  done
+}
+
+if [ "${VOCALGRAD_SKIP_APT:-0}" != 1 ]; then
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "scripts/test.sh: not a Debian/Ubuntu system: install FFmpeg 5.1's shared libraries, libsndfile and" \
+         "Chromium + ChromeDriver yourself; until then the tests that need them are skipped." >&2
+  else
+    missing="$(missing_apt_packages)"; missing="${missing% }"
+    if [ -n "$missing" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+      echo "scripts/test.sh: apt-get install $missing"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      # shellcheck disable=SC2086  # word splitting of the package list is intended
+      apt-get install -y -qq --no-install-recommends $missing >/dev/null
+      missing="$(missing_apt_packages)"; missing="${missing% }"
+    fi
+    if [ -n "$missing" ]; then
+      echo "scripts/test.sh: missing system packages (tests that need them will be skipped):" \
+           "sudo apt-get install $missing" >&2
+    fi
+  fi
+fi
+
+if [ "${VOCALGRAD_SKIP_PIP:-0}" != 1 ]; then
+  if ! python3 -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
+    echo "scripts/test.sh: note: not inside a virtual environment (README: python3 -m venv .venv && . .venv/bin/activate)"
+  fi
+  python3 -m pip install -q --upgrade pip
+  # torch first and pinned: anything that pulls torch unpinned would resolve to a multi-GB CUDA build.
+  python3 -m pip install -q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0"
+  python3 -m pip install -q -e ".[all]"
+fi
+
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 python3 -m pytest -q "$@"

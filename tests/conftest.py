@@ -1,11 +1,64 @@
-"""Shared pytest setup for the answer log (every adapter logs its answers by default).
+"""Shared pytest setup.
+
+1. Suite-wide checks of the machine's system libraries.
+
+Decoding the Hub's ``Audio`` column (datasets >= 4) goes through torchcodec, which needs FFmpeg's shared
+libraries. When torchcodec is installed but cannot load them, a test that fails *because of that* is reported
+as skipped with the reason and the fix (``scripts/test.sh`` installs them as root), instead of as a failure.
+Any other failure stays a failure, and nothing is skipped on a machine where torchcodec loads.
+
+2. The answer log (every adapter logs its answers by default).
 
 Each test gets its own ``$VOCALGRAD_CACHE``, and the log is off unless a test passes
 ``answer_log=...`` itself: otherwise a test that compares two runs (batch sizes, processes) would
 get the second run's answers from the first run's log.
 """
 
+from __future__ import annotations
+
+import functools
+
 import pytest
+
+TORCHCODEC_MISSING_LIBS = "Could not load libtorchcodec"
+FFMPEG_HINT = ("needs FFmpeg 5.1's shared libraries for torchcodec (Debian/Ubuntu: apt-get install libavutil57 "
+               "libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4; "
+               "scripts/test.sh does this as root)")
+
+
+@functools.lru_cache(maxsize=1)
+def torchcodec_load_error() -> str | None:
+    """The loading error of torchcodec's FFmpeg-backed core, or None when it loads (or is not installed)."""
+    try:
+        import torchcodec  # noqa: F401
+    except ImportError:
+        return None
+    except (RuntimeError, OSError) as exc:  # torchcodec raises at import when no FFmpeg can be loaded
+        return str(exc).splitlines()[0]
+    try:
+        from torchcodec.decoders import AudioDecoder  # noqa: F401
+    except (RuntimeError, OSError) as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def pytest_report_header(config):
+    err = torchcodec_load_error()
+    if err:
+        return [f"torchcodec cannot load FFmpeg ({err}): tests that decode audio are skipped; {FFMPEG_HINT}"]
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.outcome != "failed" or call.excinfo is None or not torchcodec_load_error():
+        return
+    text = str(report.longrepr)
+    if TORCHCODEC_MISSING_LIBS in text:
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {FFMPEG_HINT}")
 
 
 @pytest.fixture(autouse=True)

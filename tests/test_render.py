@@ -188,3 +188,22 @@ def test_tones_beep_split(tmp_path):
     m = manifest(tmp_path / "beep")
     assert s.clips_rendered == 48 and set(m.split) == {"beep"}
     assert m.source_id.iloc[0].startswith("tone00_pure")
+
+
+def test_stale_temp_of_a_zombie_is_removed(tmp_path):
+    """A killed worker that nobody reaped (a zombie) cannot write: its temp file is stale."""
+    from generation import audio as aio
+    from generation.render import _clean_stale_temps, _pid_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.time() + 30
+    while time.time() < deadline and Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.05)  # exited, not yet waited for: a zombie
+    assert _pid_alive(os.getpid()) and not _pid_alive(child.pid)
+    zombie = tmp_path / f".a.flac.{aio.HOST_TAG}.{child.pid}.tmp"
+    mine = tmp_path / f".b.flac.{aio.HOST_TAG}.{os.getpid()}.tmp"
+    zombie.write_bytes(b"x")
+    mine.write_bytes(b"x")
+    _clean_stale_temps(tmp_path)
+    child.wait()
+    assert not zombie.exists() and mine.exists()

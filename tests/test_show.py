@@ -49,7 +49,19 @@ def test_cli_writes_the_figure_for_a_render_and_a_hub_folder(volume_render, tmp_
     build_hub(volume_render, tmp_path / "hub", allow_partial=True)
     out2 = tmp_path / "hub.png"
     assert cli_main(["show", cid, "--data", str(tmp_path / "hub"), "--out", str(out2)]) == 0
-    _png_ok(out2, columns=1)  # no source panel (a Hub folder holds no sources), still a full figure
+    _png_ok(out2)  # the source panel comes from the Hub folder's `sources` config
+
+    build_hub(volume_render, tmp_path / "hub-nosrc", allow_partial=True, sources=False)
+    from analysis.listen.catalog import open_catalog
+    from analysis.show import _figure
+    fig = _figure(open_catalog(tmp_path / "hub-nosrc"), cid)
+    assert not any(ax.get_title().startswith("source:") for ax in fig.axes)
+    assert "has no `sources` config" in fig._suptitle.get_text()
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    out3 = tmp_path / "hub-nosrc.png"
+    assert cli_main(["show", cid, "--data", str(tmp_path / "hub-nosrc"), "--out", str(out3)]) == 0
+    _png_ok(out3, columns=1)  # no source panel, still a full figure
 
     assert cli_main(["show", cid.replace("decrease", "decreas"), "--data", str(volume_render),
                      "--out", str(tmp_path / "x.png")]) == 2

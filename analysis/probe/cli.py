@@ -15,7 +15,7 @@ def register_cli(subparsers) -> None:
         "probe", help="linear probes: where does the direction information get lost inside a model?",
         description="Extract features per stage (log-mel, audio features before the LM, LM hidden states over "
                     "the audio positions and at the last input position, per layer), cache them, and fit one "
-                    "linear probe per (category, stage, layer) on the train config, scored on test (benchmark.md §10). "
+                    "linear probe per (category, stage, layer) on the train config, scored on test (docs/benchmark.md §10). "
                     "See docs/probe.md.")
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO",
                    help="Hub folder from `vocalgrad hub TEST TRAIN --out HUB` (needs the train config) or repo id")
@@ -33,7 +33,8 @@ def register_cli(subparsers) -> None:
     p.add_argument("--audio-first", action="store_true", help="audio before the question (as the harness option)")
     p.add_argument("--system-prompt", help="optional system turn (as the harness option)")
     p.add_argument("--model-class", help="transformers class name when the checkpoint does not say")
-    p.add_argument("--trust-remote-code", action="store_true")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="let transformers run the checkpoint's own model code (only for checkpoints you trust)")
     p.add_argument("--adapter", metavar="DIR", help="peft adapter on the model (RUN/adapter of `vocalgrad finetune`)")
     p.add_argument("--cache", metavar="DIR", help="feature cache folder (default: OUT/cache)")
     p.add_argument("--probe-device", help="device for probe training (default: the model's device)")

@@ -47,7 +47,7 @@ def write_markdown(rows: list[dict], path, *, model: str | None, data: str, epoc
     cats = list(dict.fromkeys(r["category"] for r in rows))
     stages = list(dict.fromkeys(r["stage"] for r in rows))
     last = _last_layer_rows(rows)
-    lines = ["# Linear probes (benchmark.md §10)", "", f"- model: `{model or '-'}`", f"- data: `{data}`",
+    lines = ["# Linear probes (toolkit docs/benchmark.md §10)", "", f"- model: `{model or '-'}`", f"- data: `{data}`",
              "- probe: standardised features, one linear layer, logistic loss, AdamW lr 1e-3, wd 1e-4, "
              f"batch 512, {epochs} epochs, seed 1234; trained on `train`, scored on `test`",
              "- features: sequences mean-pooled into 16 equal time segments and flattened", "",

@@ -285,6 +285,7 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
     evals: dict[tuple[str, str], Evaluation] = {}
     fevals: dict[tuple[str, str], FormatEvaluation] = {}
     stamps: dict[tuple[str, str, str], str] = {}
+    replaced: dict[int, tuple] = {}  # id(ev) -> (ev, {(new stamp, old stamp): [categories]})
     for spec in specs:
         label_override, path = _split_spec(spec)
         if is_raw_predictions(path):
@@ -323,9 +324,11 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
                     label = base if variant == "default" else f"{base} [{variant}]"
                     ev = evals.setdefault((label, variant), Evaluation(label, model, margs, variant))
                 prev = stamps.get((label, variant, cat))
-                if prev is not None:
-                    ev.warnings.append(f"{cat}: results of {stamp} replace those of {prev}")
+                if prev is not None:  # the replaced run's warnings about this category no longer apply
+                    ev.warnings = [w for w in ev.warnings if not w.startswith(f"{cat}: ")]
+                    replaced.setdefault(id(ev), (ev, {}))[1].setdefault((stamp, prev), []).append(cat)
                     ev.records = [r for r in ev.records if r["category"] != cat]
+                    ev.n_samples.pop(cat, None)
                 stamps[(label, variant, cat)] = stamp
                 ev.task_metrics[cat] = {k.split(",")[0]: v for k, v in res.items()
                                         if isinstance(v, (int, float)) and not k.split(",")[0].endswith("_stderr")}
@@ -346,6 +349,9 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
                     if strict:
                         raise ResultsError(msg)
                     ev.warnings.append(msg)
+    for ev, runs in replaced.values():  # one line per replaced run, not one per category
+        ev.warnings += [f"results of {new} replace those of {old} ({', '.join(cats)})"
+                        for (new, old), cats in runs.items()]
     if not evals and not fevals:
         raise ResultsError("no VocalGrad tasks (vocalgrad_<category>, vocalgrad_yesno_<category>, "
                            "vocalgrad_ternary_<category>) in " + ", ".join(str(s) for s in specs))

@@ -123,10 +123,15 @@ def _model_section(m: dict, plot: str | None) -> list[str]:
                      "retried", "exact match %", "rule-based parse %"],
                     [[ov["n"], ov["n_parsed"], ov["n_unparsed"], ov["n_ambiguous"], ov["n_error"],
                       ov["n_retried"], pct(ov["exact_match_rate"]), pct(ov["parse_rate"])]])
-    lines += [f"### {len(m['top_outputs'])} most frequent raw outputs", ""]
+    lines += [f"### {_top_heading(len(m['top_outputs']))}", ""]
     rows = [[i, _escape(t["output"]), t["count"], pct(t["share"])] for i, t in enumerate(m["top_outputs"], 1)]
     lines += _table(["#", "output", "count", "share %"], rows)
     return lines
+
+
+def _top_heading(n: int) -> str:
+    """"The most frequent raw output" / "The 2 most frequent raw outputs"."""
+    return "The most frequent raw output" if n == 1 else f"The {n} most frequent raw outputs"
 
 
 def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = None) -> str:
@@ -146,7 +151,7 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     if not models:  # only yes/no, ternary or the appendix analyses
         lines += formats_markdown(report.get("formats") or {}) + extras_markdown(report.get("extras") or {}, plots)
         return "\n".join(lines).rstrip() + "\n"
-    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (benchmark.md §7–§8). "
+    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (toolkit docs/benchmark.md §7–§8). "
              f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
              "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
              "source utterances (the 24 conditions of a source per category are not independent). ", "",

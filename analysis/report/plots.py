@@ -152,9 +152,9 @@ def plot_comparison(report: dict[str, Any], path: Path, *, paper_reference: str 
             ax.errorbar(offs, v, yerr=_err(groups, "binomial", v), fmt="none", ecolor="black",
                         capsize=2, lw=1, zorder=3)
     paper = report.get("paper", {}).get("category_acc", {}).get(paper_reference)
-    if paper:
-        ax.hlines([paper[c] for c in cats], x - 0.42, x + 0.42, colors="black", lw=2, zorder=4,
-                  label=f"{paper_reference} (paper's number)")
+    if paper:  # behind the bars and wider than them: visible beside the group, never over a bar top
+        ax.hlines([paper[c] for c in cats], x - 0.48, x + 0.48, colors="black", lw=1.6, ls=(0, (3, 1.5)),
+                  zorder=1, label=f"{paper_reference} (paper's number)")
     ax.axhline(50, color=_CHANCE, ls="--", lw=1.2, label="chance (50 %)", zorder=5)
     _percent_axis(ax, x, cats, "accuracy (%)", "accuracy per category (bars: 95 % binomial bootstrap interval)")
     if with_bias:
@@ -165,7 +165,13 @@ def plot_comparison(report: dict[str, Any], path: Path, *, paper_reference: str 
             off = x - 0.4 + wb * (i + 0.5)
             vals = [_pct(m["bias"].get(c, {}).get("increase_ratio")) for c in cats]
             ax.bar(off, vals, width=wb, color=colors(models.index(m) % 10), label=m["label"], zorder=2)
+            ci = [m["bias"].get(c, {}).get("increase_ratio_ci") or (None, None) for c in cats]
+            v = np.array(vals)
+            lo, hi = np.array([_pct(a) for a, _ in ci]), np.array([_pct(b) for _, b in ci])
+            ax.errorbar(off, v, yerr=np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)]),
+                        fmt="none", ecolor="black", capsize=2, lw=1, zorder=3)
         ax.axhline(50, color=_CHANCE, ls="--", lw=1.2, label="no bias (50 %)", zorder=5)
-        _percent_axis(ax, x, cats, 'answers "increase" (%)', "response bias: increase ratio over parsed answers")
+        _percent_axis(ax, x, cats, 'answers "increase" (%)',
+                      "response bias: increase ratio over parsed answers (bars: 95 % binomial bootstrap interval)")
     fig.tight_layout()
     return _save(fig, path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.signal import fftconvolve, lfilter
 
 from .base import Result, match_rms, register
 from .envelope import per_sample
@@ -32,6 +31,8 @@ def schroeder_ir(sr: int, *, seconds: float, comb_ms, comb_feedback, allpass_ms,
 
 @lru_cache(maxsize=16)
 def _schroeder_ir(sr, seconds, comb_ms, comb_feedback, allpass_ms, allpass_gain, room):
+    from scipy.signal import lfilter  # here, not at import: scipy.signal costs ~1 s (`vocalgrad --help`)
+
     n = int(round(seconds * sr))
     acc = np.zeros(n)
     for ms, fb in zip(comb_ms, comb_feedback):
@@ -61,6 +62,8 @@ def reverb(x, sr, schedule, params, *, cache=None) -> Result:
     The wet signal is the same for every condition of a source and tier, so it is memoised in
     ``cache``. See also :func:`generation.transforms.envelope.tremolo`.
     """
+    from scipy.signal import fftconvolve
+
     key = ("reverb_wet", params["room"])
     wet = None if cache is None else cache.get(key)
     if wet is None:

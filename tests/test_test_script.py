@@ -1,0 +1,59 @@
+"""scripts/test.sh (the README's test command) installs the system packages it can, or names them in one line."""
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4 "
+            "libsndfile1 chromium chromium-driver")
+
+
+def _fake_bin(tmp_path, uid):
+    """dpkg-query / apt-get / id stand-ins: nothing installed until the fake apt-get 'installs' it."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    state = tmp_path / "installed"
+    state.write_text("")
+    (bin_ / "dpkg-query").write_text(
+        f'#!/bin/bash\npkg="${{@: -1}}"\ngrep -qx "$pkg" {state} && echo "install ok installed" && exit 0\nexit 1\n')
+    (bin_ / "apt-get").write_text(
+        f'#!/bin/bash\necho "apt-get $*" >> {tmp_path}/apt.log\n'
+        f'[ "$1" = install ] && for a in "$@"; do case "$a" in -*|install) ;; *) echo "$a" >> {state};; esac; done\n'
+        'exit 0\n')
+    (bin_ / "id").write_text(f"#!/bin/bash\necho {uid}\n")
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    return bin_
+
+
+def _run(tmp_path, uid):
+    env = dict(os.environ, PATH=f"{_fake_bin(tmp_path, uid)}:{os.environ['PATH']}", VOCALGRAD_SKIP_PIP="1",
+               PYTHONPATH=str(ROOT))
+    return subprocess.run(["bash", "scripts/test.sh", "-p", "no:cacheprovider", "--collect-only", "-q",
+                           "tests/test_docs_benchmark.py"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_not_root_prints_one_line_naming_every_missing_package(tmp_path):
+    proc = _run(tmp_path, uid=1000)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if "missing system packages" in ln]
+    assert len(lines) == 1 and lines[0].endswith(f"sudo apt-get install {PACKAGES}")
+    assert not (tmp_path / "apt.log").exists()            # never tried apt without root
+    assert "test_docs_benchmark.py" in proc.stdout  # and still ran pytest
+
+
+def test_root_installs_the_missing_packages_with_apt(tmp_path):
+    proc = _run(tmp_path, uid=0)
+    assert proc.returncode == 0, proc.stderr
+    log = (tmp_path / "apt.log").read_text().splitlines()
+    assert log[0] == "apt-get update -qq"
+    assert log[1] == f"apt-get install -y -qq --no-install-recommends {PACKAGES}"
+    assert "missing system packages" not in proc.stderr    # all present afterwards: no complaint
+
+
+def test_ci_only_calls_the_readme_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bash scripts/test.sh" in ci and "apt-get" not in ci and "pip install" not in ci
+    assert "bash scripts/test.sh" in (ROOT / "README.md").read_text()
