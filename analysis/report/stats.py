@@ -86,6 +86,8 @@ def binomial_p(correct: int, n: int, *, chance: float = CHANCE) -> float:
     (``nan`` for ``n == 0``)."""
     if n <= 0:
         return math.nan
+    from scipy import stats as _sps  # lazy: scipy.stats costs ~0.4 s of every `vocalgrad` start-up
+
     return float(_sps.binomtest(int(correct), int(n), chance).pvalue)
 
 
