@@ -7,7 +7,7 @@ returns one number; the formulas are in :mod:`.metrics`.
 
 from __future__ import annotations
 
-from . import metrics
+from . import label_metrics, metrics
 from .variants import FORMAT_LABELS
 
 __all__ = [
@@ -34,7 +34,7 @@ def label_metric_names(fmt: str) -> tuple[str, ...]:
     """Metrics of the yes/no and ternary tasks besides ``acc``: ``macro_f1``, ``unparsed_rate`` and
     ``pred_<label>`` / ``pred_unparsed`` of the format."""
     return ("macro_f1", "unparsed_rate", *(f"pred_{lab}" for lab in FORMAT_LABELS[fmt]),
-            f"pred_{metrics.UNPARSED}")
+            f"pred_{label_metrics.UNPARSED}")
 
 
 def _record_metric(name: str, items: list[str]) -> float:
@@ -117,55 +117,55 @@ def agg_unparsed_rate_sources(items: list[str]) -> float:
 # ----------------------------------------------------------------------------- yesno format
 def agg_macro_f1_yesno(items: list[str]) -> float:
     """lm-eval aggregation: ``macro_f1`` of the yesno format over per-doc records."""
-    return metrics.label_metric("macro_f1", "yesno", items)
+    return label_metrics.label_metric("macro_f1", "yesno", items)
 
 
 def agg_unparsed_rate_yesno(items: list[str]) -> float:
     """lm-eval aggregation: ``unparsed_rate`` of the yesno format over per-doc records."""
-    return metrics.label_metric("unparsed_rate", "yesno", items)
+    return label_metrics.label_metric("unparsed_rate", "yesno", items)
 
 
 def agg_pred_yes_yesno(items: list[str]) -> float:
     """lm-eval aggregation: ``pred_yes`` of the yesno format over per-doc records."""
-    return metrics.label_metric("pred_yes", "yesno", items)
+    return label_metrics.label_metric("pred_yes", "yesno", items)
 
 
 def agg_pred_no_yesno(items: list[str]) -> float:
     """lm-eval aggregation: ``pred_no`` of the yesno format over per-doc records."""
-    return metrics.label_metric("pred_no", "yesno", items)
+    return label_metrics.label_metric("pred_no", "yesno", items)
 
 
 def agg_pred_unparsed_yesno(items: list[str]) -> float:
     """lm-eval aggregation: ``pred_unparsed`` of the yesno format over per-doc records."""
-    return metrics.label_metric("pred_unparsed", "yesno", items)
+    return label_metrics.label_metric("pred_unparsed", "yesno", items)
 
 
 # ----------------------------------------------------------------------------- ternary format
 def agg_macro_f1_ternary(items: list[str]) -> float:
     """lm-eval aggregation: ``macro_f1`` of the ternary format over per-doc records."""
-    return metrics.label_metric("macro_f1", "ternary", items)
+    return label_metrics.label_metric("macro_f1", "ternary", items)
 
 
 def agg_unparsed_rate_ternary(items: list[str]) -> float:
     """lm-eval aggregation: ``unparsed_rate`` of the ternary format over per-doc records."""
-    return metrics.label_metric("unparsed_rate", "ternary", items)
+    return label_metrics.label_metric("unparsed_rate", "ternary", items)
 
 
 def agg_pred_increase_ternary(items: list[str]) -> float:
     """lm-eval aggregation: ``pred_increase`` of the ternary format over per-doc records."""
-    return metrics.label_metric("pred_increase", "ternary", items)
+    return label_metrics.label_metric("pred_increase", "ternary", items)
 
 
 def agg_pred_decrease_ternary(items: list[str]) -> float:
     """lm-eval aggregation: ``pred_decrease`` of the ternary format over per-doc records."""
-    return metrics.label_metric("pred_decrease", "ternary", items)
+    return label_metrics.label_metric("pred_decrease", "ternary", items)
 
 
 def agg_pred_constant_ternary(items: list[str]) -> float:
     """lm-eval aggregation: ``pred_constant`` of the ternary format over per-doc records."""
-    return metrics.label_metric("pred_constant", "ternary", items)
+    return label_metrics.label_metric("pred_constant", "ternary", items)
 
 
 def agg_pred_unparsed_ternary(items: list[str]) -> float:
     """lm-eval aggregation: ``pred_unparsed`` of the ternary format over per-doc records."""
-    return metrics.label_metric("pred_unparsed", "ternary", items)
+    return label_metrics.label_metric("pred_unparsed", "ternary", items)

@@ -18,7 +18,7 @@ import vocalgrad
 from _harness_helpers import hub_rows, make_hub_folder, offline_lm_eval, run_lm_eval, write_config
 
 import harness_tasks
-from harness_tasks import metrics, task_configs, utils
+from harness_tasks import label_metrics, metrics, task_configs, utils
 from harness_tasks.clip_audio import AUDIO_MARKER, ClipAudio
 from harness_tasks.models.base import Query, VocalGradLM, layout
 from harness_tasks.models.baselines import ChanceLM, ConstantLM
@@ -195,21 +195,21 @@ def test_macro_f1_and_distribution_on_hand_made_predictions():
         {"direction": "constant", "pred": None, "status": "unparsed"},
     ]
     # F1: increase 2*1/(2+2)=0.5, decrease 2*1/(2+1)=2/3, constant 2*1/(2+2)=0.5
-    assert metrics.f1_per_label(recs, "ternary") == pytest.approx(
+    assert label_metrics.f1_per_label(recs, "ternary") == pytest.approx(
         {"increase": 0.5, "decrease": 2 / 3, "constant": 0.5})
-    assert metrics.macro_f1(recs, "ternary") == pytest.approx((0.5 + 2 / 3 + 0.5) / 3)
-    dist = metrics.prediction_distribution(recs, "ternary")
+    assert label_metrics.macro_f1(recs, "ternary") == pytest.approx((0.5 + 2 / 3 + 0.5) / 3)
+    dist = label_metrics.prediction_distribution(recs, "ternary")
     assert dist["constant"] == {"increase": 0.0, "decrease": 0.0, "constant": 0.5, "unparsed": 0.5}
     assert dist["all"]["increase"] == pytest.approx(2 / 6) and dist["all"]["unparsed"] == pytest.approx(1 / 6)
-    s = metrics.summarize_labels(recs, "ternary")
+    s = label_metrics.summarize_labels(recs, "ternary")
     assert s["acc"] == pytest.approx(0.5) and s["unparsed_rate"] == pytest.approx(1 / 6) and s["n"] == 6
     # yes/no: always "yes" -> F1(yes) = 2*1/(1+3) = 0.5, F1(no) = 0
     yn = [metrics.record_code({"direction": g, "pred": "yes", "status": "parsed"}) for g in ("yes", "no", "no")]
-    assert metrics.macro_f1(yn, "yesno") == pytest.approx(0.25)
-    assert metrics.macro_f1(["yes:yes:parsed:exact"] * 3, "yesno") == 1.0  # "no" absent everywhere: left out
-    assert math.isnan(metrics.macro_f1([], "yesno"))
+    assert label_metrics.macro_f1(yn, "yesno") == pytest.approx(0.25)
+    assert label_metrics.macro_f1(["yes:yes:parsed:exact"] * 3, "yesno") == 1.0  # "no" absent everywhere: left out
+    assert math.isnan(label_metrics.macro_f1([], "yesno"))
     with pytest.raises(ValueError, match="gold label 'increase'"):
-        metrics.confusion(["increase:yes:parsed:exact"], "yesno")
+        label_metrics.confusion(["increase:yes:parsed:exact"], "yesno")
 
 
 def test_format_labels():

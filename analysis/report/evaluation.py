@@ -89,7 +89,7 @@ class FormatEvaluation(_Run):
     records : list of dict
         One per logged sample: ``id, category, source_id, direction`` (the gold *label*:
         yes/no or increase/decrease/constant), ``pred, status, raw, correct``; what
-        :func:`harness_tasks.metrics.confusion` reads. Empty without ``--log_samples``.
+        :func:`harness_tasks.label_metrics.confusion` reads. Empty without ``--log_samples``.
     files : list of Path
     warnings : list of str
     """
