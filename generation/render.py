@@ -42,8 +42,7 @@ from .schedule import make_schedule
 from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
 from .frozen import recorded_span
 from .span import Span, detect_span
-from .transforms import get_transform
-from .transforms.envelope import noise_seed
+from .transforms import ClipKey, Params, get_transform
 from .warmup import warm_up
 
 __all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "register_cli"]
@@ -139,16 +138,9 @@ def span_check(item: SourceItem, x: np.ndarray, span: Span, recipe: Recipe) -> d
             "detected_found": det.found}
 
 
-def tier_params(recipe: Recipe, category: str, tier: str) -> dict:
-    """Category parameters with per-tier tables resolved to the tier's value, plus ``crossfade``."""
-    cat = recipe.category(category)
-    params = {}
-    for key, val in cat.params.items():
-        if isinstance(val, dict) and set(val) == set(vg.TIERS):
-            val = val[tier]
-        params[key] = val
-    params["crossfade"] = recipe.crossfade
-    return params
+def tier_params(recipe: Recipe, category: str, tier: str) -> Params:
+    """The category's checked transform parameters at ``tier`` (per-tier tables resolved, ``crossfade`` set)."""
+    return recipe.category(category).params_for(tier)
 
 
 def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tier: str, trajectory: str,
@@ -156,11 +148,8 @@ def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tie
     """Render one clip at the processing rate; returns the transform's :class:`Result`."""
     cat = recipe.category(category)
     schedule = make_schedule(recipe, cat, span, tier=tier, trajectory=trajectory, direction=direction)
-    params = tier_params(recipe, category, tier)
-    if cat.transform == "white_noise":
-        params["seed"] = noise_seed(params, item_id=item.source_id,
-                                    clip_ref=item.extra.get("reference_clip_id", item.source_id),
-                                    trajectory=trajectory, tier=tier, direction=direction)
+    clip = ClipKey(item.source_id, item.extra.get("reference_clip_id", item.source_id), trajectory, tier, direction)
+    params = cat.params_for(tier).for_clip(clip)
     result = get_transform(cat.transform)(x, recipe.sample_rate, schedule, params, cache=cache)
     return result, schedule
 

@@ -38,6 +38,7 @@ Models (--model; --model_args key=value,...):
   vocalgrad-hf        transformers audio-text model: pretrained=HF_ID_OR_PATH[,dtype=bfloat16]
                       (pip install "vocalgrad[hf]"; --device cuda, --batch_size N)
   vocalgrad-openai    OpenAI-compatible audio chat API (vLLM, hosted): model=NAME,base_url=URL[,concurrency=32]
+  vocalgrad-worker    a model in its own environment over a JSON-lines pipe: cmd="python -m ..." (docs/models.md)
   vocalgrad-oracle    signal-processing listener, no weights: the reference baseline
   vocalgrad-chance    seeded coin: seed=1234
   vocalgrad-constant  always the same answer: direction=increase|decrease
@@ -46,7 +47,11 @@ Tasks (--tasks, comma-separated):
   vocalgrad                     the nine categories, default prompt (the paper's setting)
   vocalgrad_<category>          one category: speed pitch volume distortion roughness noise echo clarity vibration
   vocalgrad_swap, vocalgrad_audioref, vocalgrad_audiofirst, vocalgrad_paraphrase   prompt variants
+  vocalgrad_reword              extra per-category rewordings (not the paper's six paraphrases)
   vocalgrad_fewshot (--num_fewshot K), vocalgrad_yesno, vocalgrad_ternary, vocalgrad_beep   (docs/variants.md)
+  vocalgrad_xattr, vocalgrad_xattr_off   cross-attribute: clips of one category, the question about another
+                                (81 pairs / the 72 off-diagonal ones)
+  vocalgrad_sources             the question on the unmodified source clips (response bias, paper Table 8)
 
 Dataset: the Hub dataset ynklab/vocalgrad by default; VOCALGRAD_DATASET=PATH_OR_REPO selects a local Hub
   folder (from `vocalgrad hub`) or another repo id (also --metadata '{"vocalgrad_dataset": "PATH_OR_REPO"}').
@@ -166,6 +171,9 @@ def _check_model(name: str | None) -> None:
     from . import MODEL_ADAPTERS
 
     if not name or not name.startswith("vocalgrad") or name in MODEL_ADAPTERS:
+        return
+    registry = sys.modules.get("lm_eval.api.registry")  # models registered from Python before main()
+    if registry is not None and name in getattr(registry, "model_registry", {}):
         return
     close = difflib.get_close_matches(name, MODEL_ADAPTERS, n=1)
     hint = f"did you mean {close[0]}? " if close else ""

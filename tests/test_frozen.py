@@ -84,7 +84,7 @@ def test_noise_seeds_of_frozen_items(corpus, monkeypatch):
     seen = {}
 
     def fake_transform(x, sr, schedule, params, cache=None):
-        seen["seed"] = params["seed"]
+        seen["seed"] = params.seed
         raise StopIteration
 
     monkeypatch.setattr(render_mod, "get_transform", lambda name: fake_transform)

@@ -9,7 +9,7 @@ import vocalgrad as vg
 from generation.recipe import load_recipe
 from generation.render import prepare_source, render_clip
 from generation.sources import SourceItem
-from generation.transforms.reverb import schroeder_ir
+from generation.transforms.echo import schroeder_ir
 
 SR = 48000
 REC = load_recipe()

@@ -19,6 +19,7 @@ import vocalgrad
 from generation.audio import atomic_write_text
 
 from .alignment import PAPER_LAYERS, alignment_rows, category_direction, cosine_matrix
+from .cli_args import add_model_arguments, add_run_arguments
 
 __all__ = ["final_position_features", "register_cli", "run_alignment"]
 
@@ -104,20 +105,13 @@ def register_cli(subparsers) -> None:
                     "differences of the final-position hidden states per source and then over sources, and report "
                     "the cosine of every category pair per layer, for a base model or an adapter. "
                     "See docs/finetune.md.")
-    p.add_argument("--model", required=True, metavar="HF_ID_OR_PATH")
-    p.add_argument("--adapter", metavar="DIR", help="peft adapter folder (RUN/adapter of `vocalgrad finetune`)")
+    add_model_arguments(p)
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO", help="Hub folder or repo id (test configs)")
-    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--categories", metavar="LIST", help="comma-separated (default: all nine)")
     p.add_argument("--layers", default="paper", metavar="paper|all|LIST",
                    help="hidden-state indices (paper: 5,10,15,20,25,28 where they exist)")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto")
-    p.add_argument("--audio-first", action="store_true")
-    p.add_argument("--system-prompt")
-    p.add_argument("--trust-remote-code", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    add_run_arguments(p)
     p.set_defaults(func=_run_cli)
 
 

@@ -427,7 +427,7 @@ def register_cli(subparsers) -> None:
                     "transfer/ inside) and base-model folders (same layout), and write finetune_report.md, "
                     "finetune_report.json and PNG figures. See docs/finetune.md.")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (adapted and base)")
-    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (finetune_report.md/json, PNGs)")
     p.add_argument("--align-layer", type=int, help="layer of the alignment heat map (default: the last shared)")
     p.add_argument("--metric", default="acc", help="lm-eval metric per category: acc (generated answers, "
                    "default) or acc_logit (answer logits, vocalgrad-hf scoring=both|logits)")

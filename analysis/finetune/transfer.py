@@ -29,6 +29,7 @@ import numpy as np
 from generation.audio import atomic_write_text
 
 from .transfer_metrics import argmax_first, classification_scores
+from .cli_args import add_model_arguments, add_run_arguments
 
 __all__ = ["TransferSet", "letter_token_ids", "load_transfer_set", "mc_prompt", "register_cli", "run_transfer"]
 
@@ -218,9 +219,9 @@ def register_cli(subparsers) -> None:
                     "multiple-choice audio classification set: options A, B, ..., prediction = argmax of the "
                     "letter-token logits at the final input position; per-class P/R/F1 and macro means. "
                     "See docs/finetune.md.")
-    p.add_argument("--model", required=True, metavar="HF_ID_OR_PATH")
-    p.add_argument("--adapter", metavar="DIR", help="peft adapter folder (RUN/adapter of `vocalgrad finetune`)")
-    p.add_argument("--data", required=True, metavar="hf:NAME|folder:DIR")
+    add_model_arguments(p)
+    p.add_argument("--data", required=True, metavar="hf:NAME|folder:DIR",
+                   help="labelled audio set: a datasets source (hf:NAME, a local dataset) or a folder of clips")
     p.add_argument("--labels", metavar="CSV_OR_COLUMN",
                    help="folder: a CSV with columns file,label; hf: the label column (default label)")
     p.add_argument("--classes", metavar="LIST", help="comma-separated classes in option order (default: sorted "
@@ -229,17 +230,11 @@ def register_cli(subparsers) -> None:
     p.add_argument("--question", help="replace the whole question line")
     p.add_argument("--split", default="test", help="hf: split (default %(default)s)")
     p.add_argument("--config", help="hf: config name")
-    p.add_argument("--audio-column", default="audio")
+    p.add_argument("--audio-column", default="audio", help="hf: the audio column (default %(default)s)")
     p.add_argument("--id-column", help="hf: column with clip ids (default: row numbers)")
     p.add_argument("--limit", type=int, help="first N clips only")
-    p.add_argument("--out", required=True, metavar="DIR")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto")
-    p.add_argument("--audio-first", action="store_true")
-    p.add_argument("--system-prompt")
-    p.add_argument("--trust-remote-code", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    add_run_arguments(p)
     p.set_defaults(func=_run_cli)
 
 

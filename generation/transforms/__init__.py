@@ -1,31 +1,36 @@
-"""The nine VocalGrad transforms, one registry.
+"""The nine VocalGrad transforms, one effect per module, one registry.
 
-``TRANSFORMS[name]`` maps a recipe's ``transform`` field to a function
-``(x, sr, schedule, params, *, cache=None) -> Result`` (see :mod:`.base`).
+``TRANSFORMS[name]`` maps a recipe's ``transform`` field to a :class:`~.base.Transform`: a function
+``(x, sr, schedule, params, *, cache=None) -> Result`` that carries its ``name``, its frozen
+parameter class ``params_type`` (checked when the recipe loads) and the dtype of ``Result.y``
+(``output_dtype``). See :mod:`.base` for the contract and the shared chunk/stitch machinery and
+:mod:`._stft` for the batched STFT helpers of speed, pitch and clarity.
 
-========== ============== =============================================
-category   transform      module
-========== ============== =============================================
-volume     gain           :mod:`.envelope`
-noise      white_noise    :mod:`.envelope`
-vibration  tremolo        :mod:`.envelope`
-echo       reverb         :mod:`.reverb`
-distortion sample_hold    :mod:`.chunked`
-roughness  quantize       :mod:`.chunked`
-clarity    lowpass        :mod:`.fast`
-speed      time_stretch   :mod:`.fast`
-pitch      pitch_shift    :mod:`.fast`
-========== ============== =============================================
+========== ============== ==================== ================== ============
+category   transform      module               parameters         ``y`` dtype
+========== ============== ==================== ================== ============
+volume     gain           :mod:`.volume`       GainParams         float64
+speed      time_stretch   :mod:`.speed`        TimeStretchParams  float32
+pitch      pitch_shift    :mod:`.pitch`        PitchShiftParams   float32
+noise      white_noise    :mod:`.noise`        NoiseParams        float64
+distortion sample_hold    :mod:`.distortion`   SampleHoldParams   float32
+roughness  quantize       :mod:`.roughness`    QuantizeParams     float32
+clarity    lowpass        :mod:`.clarity`      LowpassParams      float32
+vibration  tremolo        :mod:`.vibration`    TremoloParams      float32
+echo       reverb         :mod:`.echo`         ReverbParams       float64
+========== ============== ==================== ================== ============
+
+The category -> transform mapping is the recipe's (``generation/recipes/*.toml``).
 """
 
-from . import chunked, envelope, fast, reverb  # noqa: F401  (registration)
-from .base import TRANSFORMS, Result
+from . import clarity, distortion, echo, noise, pitch, roughness, speed, vibration, volume  # noqa: F401
+from .base import TRANSFORMS, ClipKey, ParamError, Params, Result, Transform
 
-__all__ = ["TRANSFORMS", "Result", "get_transform"]
+__all__ = ["TRANSFORMS", "Transform", "Params", "ParamError", "ClipKey", "Result", "get_transform"]
 
 
-def get_transform(name: str):
-    """Transform function registered under ``name`` (ValueError listing the known names)."""
+def get_transform(name: str) -> Transform:
+    """Transform registered under ``name`` (ValueError listing the known names)."""
     try:
         return TRANSFORMS[name]
     except KeyError:

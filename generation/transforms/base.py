@@ -1,50 +1,213 @@
-"""Shared machinery of the transforms: results, RMS matching, cross-fade stitching, chunk loops.
+"""What every transform shares: the contract, checked parameters, and the chunk/stitch machinery.
 
-Every transform is a function ``(x, sr, schedule, params, *, cache=None) -> Result``:
+A transform is registered under the name a recipe's ``transform`` field uses and satisfies the
+:class:`Transform` protocol::
+
+    transform(x, sr, schedule, params, *, cache=None) -> Result
 
 * ``x`` — mono float32 source at the processing rate, shape ``(n,)``;
 * ``schedule`` — :class:`generation.schedule.Schedule` of the clip;
-* ``params`` — the category's recipe parameters with per-tier tables already resolved, plus the
-  recipe's ``crossfade`` length (and, for noise, the clip's ``seed``);
+* ``params`` — an instance of the transform's :attr:`Transform.params_type`, a frozen
+  :class:`Params` dataclass built and checked when the recipe loads (per-tier tables resolved,
+  ``crossfade`` filled in from the recipe's ``[blocks]``), then bound to the clip with
+  :meth:`Params.for_clip` (noise adds its seed there);
 * ``cache`` — optional dict shared by all clips of one source; transforms may memoise work that
   depends only on the source in it (STFTs of context segments, IRs). Results never depend on it.
 
+``Result.y`` has the transform's :attr:`Transform.output_dtype` (float32 or float64, listed in
+:mod:`generation.transforms`); the render converts it to 16 bit.
+
 The step-wise chunked family (speed, pitch, distortion, roughness, clarity) goes through
-:func:`render_chunked`, the one implementation of benchmark.md §4a's chunk/context/cross-fade mechanics.
+:func:`render_chunked`, the one implementation of benchmark.md §4a's chunk/context/cross-fade
+mechanics; the sample-wise family (volume, noise, vibration, echo) expands the schedule with
+:func:`per_sample`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Result", "rms", "match_rms", "rms_scale", "stitch", "render_chunked", "register", "TRANSFORMS"]
+from vocalgrad import VocalGradError
 
-#: Registry: transform name (as used in recipe files) -> function.
-TRANSFORMS: dict[str, Callable] = {}
+if TYPE_CHECKING:  # annotations only: generation.schedule imports the recipe, which imports this
+    from ..schedule import Schedule
 
-
-def register(name: str):
-    """Decorator adding a transform function to :data:`TRANSFORMS` under ``name``."""
-
-    def deco(fn):
-        TRANSFORMS[name] = fn
-        return fn
-
-    return deco
+__all__ = ["Result", "Params", "ChunkedParams", "ParamError", "ClipKey", "Transform", "register", "TRANSFORMS",
+           "rms", "match_rms", "rms_scale", "stitch", "render_chunked", "chunk_segments", "chunked",
+           "per_sample"]
 
 
+# ---- the contract ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Result:
-    """A transformed clip: float samples and the speech span's position in it."""
+    """A transformed clip: samples (the transform's ``output_dtype``) and the speech span's position in it."""
 
     y: np.ndarray
     onset: int
     offset: int
 
 
+@dataclass(frozen=True)
+class ClipKey:
+    """Identity of one clip, for parameters that depend on it (:meth:`Params.for_clip`).
+
+    ``clip_ref`` is the reference's clip id of the source (VCTK: the utterance id), the item id
+    when the source has none.
+    """
+
+    item_id: str
+    clip_ref: str
+    trajectory: str
+    tier: str
+    direction: str
+
+
+class ParamError(VocalGradError, ValueError):
+    """A transform parameter is missing, unknown, of the wrong type or out of range.
+
+    ``field`` names the parameter; the recipe loader adds the file and the category table.
+    """
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    """Base of every transform's parameters: a frozen dataclass checked when it is built.
+
+    Field annotations are the types a recipe may give (``int``, ``float``, ``str``,
+    ``tuple[float, ...]``, ``dict[str, str]``); any field may instead be a per-tier table
+    ``{low = ..., medium = ..., high = ...}``, resolved to the clip's tier. Fields with
+    ``metadata={"engine": True}`` are filled by the engine, never by the recipe. Subclasses add
+    range checks in :meth:`check` (raise :class:`ParamError` naming the field).
+    """
+
+    #: Co-varying schedule quantities (the category table's ``covary``) the transform reads.
+    needs_covary: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        self.check()
+
+    def check(self) -> None:
+        """Range checks of the subclass (none here)."""
+
+    def for_clip(self, clip: ClipKey) -> Params:
+        """These parameters for one clip (unchanged unless the effect depends on the clip)."""
+        return self
+
+    @classmethod
+    def recipe_fields(cls) -> list[str]:
+        """Names a recipe's category table may set."""
+        return [f.name for f in dataclasses.fields(cls) if not f.metadata.get("engine")]
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], *, tier: str, tiers: Sequence[str],
+                   engine: Mapping[str, Any] | None = None) -> Params:
+        """Build the parameters of ``tier`` from a recipe's category parameters.
+
+        Parameters
+        ----------
+        table : mapping
+            Parameter name -> value as written in the recipe (no ``transform``/``unit``/...).
+        tier : str
+            Tier to resolve per-tier tables to; ``tiers`` are all tier names.
+        engine : mapping
+            Values of engine fields (``crossfade``); names the class lacks are ignored.
+
+        Raises
+        ------
+        ParamError
+            Unknown or missing name, wrong type, out of range.
+        """
+        engine = engine or {}
+        known = cls.recipe_fields()
+        for name in table:
+            if name not in known:
+                raise ParamError(name, f"unknown parameter; {cls.__name__} takes "
+                                       f"{', '.join(known) if known else 'no parameters'}")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for f in dataclasses.fields(cls):
+            if f.metadata.get("engine"):
+                if f.name in engine:
+                    values[f.name] = engine[f.name]
+                continue
+            if f.name not in table:
+                if f.default is dataclasses.MISSING:
+                    raise ParamError(f.name, "missing")
+                continue
+            raw = table[f.name]
+            if isinstance(raw, dict) and set(raw) == set(tiers):
+                raw = raw[tier]
+            values[f.name] = _coerce(raw, hints[f.name], f.name)
+        return cls(**values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkedParams(Params):
+    """Parameters of the chunk-stitched effects: the recipe's cross-fade length (samples)."""
+
+    crossfade: int = field(default=0, metadata={"engine": True})
+
+
+def _coerce(value, tp, name: str, *, element: bool = False):
+    """``value`` as type ``tp`` (int, float, str, tuple[float, ...], dict[str, str]) or ParamError."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ParamError(name, f"must be a list, got {value!r}")
+        return tuple(_coerce(v, args[0], f"{name}[{i}]", element=True) for i, v in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ParamError(name, f"must be a table, got {value!r}")
+        return {str(k): _coerce(v, args[1], f"{name}.{k}", element=True) for k, v in value.items()}
+    if tp is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if tp is str and isinstance(value, str):
+        return value
+    kind = {int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
+    tiers = "" if element else " or a per-tier table {low, medium, high}"
+    raise ParamError(name, f"must be {kind}{tiers}, got {value!r}")
+
+
+@runtime_checkable
+class Transform(Protocol):
+    """A registered transform: a callable carrying its name, parameter type and output dtype."""
+
+    name: str
+    params_type: type[Params]
+    output_dtype: type  # np.float32 or np.float64: the dtype of Result.y
+
+    def __call__(self, x: np.ndarray, sr: int, schedule: Schedule, params: Any, *,
+                 cache: dict | None = None) -> Result: ...
+
+
+#: Registry: transform name (as used in recipe files) -> :class:`Transform`.
+TRANSFORMS: dict[str, Transform] = {}
+
+
+def register(name: str, params_type: type[Params], output_dtype: type) -> Callable[[Callable], Transform]:
+    """Decorator registering a transform function under ``name`` with its parameter type and output dtype."""
+
+    def deco(fn) -> Transform:
+        fn.name, fn.params_type, fn.output_dtype = name, params_type, output_dtype
+        TRANSFORMS[name] = fn
+        return fn
+
+    return deco
+
+
+# ---- shared arithmetic -------------------------------------------------------------------------
 def rms(x: np.ndarray) -> float:
     """Root mean square of ``x`` (0 for an empty array)."""
     return float(np.sqrt(np.mean(np.square(x, dtype=np.float64)))) if x.size else 0.0
@@ -76,6 +239,25 @@ def rms_scale(processed: np.ndarray, ref: np.ndarray) -> np.float32:
     return np.float32(r_ref / r_out)
 
 
+def per_sample(schedule, n: int, values=None, start=None, end=None) -> np.ndarray:
+    """Expand a schedule to one value per sample of an ``n``-sample clip (float64).
+
+    Step values are repeated over their step's core; ``start``/``end`` fill the samples before the
+    onset and after the offset. ``values``/``start``/``end`` default to the schedule's own and may
+    be given for a co-varying quantity.
+    """
+    values = schedule.values if values is None else values
+    start = schedule.start if start is None else start
+    end = schedule.end if end is None else end
+    on, off = schedule.span.onset, schedule.span.offset
+    if schedule.layout is not None:
+        body = np.repeat(values, schedule.layout.ends - schedule.layout.starts)
+    else:
+        body = np.asarray(values, dtype=np.float64)
+    return np.concatenate([np.full(on, start), body, np.full(n - off, end)])
+
+
+# ---- chunk / context / cross-fade mechanics (benchmark.md §4a) ----------------------------------
 def stitch(pieces: list[np.ndarray], fade: int) -> tuple[np.ndarray, list[int]]:
     """Join pieces with uncompensated linear cross-fades (benchmark.md §4a).
 
@@ -111,7 +293,7 @@ def stitch(pieces: list[np.ndarray], fade: int) -> tuple[np.ndarray, list[int]]:
 def render_chunked(
     x: np.ndarray,
     schedule,
-    params: dict,
+    params: ChunkedParams,
     pieces: list[np.ndarray],
     *,
     outside: str,
@@ -125,13 +307,18 @@ def render_chunked(
     x : np.ndarray
         Source signal.
     schedule : Schedule
-    params : dict
-        Needs ``crossfade`` (samples).
+    params : ChunkedParams
+        Gives ``crossfade`` (samples).
     pieces : list of np.ndarray
         Processed core of every step, in order.
     outside : {"keep", "processed"}
         ``keep``: the source's samples outside the span are used untouched (speed, pitch);
         ``processed``: ``pre`` and ``post`` (processed at the start/end values) are used.
+
+    Returns
+    -------
+    Result
+        float32 samples.
 
     Notes
     -----
@@ -141,7 +328,7 @@ def render_chunked(
     on, off = schedule.span.onset, schedule.span.offset
     if outside == "keep":
         pre, post = x[:on], x[off:]
-    body, _ = stitch(pieces, int(params["crossfade"]))
+    body, _ = stitch(pieces, int(params.crossfade))
     y = np.concatenate([np.asarray(pre, np.float32), body, np.asarray(post, np.float32)])
     return Result(y, len(pre), len(pre) + len(body))
 
@@ -152,3 +339,30 @@ def chunk_segments(x: np.ndarray, layout) -> list[tuple[np.ndarray, int, int]]:
         (x[cs:ce], s - cs, e - s)
         for s, e, cs, ce in zip(layout.starts, layout.ends, layout.ctx_starts, layout.ctx_ends)
     ]
+
+
+def chunked(x, schedule, params: ChunkedParams, process, *, rms_matched: bool, outside: str) -> Result:
+    """Run ``process(segment, value) -> processed segment`` over every step and stitch the cores.
+
+    Each step's chunk-with-context is processed whole; with ``rms_matched`` the processed segment
+    is scaled to the RMS of the unprocessed segment (:func:`rms_scale`, over the whole segment)
+    and only then is the core cut out (benchmark.md §4a). With ``outside="processed"`` the audio
+    before/after the span is processed (and matched) as one segment at the start/end value.
+    Distortion and roughness use it; clarity, speed and pitch run the same mechanics batched.
+    """
+    on, off = schedule.span.onset, schedule.span.offset
+    pieces = []
+    for (seg, c, k), v in zip(chunk_segments(x, schedule.layout), schedule.values):
+        out = process(seg, float(v))
+        core = out[c:c + k]
+        pieces.append((core * rms_scale(out, seg)).astype(np.float32, copy=False) if rms_matched else core)
+    pre = post = None
+    if outside == "processed":
+        def whole(seg, v):
+            if not len(seg):
+                return seg
+            out = process(seg, v)
+            return (out * rms_scale(out, seg)).astype(np.float32, copy=False) if rms_matched else out
+
+        pre, post = whole(x[:on], schedule.start), whole(x[off:], schedule.end)
+    return render_chunked(x, schedule, params, pieces, outside=outside, pre=pre, post=post)

@@ -1,17 +1,18 @@
-"""Batched pitch, speed and clarity: the same arithmetic as the per-chunk librosa calls, done for
-all chunks of a clip at once and sharing the source's STFTs between the clips of a source.
+"""Batched STFT machinery shared by speed, pitch and clarity (private to the transforms).
 
-Where the time goes in the per-chunk form (profile of one 3.4-s source, all 24 conditions):
-``phase_vocoder``'s Python loop over frames (~45 %), ``istft`` (~30 %, mostly per-call set-up),
-``stft`` of the same context segment recomputed for every condition (~15 %). Here:
+The same arithmetic as the per-chunk librosa calls, done for all chunks of a clip at once and
+sharing the source's STFTs between the clips of a source. Where the time goes in the per-chunk form
+(profile of one 3.4-s source, all 24 conditions): ``phase_vocoder``'s Python loop over frames
+(~45 %), ``istft`` (~30 %, mostly per-call set-up), ``stft`` of the same context segment recomputed
+for every condition (~15 %). Here:
 
 * the STFT of every context segment is computed once per source (segments of equal length in one
   batched ``librosa.stft`` call) and kept in ``cache`` for all 24 conditions (and shared by pitch
-  and clarity, which use the same blocks);
+  and clarity, which use the same blocks): :func:`segment_stft`;
 * magnitudes, phases and the wrapped phase increments of every STFT column are precomputed once;
   the phase-vocoder loop then runs over frames for all chunks of a clip together, reproducing
-  librosa's float32 phase accumulation step by step;
-* the inverse STFT of all chunks of a clip is one batched overlap-add (:func:`_istft_rows`) that
+  librosa's float32 phase accumulation step by step: :func:`stretch_rows`;
+* the inverse STFT of all chunks of a clip is one batched overlap-add (:func:`istft_rows`) that
   keeps librosa's float32 accumulation order; per-call set-up of ``librosa.istft`` (window, window
   sum, numba dispatch) was the largest single cost.
 
@@ -21,15 +22,30 @@ sample (checked by ``tests/test_reference_match.py`` and ``benchmarks/render_spe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .base import Result, chunk_segments, register, render_chunked, rms_scale
-from .chunked import lowpass_mask, lowpass_segment
+from .base import ChunkedParams, ParamError, chunk_segments
 
-__all__ = ["time_stretch", "pitch_shift", "lowpass"]
+__all__ = ["STFTParams", "SegmentSTFT", "segment_stft", "istft_rows", "stretch_rows", "fix_length", "memo"]
 
 
-class _SegmentSTFT:
+@dataclass(frozen=True, kw_only=True)
+class STFTParams(ChunkedParams):
+    """STFT settings of the batched effects: ``n_fft`` (> 0) and ``hop_length`` (1..n_fft), Hann window."""
+
+    n_fft: int
+    hop_length: int
+
+    def check(self) -> None:
+        if self.n_fft < 2:
+            raise ParamError("n_fft", f"must be >= 2, got {self.n_fft}")
+        if not 1 <= self.hop_length <= self.n_fft:
+            raise ParamError("hop_length", f"must lie in [1, n_fft = {self.n_fft}], got {self.hop_length}")
+
+
+class SegmentSTFT:
     """STFTs of a layout's context segments, grouped by segment length, with vocoder tables."""
 
     def __init__(self, x, layout, n_fft: int, hop: int):
@@ -65,18 +81,18 @@ class _SegmentSTFT:
         return grp["tables"]
 
 
-def _segment_stft(x, layout, params, cache) -> _SegmentSTFT:
-    key = ("segment_stft", layout.kind, int(layout.starts[0]), int(layout.ends[-1]), len(x),
-           params["n_fft"], params["hop_length"])
+def segment_stft(x, layout, n_fft: int, hop: int, cache) -> SegmentSTFT:
+    """The :class:`SegmentSTFT` of ``layout``'s context segments, memoised in ``cache``."""
+    key = ("segment_stft", layout.kind, int(layout.starts[0]), int(layout.ends[-1]), len(x), n_fft, hop)
     if cache is not None and key in cache:
         return cache[key]
-    st = _SegmentSTFT(x, layout, params["n_fft"], params["hop_length"])
+    st = SegmentSTFT(x, layout, n_fft, hop)
     if cache is not None:
         cache[key] = st
     return st
 
 
-def _istft_rows(S: np.ndarray, n_frames: np.ndarray, lengths: np.ndarray, n_fft: int, hop: int) -> np.ndarray:
+def istft_rows(S: np.ndarray, n_frames: np.ndarray, lengths: np.ndarray, n_fft: int, hop: int) -> np.ndarray:
     """Inverse STFT of stacked rows that differ in frame count and target length.
 
     Reproduces ``librosa.istft(S[r, :n_frames[r]].T, n_fft=..., hop_length=..., window="hann",
@@ -128,7 +144,7 @@ def _istft_rows(S: np.ndarray, n_frames: np.ndarray, lengths: np.ndarray, n_fft:
     return y
 
 
-def _stretch_rows(st: _SegmentSTFT, chunks: np.ndarray, rates: np.ndarray) -> list[np.ndarray]:
+def stretch_rows(st: SegmentSTFT, chunks: np.ndarray, rates: np.ndarray) -> list[np.ndarray]:
     """Time-stretch the context segments ``chunks`` by ``rates``; returns each full stretched signal.
 
     Equals ``librosa.effects.time_stretch(segment, rate=r, n_fft=..., hop_length=...)`` per row:
@@ -174,12 +190,13 @@ def _stretch_batch(st, gi, chunks, sel, steps, rates, out):
     stretched[np.arange(t_max)[None, :] >= lens[:, None]] = 0
     seg_len = st.groups[gi]["length"]
     targets = np.array([int(round(seg_len / rates[i])) for i in sel])
-    y = _istft_rows(stretched, lens, targets, st.n_fft, st.hop)
+    y = istft_rows(stretched, lens, targets, st.n_fft, st.hop)
     for r, i in enumerate(sel):
         out[i] = y[r, : targets[r]]
 
 
-def _memo(cache, key, fn):
+def memo(cache, key, fn):
+    """``cache[key]``, computed by ``fn()`` on first use (no memoising when ``cache`` is None)."""
     if cache is None:
         return fn()
     if key not in cache:
@@ -187,101 +204,6 @@ def _memo(cache, key, fn):
     return cache[key]
 
 
-@register("time_stretch")
-def time_stretch(x, sr, schedule, params, *, cache=None) -> Result:
-    """Speaking speed: per-chunk phase-vocoder stretch (rate > 1 = faster); clip length changes.
-
-    Keeps ``[int(c / r), int((c + k) / r))`` of each stretched chunk-with-context (c = left context,
-    k = chunk length); audio outside the span is untouched. Batched equivalent of one
-    ``librosa.effects.time_stretch`` call per chunk. See also :func:`pitch_shift`.
-    """
-    st = _segment_stft(x, schedule.layout, params, cache)
-    rates = np.asarray(schedule.values, dtype=np.float64)
-    full = _stretch_rows(st, np.arange(len(rates)), rates)
-    pieces = []
-    for (seg, c, k), r, y in zip(st.segments, rates, full):
-        pieces.append(y[int(c / r): int((c + k) / r)])
-    return render_chunked(x, schedule, params, pieces, outside="keep")
-
-
-@register("pitch_shift")
-def pitch_shift(x, sr, schedule, params, *, cache=None) -> Result:
-    """Voice pitch: per-chunk shift in semitones (stretch by ``2**(-n/12)``, soxr resampling back).
-
-    Audio outside the span is untouched. Batched equivalent of one
-    ``librosa.effects.pitch_shift`` call per chunk. See also :func:`time_stretch`.
-    """
-    import soxr
-
-    st = _segment_stft(x, schedule.layout, params, cache)
-    semis = np.asarray(schedule.values, dtype=np.float64)
-    memo = cache.setdefault(("pitch_pieces", id(st)), {}) if cache is not None else {}
-    need = [i for i, v in enumerate(semis) if (i, float(v)) not in memo]
-    if need:
-        rates = np.array([2.0 ** (-float(semis[i]) / 12) for i in need])
-        stretched = _stretch_rows(st, np.array(need), rates)
-        # soxr's per-call set-up dominates; rows sharing a ratio and length go through one
-        # multi-channel call (bit-identical per channel to separate calls).
-        by_ratio: dict = {}
-        for j, ys in enumerate(stretched):
-            by_ratio.setdefault((float(rates[j]), len(ys)), []).append(j)
-        for (rate, _), js in by_ratio.items():
-            orig_sr = float(sr) / rate
-            stack = np.stack([stretched[j] for j in js], axis=1)
-            res = np.asarray(soxr.resample(stack, orig_sr, sr, quality=params["res_type"]), dtype=np.float32)
-            n_samples = int(np.ceil(stack.shape[0] * (float(sr) / orig_sr)))
-            for col, j in enumerate(js):
-                i = need[j]
-                seg, c, k = st.segments[i]
-                y = _fix_length(_fix_length(res[:, col], n_samples), len(seg))
-                memo[(i, float(semis[i]))] = y[c:c + k]
-    pieces = [memo[(i, float(v))] for i, v in enumerate(semis)]
-    return render_chunked(x, schedule, params, pieces, outside="keep")
-
-
-def _fix_length(y: np.ndarray, n: int) -> np.ndarray:
+def fix_length(y: np.ndarray, n: int) -> np.ndarray:
+    """``y`` cut or zero-padded to ``n`` samples."""
     return y[:n] if len(y) >= n else np.pad(y, (0, n - len(y)))
-
-
-@register("lowpass")
-def lowpass(x, sr, schedule, params, *, cache=None) -> Result:
-    """Clarity: STFT low-pass with a raised-cosine transition; higher cut-off = clearer. RMS-matched.
-
-    Batched equivalent of one :func:`generation.transforms.chunked.lowpass_segment` per chunk; pieces and the
-    processed audio outside the span are memoised per (chunk, cut-off) across a source's clips.
-    See also :func:`generation.transforms.chunked.sample_hold`.
-    """
-    import librosa
-
-    st = _segment_stft(x, schedule.layout, params, cache)
-    n_fft, hop, width = params["n_fft"], params["hop_length"], params["transition_hz"]
-    freqs = librosa.fft_frequencies(sr=sr, n_fft=n_fft)
-    cut = np.asarray(schedule.values, dtype=np.float64)
-    memo = cache.setdefault(("lowpass_pieces", id(st)), {}) if cache is not None else {}
-    need = [i for i, v in enumerate(cut) if (i, float(v)) not in memo]
-    for gi in np.unique(st.group_of[need]) if need else []:
-        sel = [i for i in need if st.group_of[i] == gi]
-        D = st.groups[gi]["D"][st.row_of[sel]]
-        masks = np.stack([lowpass_mask(freqs, cut[i], width) for i in sel])[:, :, None]
-        y = librosa.istft(D * masks, n_fft=n_fft, hop_length=hop, window="hann",
-                          length=st.groups[gi]["length"])
-        for j, i in enumerate(sel):
-            seg, c, k = st.segments[i]
-            # RMS of the whole filtered chunk-with-context matched to the unfiltered one, then the
-            # core cut out (benchmark.md §4a)
-            memo[(i, float(cut[i]))] = (y[j, c:c + k] * rms_scale(y[j, :len(seg)], seg)).astype(np.float32)
-    pieces = [memo[(i, float(v))] for i, v in enumerate(cut)]
-    on, off = schedule.span.onset, schedule.span.offset
-
-    def outside(seg, v, tag):
-        if not len(seg):
-            return seg
-        def run():
-            out = lowpass_segment(seg, sr, v, n_fft=n_fft, hop_length=hop, transition=width,
-                                  min_fft=int(params.get("min_fft", 32)))
-            return (out * rms_scale(out, seg)).astype(np.float32)
-
-        return _memo(memo, (tag, float(v)), run)
-
-    pre, post = outside(x[:on], schedule.start, "pre"), outside(x[off:], schedule.end, "post")
-    return render_chunked(x, schedule, params, pieces, outside="processed", pre=pre, post=post)

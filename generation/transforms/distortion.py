@@ -1,0 +1,44 @@
+"""Distortion: sample-and-hold at an effective sample rate, chunk-processed and RMS-matched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import ChunkedParams, Result, chunked, register
+
+__all__ = ["SampleHoldParams", "hold_samples", "sample_hold_segment", "sample_hold"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SampleHoldParams(ChunkedParams):
+    """Only the recipe's cross-fade; the step values (effective rate, Hz) come from the schedule."""
+
+
+def hold_samples(sr: int, rate_hz: float) -> int:
+    """Hold length of a sample-and-hold at effective rate ``rate_hz``.
+
+    As the reference: the rate is first rounded to an integer and clamped to ``[1000, sr]``, then
+    ``hold = round(sr / rate)`` (>= 1); a rate equal to ``sr`` leaves the signal untouched (hold 1).
+    """
+    rate = max(1000, min(int(sr), int(round(rate_hz))))
+    if rate == int(sr):
+        return 1
+    return max(1, int(round(sr / rate)))
+
+
+def sample_hold_segment(seg: np.ndarray, hold: int) -> np.ndarray:
+    """Repeat every ``hold``-th sample of ``seg`` (counted from its first sample)."""
+    idx = (np.arange(len(seg)) // hold) * hold
+    return seg[idx]
+
+
+@register("sample_hold", SampleHoldParams, np.float32)
+def sample_hold(x, sr, schedule, params: SampleHoldParams, *, cache=None) -> Result:
+    """Distortion: sample-and-hold at an effective rate (see :func:`hold_samples`), RMS-matched, float32 out.
+
+    See also :func:`generation.transforms.roughness.quantize`, :func:`generation.transforms.clarity.lowpass`.
+    """
+    return chunked(x, schedule, params, lambda s, v: sample_hold_segment(s, hold_samples(sr, v)),
+                   rms_matched=True, outside="processed")
