@@ -505,36 +505,130 @@ def builder_config_specs() -> dict[str, tuple[tuple[str, ...], str, str]]:
     return specs
 
 
-def _first_row_per_source(rows: list[dict]) -> dict[str, dict]:
-    """Source id -> its first manifest row, sorted by source id."""
-    first: dict[str, dict] = {}
-    for r in rows:
-        first.setdefault(r["source_id"], r)
-    return dict(sorted(first.items()))
-
-
 class RenderDirError(VocalGradError, ValueError):
     """A rendered directory cannot be read as VocalGrad data; the message lists what is wrong."""
 
 
-def _read_render_meta(data_dir) -> dict:
-    import json
+# The builder's steps. Each reads the render folder through generation.render_dir.RenderDir (the one
+# reader of that layout) or the authors' release through harness_tasks.published; both import lazily.
+def _cache_hash(data_dir, config_name: str | None) -> str | None:
+    """datasets cache key of a build: follows the render's content, so a re-render is never served stale."""
+    import hashlib
     from pathlib import Path
 
-    path = Path(data_dir) / "render.json"
-    if not path.is_file():
-        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise RenderDirError(f"{path}: not valid JSON ({exc}); re-run `vocalgrad render`") from None
+    if not data_dir:
+        return None
+    if Path(data_dir, "metadata.csv").is_file():
+        return hashlib.sha256(Path(data_dir, "metadata.csv").read_bytes()).hexdigest()[:16]
+    from generation.render_dir import RenderDir
+
+    rd = RenderDir(data_dir)
+    return rd.content_hash(with_sources=config_name == SOURCES_CONFIG) if rd.manifest_path.is_file() else None
+
+
+def _published_reader(data_dir):
+    """harness_tasks.published when data_dir is the authors' release (docs/published.md), else None."""
+    from harness_tasks import published  # lazy: the one reader of that layout
+
+    return published if data_dir and published.published_folder(data_dir) else None
+
+
+def _dataset_info(data_dir):
+    """The :class:`datasets.DatasetInfo` of a build (features at the render's sample rate)."""
+    import datasets
+
+    published = _published_reader(data_dir)
+    if published:
+        return datasets.DatasetInfo(description="VocalGrad, as published by its authors",
+                                    features=published.published_features(None),
+                                    homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}",
+                                    license=LICENSE, citation=PAPER)
+    sr = 48000
+    if data_dir:
+        from generation.render_dir import RenderDir
+
+        rd = RenderDir(data_dir)
+        if rd.meta_path.is_file():
+            sr = int(rd.meta.get("sample_rate", sr))
+    return datasets.DatasetInfo(
+        description="VocalGrad: does one acoustic attribute increase or decrease over the clip?",
+        features=features(sr), homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}", license=LICENSE,
+        citation=PAPER,
+    )
+
+
+def _published_rows(config, data_dir) -> list[dict]:
+    """Rows of a test config from the authors' release (which holds the test set only)."""
+    if config.render_split != "test" or config.name == SOURCES_CONFIG:
+        raise RenderDirError(f"{data_dir}: the authors' release holds the test set only; config "
+                             f"{config.name!r} needs a render (`vocalgrad render`)")
+    return _published_reader(data_dir).load_published_rows(data_dir, categories=config.categories)
+
+
+def _render_rows(config, rd) -> list[dict]:
+    """Rows of a config from a render folder, after checking its split and every file the rows need."""
+    meta = rd.meta
+    if meta.get("split") != config.render_split:
+        raise RenderDirError(
+            f"{rd.meta_path}: split is {meta.get('split')!r} but config {config.name!r} is built from a "
+            f"{config.render_split!r} render; pass the matching render folder as data_dir"
+        )
+    if config.name == SOURCES_CONFIG:
+        firsts = list(rd.first_row_per_source().values())
+        if not firsts:
+            raise RenderDirError(f"{rd.manifest_path}: no clips, so no source utterances")
+        missing = [str(rd.source_path(r["source_id"])) for r in firsts if not rd.source_path(r["source_id"]).is_file()]
+        if missing:
+            raise RenderDirError(
+                f"{rd.path}: config 'sources' needs sources/<source_id>.flac for every source; "
+                f"{len(missing)} missing (re-run the render, it resumes):\n  " + "\n  ".join(missing))
+        return firsts
+    rows = rd.rows(config.categories)
+    missing, changed = rd.clip_problems(rows)  # check everything first: one error listing every bad clip
+    if missing or changed:
+        raise RenderDirError(
+            f"{rd.path}: {len(missing)} clip(s) missing, {len(changed)} clip(s) whose sha256 differs from "
+            "manifest.parquet; re-run the render (it resumes) to fix them:\n  "
+            + "\n  ".join([f"missing: {p}" for p in missing] + [f"sha256 differs: {p}" for p in changed])
+        )
+    return rows
+
+
+def _examples(config, data_dir, rows):
+    """(key, example) pairs of a config's rows: published, source or clip records."""
+    from pathlib import Path
+
+    published = _published_reader(data_dir)
+    if published:
+        for row in rows:
+            yield row["id"], published.hub_record(row, Path(row["audio"]["path"]).read_bytes())
+    elif config.name == SOURCES_CONFIG:
+        import soundfile as sf
+        from generation.render_dir import RenderDir
+
+        rd = RenderDir(data_dir)
+        for row in rows:
+            path = rd.source_path(row["source_id"])
+            info = sf.info(path)
+            rec = source_record(row, path.read_bytes(), duration_sec=info.frames / info.samplerate,
+                                sample_rate=info.samplerate)
+            yield rec["id"], rec
+    else:
+        for row in rows:
+            yield row["clip_id"], hub_record(row, Path(data_dir, row["path"]).read_bytes())
+
+
+def _config_description(name: str, cats: tuple[str, ...]) -> str:
+    if name in CATEGORY_NAMES:
+        return f"{category(name).attribute}: " + ", ".join(cats)
+    if name == SOURCES_CONFIG:
+        return "sources: the unmodified source clips (label constant)"
+    return f"{name}: " + ", ".join(cats)
 
 
 def _make_builder_classes() -> dict:
     """Create :class:`VocalGradConfig` and :class:`VocalGrad` (imports ``datasets``)."""
-    import hashlib
     from dataclasses import dataclass
-    from pathlib import Path
 
     import datasets
 
@@ -568,56 +662,27 @@ def _make_builder_classes() -> dict:
 
         BUILDER_CONFIG_CLASS = VocalGradConfig
         BUILDER_CONFIGS = [
-            VocalGradConfig(
-                name=name, version=datasets.Version("1.0.0"), categories=cats, render_split=rs, hub_split=hs,
-                description=(f"{category(name).attribute}: " + ", ".join(cats) if name in CATEGORY_NAMES
-                             else "sources: the unmodified source clips (label constant)" if name == SOURCES_CONFIG
-                             else f"{name}: " + ", ".join(cats)),
-            )
+            VocalGradConfig(name=name, version=datasets.Version("1.0.0"), categories=cats, render_split=rs,
+                            hub_split=hs, description=_config_description(name, cats))
             for name, (cats, rs, hs) in builder_config_specs().items()
         ]
         DEFAULT_CONFIG_NAME = "all"
         DEFAULT_WRITER_BATCH_SIZE = 100  # rows of audio per Arrow record batch
 
         def __init__(self, *args, **kwargs):
-            # Cache key follows the render's content, so a re-render is never served stale.
-            data_dir = kwargs.get("data_dir")
-            if kwargs.get("hash") is None and data_dir and Path(data_dir, "metadata.csv").is_file():
-                kwargs["hash"] = hashlib.sha256(Path(data_dir, "metadata.csv").read_bytes()).hexdigest()[:16]
-            if kwargs.get("hash") is None and data_dir and Path(data_dir, "manifest.parquet").is_file():
-                digest = hashlib.sha256(Path(data_dir, "manifest.parquet").read_bytes())
-                if Path(data_dir, "render.json").is_file():
-                    digest.update(Path(data_dir, "render.json").read_bytes())
-                if kwargs.get("config_name") == SOURCES_CONFIG and Path(data_dir, "sources").is_dir():
-                    for p in sorted(Path(data_dir, "sources").glob("*.flac")):  # names and sizes
-                        digest.update(f"{p.name}:{p.stat().st_size};".encode())
-                kwargs["hash"] = digest.hexdigest()[:16]
+            key = _cache_hash(kwargs.get("data_dir"), kwargs.get("config_name")) if kwargs.get("hash") is None else None
+            if key is not None:
+                kwargs["hash"] = key
             super().__init__(*args, **kwargs)
 
-        def _published(self):
-            """harness_tasks.published when data_dir is the authors' release (docs/published.md), else None."""
-            from harness_tasks import published  # lazy: the one reader of that layout
-
-            return published if self.config.data_dir and published.published_folder(self.config.data_dir) else None
-
         def _info(self):
-            sr = 48000
-            if self._published():
-                feats = self._published().published_features(None)
-                return datasets.DatasetInfo(description="VocalGrad, as published by its authors", features=feats,
-                                            homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}",
-                                            license=LICENSE, citation=PAPER)
-            if self.config.data_dir and Path(self.config.data_dir, "render.json").is_file():
-                sr = int(_read_render_meta(self.config.data_dir).get("sample_rate", sr))
-            return datasets.DatasetInfo(
-                description="VocalGrad: does one acoustic attribute increase or decrease over the clip?",
-                features=features(sr),
-                homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}",
-                license=LICENSE,
-                citation=PAPER,
-            )
+            return _dataset_info(self.config.data_dir)
 
         def _split_generators(self, dl_manager):
+            from pathlib import Path
+
+            from generation.render_dir import RenderDir
+
             if not self.config.data_dir:
                 raise RenderDirError(
                     "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`) or at "
@@ -625,90 +690,19 @@ def _make_builder_classes() -> dict:
                     "docs/published.md)"
                 )
             data_dir = Path(self.config.data_dir)
-            if self._published():
-                if self.config.render_split != "test" or self.config.name == SOURCES_CONFIG:
-                    raise RenderDirError(f"{data_dir}: the authors' release holds the test set only; config "
-                                         f"{self.config.name!r} needs a render (`vocalgrad render`)")
-                rows = self._published().load_published_rows(data_dir, categories=self.config.categories)
-                return [datasets.SplitGenerator(name="test", gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
-            meta = _read_render_meta(data_dir)
-            if meta.get("split") != self.config.render_split:
-                raise RenderDirError(
-                    f"{data_dir / 'render.json'}: split is {meta.get('split')!r} but config "
-                    f"{self.config.name!r} is built from a {self.config.render_split!r} render; "
-                    f"pass the matching render folder as data_dir"
-                )
-            if self.config.name == SOURCES_CONFIG:
-                firsts = list(_first_row_per_source(_manifest_rows(data_dir)).values())
-                missing = [str(data_dir / "sources" / f"{r['source_id']}.flac") for r in firsts
-                           if not (data_dir / "sources" / f"{r['source_id']}.flac").is_file()]
-                if not firsts:
-                    raise RenderDirError(f"{data_dir / 'manifest.parquet'}: no clips, so no source utterances")
-                if missing:
-                    raise RenderDirError(
-                        f"{data_dir}: config 'sources' needs sources/<source_id>.flac for every source; "
-                        f"{len(missing)} missing (re-run the render, it resumes):\n  " + "\n  ".join(missing))
-                return [datasets.SplitGenerator(name=self.config.hub_split,
-                                                gen_kwargs={"data_dir": str(data_dir), "rows": firsts})]
-            rows = _manifest_rows(data_dir, self.config.categories)
-            missing, changed = [], []
-            for row in rows:  # check everything first: one error listing every bad clip
-                path = Path(data_dir, row["path"])
-                if not path.is_file():
-                    missing.append(str(path))
-                elif hashlib.sha256(path.read_bytes()).hexdigest() != row["sha256"]:
-                    changed.append(str(path))
-            if missing or changed:
-                raise RenderDirError(
-                    f"{data_dir}: {len(missing)} clip(s) missing, {len(changed)} clip(s) whose sha256 differs from "
-                    "manifest.parquet; re-run the render (it resumes) to fix them:\n  "
-                    + "\n  ".join([f"missing: {p}" for p in missing] + [f"sha256 differs: {p}" for p in changed])
-                )
-            return [datasets.SplitGenerator(name=self.config.hub_split,
-                                            gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
+            if _published_reader(data_dir):
+                rows, name = _published_rows(self.config, data_dir), "test"
+            else:
+                rows, name = _render_rows(self.config, RenderDir(data_dir)), self.config.hub_split
+            return [datasets.SplitGenerator(name=name, gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
 
         def _generate_examples(self, data_dir, rows):
-            if self._published():
-                for row in rows:
-                    yield row["id"], self._published().hub_record(row, Path(row["audio"]["path"]).read_bytes())
-                return
-            if self.config.name == SOURCES_CONFIG:
-                import soundfile as sf
-
-                for row in rows:
-                    path = Path(data_dir, "sources", f"{row['source_id']}.flac")
-                    info = sf.info(path)
-                    rec = source_record(row, path.read_bytes(), duration_sec=info.frames / info.samplerate,
-                                        sample_rate=info.samplerate)
-                    yield rec["id"], rec
-                return
-            for row in rows:
-                yield row["clip_id"], hub_record(row, Path(data_dir, row["path"]).read_bytes())
+            yield from _examples(self.config, data_dir, rows)
 
     for cls in (VocalGradConfig, VocalGrad):  # picklable as vocalgrad.<name>
         cls.__qualname__ = cls.__name__
         cls.__module__ = __name__
     return {"VocalGradConfig": VocalGradConfig, "VocalGrad": VocalGrad}
-
-
-def _manifest_rows(data_dir, categories=None) -> list[dict]:
-    """Manifest rows of ``data_dir`` (optionally only ``categories``), sorted by clip id."""
-    from pathlib import Path
-
-    import pyarrow.parquet as pq
-
-    path = Path(data_dir) / "manifest.parquet"
-    if not path.is_file():
-        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
-    table = pq.read_table(path)
-    missing = [name for name in MANIFEST_COLUMN_NAMES if name not in table.column_names]
-    if missing:
-        raise RenderDirError(f"{path}: missing columns {', '.join(missing)}; re-run `vocalgrad render`")
-    rows = table.select(list(MANIFEST_COLUMN_NAMES)).to_pylist()
-    if categories is not None:
-        wanted = set(categories)
-        rows = [r for r in rows if r["category"] in wanted]
-    return sorted(rows, key=lambda r: r["clip_id"])
 
 
 _LAZY: dict = {}

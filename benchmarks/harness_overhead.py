@@ -68,13 +68,12 @@ def build_hub(folder: Path, n: int, seconds: float, sr: int, category: str = "vo
 
 def oracle_on_render(folder: Path) -> int:
     """Oracle accuracy per category on a rendered set (manifest.parquet + clips/)."""
-    import pyarrow.parquet as pq
-
+    from generation.render_dir import RenderDir
     from harness_tasks import metrics
     from harness_tasks.clip_audio import decode_audio
     from harness_tasks.models.oracle import oracle_direction
 
-    rows = pq.read_table(folder / "manifest.parquet").to_pylist()
+    rows = RenderDir(folder).rows()
     recs = []
     t0 = time.perf_counter()
     for r in rows:

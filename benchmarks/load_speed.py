@@ -30,6 +30,7 @@ import pyarrow.parquet as pq  # noqa: E402
 import soundfile as sf  # noqa: E402
 
 import vocalgrad  # noqa: E402
+from generation.render_dir import RenderDir  # noqa: E402
 
 _ARROW = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
 
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
         hub = tmp / "hub"
         build_hub(render, hub, allow_partial=True)
     cfg = args.config if args.render else "pitch"
-    rows = [r for r in vocalgrad._manifest_rows(render, (cfg,))]
+    rows = RenderDir(render).rows((cfg,))
     paths = [render / r["path"] for r in rows]
     n = len(paths)
     audio_s = sum(sf.info(str(p)).frames / sf.info(str(p)).samplerate for p in paths)

@@ -20,6 +20,7 @@ import vocalgrad
 from harness_tasks import published
 
 from . import hub as _hub
+from .hub_dir import HubDir
 
 __all__ = ["CONVERSION_NOTE", "build_from_published", "run_cli"]
 
@@ -93,9 +94,9 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         raise _hub.HubBuildError(f"{folder / 'metadata.csv'}: no clips")
     if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
         raise _hub.HubBuildError(f"{out}: --out must lie outside the published copy {folder}")
-    if out.exists() and any(out.iterdir()) and not _hub._is_hub_folder(out):
+    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
         raise _hub.HubBuildError(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
-    template = Path(card_template) if card_template else _hub._CARD_TEMPLATE
+    template = Path(card_template) if card_template else _hub.CARD_TEMPLATE
     if not template.is_file():
         raise _hub.HubBuildError(f"{template}: card template not found; pass card_template= (--card PATH)")
     sample_rate = _sample_rate(rows)
@@ -129,16 +130,16 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
             cat_rows = [r for r in keyed if r["category"] == cat]
             if not cat_rows:
                 continue
-            cfg = _hub._Config(cat, "test", [f"{cat}/test-*.parquet"], categories=(cat,))
-            files += _hub._write_config(stage, cfg, _hub._shard(cat_rows, sizes, max_shard_bytes), to_table,
+            cfg = _hub.HubConfig(cat, "test", [f"{cat}/test-*.parquet"], categories=(cat,))
+            files += _hub.write_config(stage, cfg, _hub.shard_rows(cat_rows, sizes, max_shard_bytes), to_table,
                                         row_group_rows=row_group_rows)
             configs.append(cfg)
-        configs.append(_hub._Config(
+        configs.append(_hub.HubConfig(
             "all", "test", [f for c in configs for f in c.data_files], sum(c.rows for c in configs),
             sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
             tuple(c.name for c in configs)))
         by_split = {"test": check}
-        readme = (_hub._yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
+        readme = (_hub.yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
                   + CONVERSION_NOTE)
         (stage / "README.md").write_text(readme, encoding="utf-8")
         files.append("README.md")

@@ -15,19 +15,21 @@ sorted by clip id, the writer settings are fixed and nothing time-dependent is w
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
 import shutil
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
 
+from .hub_dir import PRETTY_NAME, HubDir
+from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
+
 __all__ = [
     "HubBuildError",
+    "HubConfig",
     "MAX_SHARD_BYTES",
     "ROW_GROUP_ROWS",
     "RenderCheck",
@@ -36,7 +38,10 @@ __all__ = [
     "check_render",
     "register_cli",
     "render_card",
+    "shard_rows",
     "source_rows",
+    "write_config",
+    "yaml_header",
 ]
 
 #: Largest shard, counted in FLAC bytes. 256 MB keeps each file well under the dataset viewer's
@@ -45,10 +50,8 @@ MAX_SHARD_BYTES = 256 * 1024**2
 #: Rows per parquet row group: ~100 four-second clips (~20 MB) per group, the row-group size that
 #: ``datasets`` itself uses for audio and small enough for the viewer to page through.
 ROW_GROUP_ROWS = 100
-#: Problems of each kind listed verbatim in an error before the rest are only counted.
-_LIST_AT_MOST = 20
-_CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
-_PRETTY_NAME = "VocalGrad"
+#: The Hub card template (its YAML header is filled from vocalgrad.py).
+CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
 #: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
@@ -57,41 +60,8 @@ class HubBuildError(vocalgrad.VocalGradError, ValueError):
     """The input renders or the output folder are unusable; the message lists every problem."""
 
 
-@dataclass
-class RenderCheck:
-    """Result of :func:`check_render` for one render directory.
-
-    Attributes
-    ----------
-    path : pathlib.Path
-        The render directory.
-    meta : dict
-        Contents of ``render.json``.
-    rows : list of dict
-        Manifest rows sorted by clip id.
-    problems : list of str
-        Everything wrong (empty when the render is usable).
-    missing : list of str
-        Clip ids a complete render of the same sources would have and this one lacks (a problem
-        unless ``allow_partial``).
-    """
-
-    path: Path
-    meta: dict
-    rows: list
-    problems: list = field(default_factory=list)
-    missing: list = field(default_factory=list)
-
-
-def _listed(kind: str, items: list[str]) -> list[str]:
-    shown = [f"{kind}: {item}" for item in items[:_LIST_AT_MOST]]
-    if len(items) > _LIST_AT_MOST:
-        shown.append(f"{kind}: ... and {len(items) - _LIST_AT_MOST} more")
-    return shown
-
-
 def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
-    """Check one render directory against the render contract.
+    """Check one render directory against the render contract (:meth:`RenderDir.verify`).
 
     Parameters
     ----------
@@ -111,59 +81,9 @@ def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
     if not root.is_dir():
         raise HubBuildError(f"{root}: no such render directory")
     try:
-        meta = vocalgrad._read_render_meta(root)
-        rows = vocalgrad._manifest_rows(root)
-    except vocalgrad.RenderDirError as exc:
+        return RenderDir(root).verify(verify_sha256=verify_sha256)
+    except RenderDirError as exc:
         raise HubBuildError(str(exc)) from None
-    check = RenderCheck(root, meta, rows)
-    split = meta.get("split")
-    if split not in vocalgrad.SPLITS:
-        check.problems.append(f"{root / 'render.json'}: split {split!r} is not one of {', '.join(vocalgrad.SPLITS)}")
-    dupes = sorted(i for i, n in Counter(r["clip_id"] for r in rows).items() if n > 1)
-    check.problems += _listed("duplicate clip_id in manifest.parquet", dupes)
-    bad_split = [r["clip_id"] for r in rows if r["split"] != split]
-    check.problems += _listed(f"manifest split differs from render.json ({split!r})", bad_split)
-    bad_vocab = [
-        f"{r['clip_id']} ({name}={r[name]!r})"
-        for r in rows
-        for name, allowed in (("category", vocalgrad.CATEGORY_NAMES), ("tier", vocalgrad.TIERS),
-                              ("trajectory", vocalgrad.TRAJECTORIES), ("direction", vocalgrad.DIRECTIONS))
-        if r[name] not in allowed
-    ]
-    check.problems += _listed("unknown vocabulary value", bad_vocab)
-    bad_id = [r["clip_id"] for r in rows if r["clip_id"] != vocalgrad.clip_id(
-        r["source_id"], r["category"], r["trajectory"], r["tier"], r["direction"])]
-    check.problems += _listed("clip_id does not match its columns", bad_id)
-
-    missing, mismatch = [], []
-    for r in rows:
-        path = root / r["path"]
-        if not path.is_file():
-            missing.append(str(path))
-        elif verify_sha256 and hashlib.sha256(path.read_bytes()).hexdigest() != r["sha256"]:
-            mismatch.append(str(path))
-    check.problems += _listed("clip listed in manifest.parquet is missing", missing)
-    check.problems += _listed("clip sha256 differs from manifest.parquet", mismatch)
-    listed = {(root / r["path"]).resolve() for r in rows}
-    unlisted = sorted(str(p) for p in (root / "clips").rglob("*.flac") if p.resolve() not in listed) \
-        if (root / "clips").is_dir() else []
-    check.problems += _listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
-
-    expected_cats = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
-    have = {r["clip_id"] for r in rows}
-    lacking = [
-        vocalgrad.clip_id(src, cat, traj, tier, d)
-        for src in sorted({r["source_id"] for r in rows})
-        for cat in expected_cats
-        for traj in vocalgrad.TRAJECTORIES
-        for tier in vocalgrad.TIERS
-        for d in vocalgrad.DIRECTIONS
-        if vocalgrad.clip_id(src, cat, traj, tier, d) not in have
-    ]
-    if not rows:
-        check.problems.append(f"{root / 'manifest.parquet'}: no clips")
-    check.missing = lacking
-    return check
 
 
 def _rows_to_table(rows: list[dict], root: Path, feats):
@@ -188,7 +108,7 @@ def _write_parquet(table, path: Path, *, row_group_rows: int) -> None:
         writer.write_table(table, row_group_size=row_group_rows)
 
 
-def _shard(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]]:
+def shard_rows(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]]:
     """Split sorted rows into consecutive shards of at most ``max_bytes`` of audio (>= 1 row each)."""
     shards, current, size = [], [], 0
     for r in rows:
@@ -211,7 +131,9 @@ def _size_category(n: int) -> str:
 
 
 @dataclass
-class _Config:
+class HubConfig:
+    """One config of a Hub folder as it is written: its shards (``data_files`` globs), counts and categories."""
+
     name: str
     split: str
     data_files: list
@@ -221,7 +143,7 @@ class _Config:
     categories: tuple = ()
 
 
-def _write_config(stage: Path, cfg: "_Config", shards: list[list[dict]], to_table, *,
+def write_config(stage: Path, cfg: "HubConfig", shards: list[list[dict]], to_table, *,
                   row_group_rows: int) -> list[str]:
     """Write one config's shards as ``<name>/<split>-0000i-of-0000n.parquet``; count rows and sizes.
 
@@ -303,7 +225,7 @@ def build_hub(
     for c in checks:
         problems += c.problems
         if not allow_partial and c.missing:
-            problems += _listed("condition not rendered", c.missing)
+            problems += listed("condition not rendered", c.missing)
             chosen = c.meta.get("categories")
             left = sorted({m.split("__")[1] for m in c.missing} - set(chosen or []))
             if chosen and left:  # partial by choice (--categories): re-running the same command adds nothing
@@ -319,22 +241,23 @@ def build_hub(
     rates = {int(c.meta.get("sample_rate", 48000)) for c in checks}
     if len(rates) > 1:
         problems.append(f"renders have different sample rates {sorted(rates)}; render them at one rate")
-    if out.exists() and any(out.iterdir()) and not _is_hub_folder(out):
+    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
         problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
     if out.resolve() in {Path(d).resolve() for d in render_dirs}:
         problems.append(f"{out}: --out must differ from the render directory")
     if sources is None:
-        sources = "test" in by_split and (by_split["test"].path / "sources").is_dir()
+        sources = "test" in by_split and RenderDir(by_split["test"].path).sources_dir.is_dir()
     if sources:
         if "test" not in by_split:
             problems.append("the sources config needs the test render; pass it or drop --sources")
         else:
             t = by_split["test"]
-            lacking = [str(t.path / "sources" / f"{sid}.flac") for sid in sorted({r["source_id"] for r in t.rows})
-                       if not (t.path / "sources" / f"{sid}.flac").is_file()]
-            problems += _listed("source clip missing (needed by the sources config; re-run the render, "
+            rd = RenderDir(t.path)
+            lacking = [str(rd.source_path(sid)) for sid in sorted({r["source_id"] for r in t.rows})
+                       if not rd.source_path(sid).is_file()]
+            problems += listed("source clip missing (needed by the sources config; re-run the render, "
                                 "or pass --no-sources)", lacking)
-    template = Path(card_template) if card_template else _CARD_TEMPLATE
+    template = Path(card_template) if card_template else CARD_TEMPLATE
     if not template.is_file():
         problems.append(f"{template}: card template not found; pass card_template= (--card PATH)")
     if problems:
@@ -349,7 +272,7 @@ def build_hub(
     if stage.exists():
         shutil.rmtree(stage)
     stage.mkdir(parents=True)
-    configs: list[_Config] = []
+    configs: list[HubConfig] = []
     files: list[str] = []
     try:
         for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
@@ -362,9 +285,9 @@ def build_hub(
                 rows = [r for r in check.rows if r["category"] in cats]
                 if not rows:
                     continue
-                cfg = _Config(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
+                cfg = HubConfig(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
                               categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
-                files += _write_config(stage, cfg, _shard(rows, sizes, max_shard_bytes),
+                files += write_config(stage, cfg, shard_rows(rows, sizes, max_shard_bytes),
                                        lambda shard: _rows_to_table(shard, check.path, feats),
                                        row_group_rows=row_group_rows)
                 configs.append(cfg)
@@ -373,10 +296,10 @@ def build_hub(
 
             check = by_split["test"]
             srows = source_rows(check)
-            cfg = _Config(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
+            cfg = HubConfig(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
             sizes = {r["id"]: len(r["audio"]["bytes"]) for r in srows}
-            shards = _shard([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
-            files += _write_config(
+            shards = shard_rows([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
+            files += write_config(
                 stage, cfg, shards,
                 lambda shard: pa.Table.from_pylist([{k: r[k] for k in feats} for r in shard],
                                                    schema=feats.arrow_schema),
@@ -384,11 +307,11 @@ def build_hub(
             configs.append(cfg)
         cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
         if cats_cfgs:
-            configs.insert(len(cats_cfgs), _Config(
+            configs.insert(len(cats_cfgs), HubConfig(
                 "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
                 sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
                 tuple(n for c in cats_cfgs for n in c.categories)))
-        readme = (_yaml_header(configs, feats, by_split, license_id=license_id)
+        readme = (yaml_header(configs, feats, by_split, license_id=license_id)
                   + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id))
         (stage / "README.md").write_text(readme, encoding="utf-8")
         files.append("README.md")
@@ -416,23 +339,16 @@ def source_rows(check: RenderCheck) -> list[dict]:
     import soundfile as sf
 
     out = []
-    for sid, r in vocalgrad._first_row_per_source(check.rows).items():
-        path = check.path / "sources" / f"{sid}.flac"
+    for sid, r in first_row_per_source(check.rows).items():
+        path = RenderDir(check.path).source_path(sid)
         info = sf.info(path)
         out.append(vocalgrad.source_record(r, path.read_bytes(), duration_sec=info.frames / info.samplerate,
                                            sample_rate=info.samplerate))
     return out
 
 
-def _is_hub_folder(path: Path) -> bool:
-    readme = path / "README.md"
-    if not readme.is_file():
-        return False
-    head = readme.read_text(encoding="utf-8", errors="replace")[:4000]
-    return head.startswith("---") and f"pretty_name: {_PRETTY_NAME}" in head
-
-
-def _yaml_header(configs: list[_Config], feats, by_split, *, license_id: str | None = None) -> str:
+def yaml_header(configs: list[HubConfig], feats, by_split, *, license_id: str | None = None) -> str:
+    """The card's YAML header (configs, features, sizes, license) between ``---`` lines."""
     import yaml
 
     from .card import card_license
@@ -441,7 +357,7 @@ def _yaml_header(configs: list[_Config], feats, by_split, *, license_id: str | N
     feature_yaml = feats._to_yaml_list()
     header = {
         "license": card_license(_render_sources(by_split), license_id)[0],
-        "pretty_name": _PRETTY_NAME,
+        "pretty_name": PRETTY_NAME,
         "language": ["en"],
         "task_categories": ["audio-classification", "audio-text-to-text"],
         "size_categories": [_size_category(total)],
@@ -485,7 +401,7 @@ def _provenance_note(by_split: dict) -> str:
         rec = c.path / "verify.json"
         if rec.is_file():
             v = json.loads(rec.read_text())
-            same = v.get("manifest_sha256") == hashlib.sha256((c.path / "manifest.parquet").read_bytes()).hexdigest()
+            same = v.get("manifest_sha256") == RenderDir(c.path).manifest_sha256()
             if v.get("ok") and same:
                 out.append(f"**Verified ({split}):** `vocalgrad verify` passed on {v.get('checked_at', '?')} "
                            f"({v.get('n_clips')} clips: completeness, ids, label balance, sha256, frozen ids).")

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from vocalgrad import VocalGradError
 
+from .render_dir import RenderDir
+
 __all__ = ["PublishError", "check_hub_folder", "publish", "retarget_card", "register_cli"]
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -34,7 +36,7 @@ def check_hub_folder(hub_dir) -> list[str]:
     root = Path(hub_dir)
     if not root.is_dir():
         raise PublishError(f"{root}: no such folder; build it with `vocalgrad hub DIR --out {root}`")
-    if (root / "render.json").is_file() or (root / "manifest.parquet").is_file():
+    if RenderDir.looks_like(root):
         raise PublishError(f"{root} is a render folder, not a Hub folder: build the Hub folder first with "
                            f"`vocalgrad hub {root} --out HUB`, then `vocalgrad publish HUB --repo ORG/NAME`")
     problems = []

@@ -28,7 +28,6 @@ card reports.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import sys
@@ -41,6 +40,9 @@ from typing import Callable, Iterator
 import numpy as np
 
 import vocalgrad as vg
+
+from .hub_dir import HubDir
+from .render_dir import RenderDir, RenderDirError
 
 __all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verify"]
 
@@ -81,37 +83,27 @@ class VerifyError(vg.VocalGradError, ValueError):
     """A folder that is neither a render nor a Hub folder, or cannot be read; the message says which."""
 
 
-def _read_csv(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
 def _render_side(root: Path) -> Side:
+    rd = RenderDir(root)
     try:
-        meta = vg._read_render_meta(root)
-        manifest = vg._manifest_rows(root)
-    except vg.RenderDirError as exc:
+        meta, manifest = rd.meta, rd.rows()
+    except RenderDirError as exc:
         raise VerifyError(str(exc)) from None
     rows = [{**r, "id": r["clip_id"], "label": r["direction"]} for r in manifest]
-    selected = [r["source_id"] for r in _read_csv(root / "selection.csv")] if (root / "selection.csv").is_file() \
-        else None
-    skipped = {r["source_id"]: r["reason"] for r in _read_csv(root / "skipped.csv")} \
-        if (root / "skipped.csv").is_file() else {}
     by_id = {r["id"]: r for r in rows}
 
     def iter_bytes(ids=None):
         for cid in (ids if ids is not None else list(by_id)):
-            p = root / by_id[cid]["path"] if cid in by_id else None
+            p = rd.clip_path(by_id[cid]) if cid in by_id else None
             yield cid, (p.read_bytes() if p is not None and p.is_file() else None)
 
-    return Side(root, "render", meta, rows, iter_bytes, selected, skipped)
+    return Side(root, "render", meta, rows, iter_bytes, rd.selection(), rd.skipped())
 
 
 def _hub_side(root: Path) -> Side:
     import pyarrow.parquet as pq
 
-    files = {cat: sorted((root / cat).glob("*.parquet")) for cat in vg.CATEGORY_NAMES}
-    files = {k: v for k, v in files.items() if v}
+    files = HubDir(root).category_shards()
     if not files:
         raise VerifyError(f"{root}: a Hub folder without category shards (<category>/*.parquet)")
     cols = ["id", "category", "tier", "trajectory", "direction", "label", "source_id", "sha256", "split"]
@@ -164,9 +156,9 @@ def load_side(path) -> Side:
     root = Path(path)
     if not root.is_dir():
         raise VerifyError(f"{root}: no such folder")
-    if (root / "manifest.parquet").is_file() or (root / "render.json").is_file():
+    if RenderDir.looks_like(root):
         return _render_side(root)
-    if (root / "README.md").is_file() and any(root.glob("*/*.parquet")):
+    if HubDir.looks_like(root):
         return _hub_side(root)
     raise VerifyError(f"{root}: neither a render folder (render.json + manifest.parquet) nor a Hub folder "
                       "(README.md + <config>/*.parquet)")
@@ -422,8 +414,7 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
         from .audio import atomic_write_bytes
 
         record = {**res.to_json(), "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "manifest_sha256": hashlib.sha256((side.path / "manifest.parquet").read_bytes()).hexdigest()
-                  if (side.path / "manifest.parquet").is_file() else None}
+                  "manifest_sha256": RenderDir(side.path).manifest_sha256()}
         atomic_write_bytes(side.path / "verify.json", (json.dumps(record, indent=2) + "\n").encode())
     return res
 

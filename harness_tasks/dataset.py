@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
+from generation.hub_dir import HubDir
 
 from . import published
 from .clip_audio import ClipAudio
@@ -46,20 +47,6 @@ _PROCESSED: dict[str, Any] = {}
 def dataset_source(explicit: str | None = None) -> str:
     """The dataset to read: ``explicit``, else ``$VOCALGRAD_DATASET``, else the Hub id."""
     return explicit or os.environ.get(DATASET_ENV) or vocalgrad.HUB_REPO_ID
-
-
-def _local_files(folder: Path, config: str, split: str) -> list[str]:
-    cdir = folder / config
-    if not cdir.is_dir():
-        have = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-        raise FileNotFoundError(
-            f"{folder}: no config folder {config!r} (found: {', '.join(have) or 'none'}); "
-            f"build the folder with `vocalgrad hub` or point {DATASET_ENV} elsewhere"
-        )
-    files = sorted(str(p) for p in cdir.glob(f"{split}-*.parquet"))
-    if not files:
-        raise FileNotFoundError(f"{cdir}: no '{split}-*.parquet' shards for split {split!r}")
-    return files
 
 
 def load_split(config: str, *, split: str = "test", source: str | None = None,
@@ -90,8 +77,8 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
         ds = published.load_config(src, config, split=split)
     elif Path(src).expanduser().is_dir():
         folder = Path(src).expanduser()
-        ds = datasets.load_dataset("parquet", data_files={split: _local_files(folder, config, split)},
-                                   split=split)
+        files = HubDir(folder).split_files(config, split, env=DATASET_ENV)
+        ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
     else:
         try:
             ds = datasets.load_dataset(src, config, split=split)

@@ -12,7 +12,7 @@ import pytest
 import vocalgrad as vg
 from generation import render as render_mod
 from generation.frozen import annotation_subset, frozen_rows, recorded_span, selection_report, vctk_test_speakers
-from generation.selection import SelectionError
+from generation.sources.selection import SelectionError
 from generation.sources import SourceOptions, SourceSpecError, read_sources
 from tests._frozen_helpers import make_frozen_vctk
 

@@ -15,6 +15,7 @@ from _harness_helpers import offline_lm_eval
 from _hub_helpers import real_render
 from _published_helpers import make_published_copy, read_copy_rows
 
+from generation.render_dir import RenderDir
 from harness_tasks import published, utils
 from harness_tasks.published import PublishedLayoutError
 
@@ -75,7 +76,7 @@ def test_rows_map_their_columns_to_ours(copy, render_dir):
     theirs = {r["benchmark_clip_id"] + r["category"]: r for r in read_copy_rows(copy)}
     rows = published.load_published_rows(copy)
     assert len(rows) == len(theirs) == 24 * len(CATS)
-    manifest = {r["clip_id"]: r for r in vocalgrad._manifest_rows(render_dir)}
+    manifest = {r["clip_id"]: r for r in RenderDir(render_dir).rows()}
     assert [r["id"] for r in rows] == sorted(manifest)  # our ids: the same clips, the same names
     for r in rows:
         t = theirs[r["benchmark_clip_id"] + vocalgrad.category(r["category"]).id]

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from generation.selection import (
+from generation.sources.selection import (
     SelectionError,
     SelectionPlan,
     accent_group,

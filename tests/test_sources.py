@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 
 from generation.audio import AudioReadError
-from generation.selection import SelectionError, normalise_text
+from generation.sources.selection import SelectionError, normalise_text
 from generation.sources import (
     DEMO_DIR,
     SourceOptions,
@@ -304,10 +304,11 @@ def test_demo_metadata_matches_the_generation_script(monkeypatch):
 
 def test_reader_output_is_validated(monkeypatch):
     from generation import sources
+    from generation.sources import base
 
-    monkeypatch.setitem(sources._READERS, "bad", lambda arg, opts: [sources.SourceItem(arg, "x.wav")])
+    monkeypatch.setitem(base._READERS, "bad", lambda arg, opts: [sources.SourceItem(arg, "x.wav")])
     with pytest.raises(SourceSpecError, match=r"only letters, digits.*'a b'"):
         read_sources("bad:a b")
-    monkeypatch.setitem(sources._READERS, "dup", lambda arg, opts: [sources.SourceItem("a", "x")] * 2)
+    monkeypatch.setitem(base._READERS, "dup", lambda arg, opts: [sources.SourceItem("a", "x")] * 2)
     with pytest.raises(SourceSpecError, match=r"duplicate source ids \['a'\]"):
         read_sources("dup")

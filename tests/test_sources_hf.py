@@ -16,7 +16,6 @@ datasets = pytest.importorskip("datasets")
 
 from generation.audio import AudioReadError  # noqa: E402
 from generation.sources import (  # noqa: E402
-    _HF_OPEN,
     HFAudio,
     SourceOptions,
     SourceSpecError,
@@ -24,6 +23,7 @@ from generation.sources import (  # noqa: E402
     parse_hf_spec,
     read_sources,
 )
+from generation.sources.hf import _HF_OPEN  # noqa: E402
 from tests._sources_helpers import DURATIONS, SPEAKERS, SR, make_folder, tone, transcript  # noqa: E402
 
 SMALL = dict(test_speakers=4, test_per_speaker=2, train_utterances=6)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
+from generation.hub_dir import HubDir
+from generation.render_dir import RenderDir, RenderDirError
 
 __all__ = ["Catalog", "CatalogError", "ClipInfo", "open_catalog"]
 
@@ -26,7 +28,7 @@ _FIELDS = ("category", "direction", "tier", "trajectory", "source_id", "duration
 _ROW_GROUP_CACHE = 4
 
 
-class CatalogError(ValueError):
+class CatalogError(vocalgrad.VocalGradError, ValueError):
     """The data folder cannot be used; the message names the file and what to do."""
 
 
@@ -110,11 +112,8 @@ class Catalog:
         """``sources/<source_id>.flac`` of a render folder, or None (Hub folders hold no sources)."""
         if self.kind != "render":
             return None
-        try:
-            path = _inside(self.root, f"sources/{source_id}.flac")
-        except CatalogError:
-            return None
-        return path if path.is_file() else None
+        path = RenderDir(self.root).source_path(source_id).resolve()
+        return path if path.is_relative_to(self.root) and path.is_file() else None
 
 
 def _inside(root: Path, rel: str) -> Path:
@@ -154,10 +153,11 @@ def open_catalog(data, *, config: str | None = None) -> Catalog:
             raise CatalogError(str(exc)) from None
         return Catalog(root, "published", {r["id"]: _info(r) for r in rows},
                        {r["id"]: Path(r["audio"]["path"]) for r in rows})
-    if (root / "manifest.parquet").is_file():
+    render = RenderDir(root)
+    if render.manifest_path.is_file():
         try:
-            rows = vocalgrad._manifest_rows(root)
-        except vocalgrad.RenderDirError as exc:
+            rows = render.rows()
+        except RenderDirError as exc:
             raise CatalogError(str(exc)) from None
         clips, locator = {}, {}
         for row in rows:
@@ -173,7 +173,7 @@ def _open_hub(root: Path, config: str | None) -> Catalog:
     import pyarrow.parquet as pq
 
     names = [config] if config else list(vocalgrad.CATEGORY_NAMES)
-    files = [p for name in names for p in sorted((root / name).glob("*.parquet")) if (root / name).is_dir()]
+    files = [p for name in names for p in HubDir(root).shards(name)]
     if not files:
         raise CatalogError(
             f"{root}: neither manifest.parquet (a render folder) nor "

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
-from .sources import SourceItem, SourceSpecError, safe_id
+from .base import SelectionPlan, SourceItem, SourceOptions, SourceSpecError, audio_duration, safe_id
 
 __all__ = [
     "SelectionError",
@@ -36,6 +36,7 @@ __all__ = [
     "normalise_text",
     "rank_key",
     "select",
+    "select_sources",
     "select_test",
     "select_train",
     "water_fill",
@@ -44,34 +45,6 @@ __all__ = [
 
 class SelectionError(SourceSpecError):
     """The corpus cannot supply the requested selection; the message says what was found."""
-
-
-@dataclass(frozen=True)
-class SelectionPlan:
-    """Counts of a selection (benchmark.md §6 defaults).
-
-    Parameters
-    ----------
-    n_speakers : int
-        Test speakers.
-    per_speaker : int
-        Test utterances per speaker.
-    min_duration : float
-        Minimum duration of a test utterance, seconds.
-    n_train : int
-        Train utterances.
-    seed : int
-        Seed of every ranking.
-    allow_small : bool
-        Take a smaller (still balanced) selection instead of failing when the corpus is too small.
-    """
-
-    n_speakers: int = 50
-    per_speaker: int = 2
-    min_duration: float = 3.0
-    n_train: int = 500
-    seed: int = 42
-    allow_small: bool = False
 
 
 #: Accent group of each VCTK accent label (benchmark.md §6 "accent group"); other labels map to "Other".
@@ -350,3 +323,24 @@ def select(
         test = select_test(items, plan=plan, duration_of=duration_of, where=where)
         return select_train(items, plan=plan, test=test, where=where)
     raise SelectionError(f"{where}: split {split!r} is not drawn from a corpus (the beep split uses --source tones)")
+
+
+def select_sources(items: list[SourceItem], options: SourceOptions, where: str) -> list[SourceItem]:
+    """:func:`select` with the split and counts of ``options``; durations read once per source.
+
+    Raises
+    ------
+    SourceSpecError
+        When ``options.split`` is not drawn from a corpus (``beep``).
+    """
+    if options.split not in ("test", "train"):
+        raise SourceSpecError(f"{where}: split {options.split!r} is not drawn from a corpus; "
+                              "the beep split uses --source tones")
+    durations: dict[str, float] = {}
+
+    def duration_of(item: SourceItem) -> float:
+        if item.source_id not in durations:
+            durations[item.source_id] = audio_duration(item)
+        return durations[item.source_id]
+
+    return select(items, split=options.split, plan=options.plan(), duration_of=duration_of, where=where)

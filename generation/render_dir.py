@@ -1,0 +1,291 @@
+"""The render folder: the one reader of what ``vocalgrad render`` writes.
+
+Layout (written by :mod:`generation.render`)::
+
+    DIR/render.json          recipe, split, source, sample rate, selection
+    DIR/manifest.parquet     one row per clip (vocalgrad.MANIFEST_COLUMNS)
+    DIR/clips/**.flac        the clips (``path`` column, relative to DIR)
+    DIR/sources/<id>.flac    the unmodified source utterances
+    DIR/selection.csv        the selected sources (optional), DIR/skipped.csv the skipped ones (optional)
+
+Every module that reads a render folder (the datasets builder, ``vocalgrad hub``, ``vocalgrad verify``,
+``listen``, ``show``) goes through :class:`RenderDir`; :meth:`RenderDir.verify` is the one check of the
+render contract.
+
+Examples
+--------
+>>> rd = RenderDir("build/test")  # doctest: +SKIP
+>>> rd.meta["split"], len(rd.rows())  # doctest: +SKIP
+('test', 21600)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import vocalgrad
+from vocalgrad import RenderDirError
+
+__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "first_row_per_source", "listed"]
+
+_LIST_AT_MOST = 20
+
+
+@dataclass
+class RenderCheck:
+    """Result of :meth:`RenderDir.verify` for one render directory.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The render directory.
+    meta : dict
+        Contents of ``render.json``.
+    rows : list of dict
+        Manifest rows sorted by clip id.
+    problems : list of str
+        Everything wrong (empty when the render is usable).
+    missing : list of str
+        Clip ids a complete render of the same sources would have and this one lacks (a problem
+        unless ``allow_partial``).
+    """
+
+    path: Path
+    meta: dict
+    rows: list
+    problems: list = field(default_factory=list)
+    missing: list = field(default_factory=list)
+
+
+def listed(kind: str, items: list[str]) -> list[str]:
+    """Problem lines ``"KIND: ITEM"``: the first 20 items, then a count of the rest."""
+    shown = [f"{kind}: {item}" for item in items[:_LIST_AT_MOST]]
+    if len(items) > _LIST_AT_MOST:
+        shown.append(f"{kind}: ... and {len(items) - _LIST_AT_MOST} more")
+    return shown
+
+
+class RenderDir:
+    """One render folder: its meta (``render.json``), rows (``manifest.parquet``), paths and checks.
+
+    Parameters
+    ----------
+    path : path-like
+        The output folder of ``vocalgrad render``. Nothing is read until asked for.
+    """
+
+    META = "render.json"
+    MANIFEST = "manifest.parquet"
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RenderDir({str(self.path)!r})"
+
+    # ---- paths -------------------------------------------------------------------------------
+    @property
+    def meta_path(self) -> Path:
+        return self.path / self.META
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / self.MANIFEST
+
+    @property
+    def clips_dir(self) -> Path:
+        return self.path / "clips"
+
+    @property
+    def sources_dir(self) -> Path:
+        return self.path / "sources"
+
+    def clip_path(self, row: dict) -> Path:
+        """The file of a manifest row (its ``path``, relative to the folder)."""
+        return self.path / row["path"]
+
+    def source_path(self, source_id: str) -> Path:
+        """``sources/<source_id>.flac`` (it may not exist)."""
+        return self.sources_dir / f"{source_id}.flac"
+
+    @classmethod
+    def looks_like(cls, path) -> bool:
+        """Whether ``path`` holds a manifest or a render.json (a render folder, maybe a broken one)."""
+        return (Path(path) / cls.MANIFEST).is_file() or (Path(path) / cls.META).is_file()
+
+    # ---- contents ----------------------------------------------------------------------------
+    @cached_property
+    def meta(self) -> dict:
+        """Contents of ``render.json``.
+
+        Raises
+        ------
+        RenderDirError
+            The file is missing or not JSON.
+        """
+        path = _required(self.meta_path)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise RenderDirError(f"{path}: not valid JSON ({exc}); re-run `vocalgrad render`") from None
+
+    def rows(self, categories=None) -> list[dict]:
+        """Manifest rows (the :data:`vocalgrad.MANIFEST_COLUMN_NAMES`), optionally only ``categories``, by clip id.
+
+        Raises
+        ------
+        RenderDirError
+            The manifest is missing or lacks columns.
+        """
+        import pyarrow.parquet as pq
+
+        path = _required(self.manifest_path)
+        table = pq.read_table(path)
+        missing = [name for name in vocalgrad.MANIFEST_COLUMN_NAMES if name not in table.column_names]
+        if missing:
+            raise RenderDirError(f"{path}: missing columns {', '.join(missing)}; re-run `vocalgrad render`")
+        rows = table.select(list(vocalgrad.MANIFEST_COLUMN_NAMES)).to_pylist()
+        if categories is not None:
+            wanted = set(categories)
+            rows = [r for r in rows if r["category"] in wanted]
+        return sorted(rows, key=lambda r: r["clip_id"])
+
+    def first_row_per_source(self) -> dict[str, dict]:
+        """Source id -> its first manifest row, sorted by source id."""
+        return first_row_per_source(self.rows())
+
+    def manifest_sha256(self) -> str | None:
+        """sha256 of ``manifest.parquet`` (hex), None when there is none."""
+        path = self.manifest_path
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+    def selection(self) -> list[str] | None:
+        """Source ids of ``selection.csv`` in order, or None when the render wrote none."""
+        path = self.path / "selection.csv"
+        return [r["source_id"] for r in _read_csv(path)] if path.is_file() else None
+
+    def skipped(self) -> dict[str, str]:
+        """Source id -> reason, from ``skipped.csv`` (empty when none was skipped)."""
+        path = self.path / "skipped.csv"
+        return {r["source_id"]: r["reason"] for r in _read_csv(path)} if path.is_file() else {}
+
+    def content_hash(self, *, with_sources: bool = False) -> str:
+        """16 hex digits that change whenever the manifest or render.json does (and, ``with_sources``,
+        the names and sizes of ``sources/*.flac``): the datasets cache key of a build."""
+        digest = hashlib.sha256(self.manifest_path.read_bytes())
+        if self.meta_path.is_file():
+            digest.update(self.meta_path.read_bytes())
+        if with_sources and self.sources_dir.is_dir():
+            for p in sorted(self.sources_dir.glob("*.flac")):
+                digest.update(f"{p.name}:{p.stat().st_size};".encode())
+        return digest.hexdigest()[:16]
+
+    # ---- checks ------------------------------------------------------------------------------
+    def clip_problems(self, rows: list[dict], *, verify_sha256: bool = True) -> tuple[list[str], list[str]]:
+        """Paths of the clips of ``rows`` that are missing, and of those whose sha256 differs from the manifest."""
+        missing, changed = [], []
+        for r in rows:
+            path = self.clip_path(r)
+            if not path.is_file():
+                missing.append(str(path))
+            elif verify_sha256 and hashlib.sha256(path.read_bytes()).hexdigest() != r["sha256"]:
+                changed.append(str(path))
+        return missing, changed
+
+    def verify(self, *, verify_sha256: bool = True) -> RenderCheck:
+        """Check the folder against the render contract.
+
+        Parameters
+        ----------
+        verify_sha256 : bool
+            Hash every clip and compare with the manifest (reads all audio once).
+
+        Returns
+        -------
+        RenderCheck
+            ``problems`` lists duplicate ids, split mismatches, unknown vocabulary, missing clips,
+            sha256 mismatches and clips on disk that the manifest does not list; ``missing`` lists
+            the conditions a complete render of the same sources would have and this one lacks.
+
+        Raises
+        ------
+        RenderDirError
+            render.json or the manifest cannot be read.
+        """
+        root, meta, rows = self.path, self.meta, self.rows()
+        check = RenderCheck(root, meta, rows)
+        split = meta.get("split")
+        if split not in vocalgrad.SPLITS:
+            check.problems.append(f"{self.meta_path}: split {split!r} is not one of {', '.join(vocalgrad.SPLITS)}")
+        check.problems += _row_problems(rows, split)
+        missing, mismatch = self.clip_problems(rows, verify_sha256=verify_sha256)
+        check.problems += listed("clip listed in manifest.parquet is missing", missing)
+        check.problems += listed("clip sha256 differs from manifest.parquet", mismatch)
+        known = {self.clip_path(r).resolve() for r in rows}
+        unlisted = sorted(str(p) for p in self.clips_dir.rglob("*.flac") if p.resolve() not in known) \
+            if self.clips_dir.is_dir() else []
+        check.problems += listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
+        if not rows:
+            check.problems.append(f"{self.manifest_path}: no clips")
+        check.missing = _lacking(rows, split)
+        return check
+
+
+def first_row_per_source(rows: list[dict]) -> dict[str, dict]:
+    """Source id -> its first row among manifest ``rows``, sorted by source id."""
+    first: dict[str, dict] = {}
+    for r in rows:
+        first.setdefault(r["source_id"], r)
+    return dict(sorted(first.items()))
+
+
+def _required(path: Path) -> Path:
+    """``path``, or a :class:`RenderDirError` saying it is missing."""
+    if not path.is_file():
+        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+    return path
+
+
+def _read_csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _row_problems(rows: list[dict], split) -> list[str]:
+    """Duplicate ids, split mismatches, unknown vocabulary and ids that do not match their columns."""
+    dupes = sorted(i for i, n in Counter(r["clip_id"] for r in rows).items() if n > 1)
+    problems = listed("duplicate clip_id in manifest.parquet", dupes)
+    bad_split = [r["clip_id"] for r in rows if r["split"] != split]
+    problems += listed(f"manifest split differs from render.json ({split!r})", bad_split)
+    bad_vocab = [
+        f"{r['clip_id']} ({name}={r[name]!r})"
+        for r in rows
+        for name, allowed in (("category", vocalgrad.CATEGORY_NAMES), ("tier", vocalgrad.TIERS),
+                              ("trajectory", vocalgrad.TRAJECTORIES), ("direction", vocalgrad.DIRECTIONS))
+        if r[name] not in allowed
+    ]
+    problems += listed("unknown vocabulary value", bad_vocab)
+    bad_id = [r["clip_id"] for r in rows if r["clip_id"] != vocalgrad.clip_id(
+        r["source_id"], r["category"], r["trajectory"], r["tier"], r["direction"])]
+    return problems + listed("clip_id does not match its columns", bad_id)
+
+
+def _lacking(rows: list[dict], split) -> list[str]:
+    """Clip ids a complete render of the rows' sources would have and the rows lack."""
+    expected_cats = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
+    have = {r["clip_id"] for r in rows}
+    return [
+        vocalgrad.clip_id(src, cat, traj, tier, d)
+        for src in sorted({r["source_id"] for r in rows})
+        for cat in expected_cats
+        for traj in vocalgrad.TRAJECTORIES
+        for tier in vocalgrad.TIERS
+        for d in vocalgrad.DIRECTIONS
+        if vocalgrad.clip_id(src, cat, traj, tier, d) not in have
+    ]
