@@ -96,6 +96,26 @@ def test_registered_adapters_resolve_to_the_named_classes():
         assert get_model(name).name == name
 
 
+def _import_nodes(tree: ast.AST, *, top_level_only: bool = False):
+    """Import statements of a module, leaving out ``if TYPE_CHECKING:`` blocks (annotations only)."""
+    todo = list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo.extend(node.orelse)
+        elif not (top_level_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+# vocalgrad.py is the design card's module and the datasets loading script: its builder
+# (``vocalgrad.VocalGrad``, created on first access) has to live in that file and reads render,
+# Hub and published folders through the toolkit's readers, which import the vocabulary. Only its
+# top-level imports count, and the test below checks that there are none.
+TOP_LEVEL_ONLY = {"vocalgrad"}
+
+
 def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
     """Toolkit modules ``name`` imports anywhere in its source (top level or inside functions)."""
     def resolve(dotted: str) -> str | None:
@@ -105,7 +125,8 @@ def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
 
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in _import_nodes(tree, top_level_only=name in TOP_LEVEL_ONLY):
         if isinstance(node, ast.Import):
             out.update(resolve(a.name) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -171,6 +192,20 @@ def test_no_import_cycle_between_toolkit_modules():
     # does not fail at import time
     cycles = import_cycles(import_graph())
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_vocabulary_imports_no_toolkit_module_at_load():
+    assert import_graph()["vocalgrad"] == set()
+    tree = ast.parse((ROOT / "vocalgrad.py").read_text(encoding="utf-8"))
+    lazy = {n.module for n in _import_nodes(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert any(m.startswith("generation") for m in lazy)  # the builder's readers, imported lazily
+
+
+def test_type_checking_imports_are_not_dependencies():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import b\nimport c\n"
+                     "def f():\n    import d\n")
+    assert {a.name for n in _import_nodes(tree) for a in n.names} == {"TYPE_CHECKING", "c", "d"}
+    assert {a.name for n in _import_nodes(tree, top_level_only=True) for a in n.names} == {"TYPE_CHECKING", "c"}
 
 
 def test_shared_primitives_are_leaves():
