@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import vocalgrad
+from generation.audio import atomic_write_bytes
 from generation.measures import curve
 
 __all__ = ["figure_png", "schedule_curve", "show_clip", "register_cli"]
@@ -210,10 +211,7 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
         raise KeyError(f"clip {clip_id!r} is not in {data}" + (f"; did you mean {', '.join(close)}?" if close else ""))
     png = figure_png(catalog, clip_id, dpi=dpi)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(png)
-    os.replace(tmp, out)
+    atomic_write_bytes(out, png)
     return out
 
 

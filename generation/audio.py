@@ -15,10 +15,12 @@ so no import cycle can form through them (``tests/test_structure.py`` walks ever
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,7 @@ HOST_TAG = socket.gethostname().replace(".", "-") or "host"
 __all__ = [
     "AudioReadError",
     "PROCESSING_SR",
+    "atomic_path",
     "atomic_write_bytes",
     "atomic_write_text",
     "decode_mono",
@@ -162,22 +165,35 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary file name beside ``path``, renamed onto ``path`` when the block succeeds.
 
-    The temporary name (``.NAME.HOST.PID.tmp``) is unique per host and process, so concurrent
-    writers on a shared file system never clobber each other's half-written file.
+    For writers that want a path of their own (parquet, csv, matplotlib); the temporary name
+    (``.NAME.HOST.PID.tmp``) is unique per host and process, so concurrent writers on a shared
+    file system never clobber each other's half-written file. On an error the temporary file is
+    removed and ``path`` is left as it was. The parent folder is created.
+
+    Examples
+    --------
+    >>> with atomic_path(out / "table.csv") as tmp:  # doctest: +SKIP
+    ...     frame.to_csv(tmp)
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{HOST_TAG}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename (:func:`atomic_path`)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> None:

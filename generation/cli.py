@@ -15,7 +15,7 @@ import sys
 COMMAND_MODULES = (
     "generation.render",
     "generation.verify",
-    "generation.hub",
+    "generation.hub_cli",
     "generation.publish",
     "generation.demo",
     "analysis.report",

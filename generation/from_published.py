@@ -158,23 +158,3 @@ def _toolkit_version() -> str:
     from .render import TOOLKIT_VERSION
 
     return TOOLKIT_VERSION
-
-
-def run_cli(args) -> int:
-    """``vocalgrad hub --from-published SRC --out HUB`` (called by :mod:`generation.hub`'s CLI)."""
-    import sys
-
-    if args.render_dirs:
-        print("vocalgrad hub: give render folders or --from-published, not both", file=sys.stderr)
-        return 2
-    try:
-        summary = build_from_published(args.from_published, args.out, max_shard_bytes=int(args.max_shard_mb * 1024**2),
-                                       row_group_rows=args.row_group_rows, card_template=args.card,
-                                       progress=sys.stderr.isatty())
-    except _hub.HubBuildError as exc:
-        print(f"vocalgrad hub: {exc}", file=sys.stderr)
-        return 2
-    for name, info in summary["configs"].items():
-        print(f"{name:>10}  {info['split']:<5}  {info['rows']:>7,} clips  {info['download_size'] / 1e6:9.1f} MB")
-    print(f"wrote {len(summary['files'])} files to {args.out}")
-    return 0

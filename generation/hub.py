@@ -14,7 +14,6 @@ sorted by clip id, the writer settings are fixed and nothing time-dependent is w
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -96,16 +95,16 @@ def _rows_to_table(rows: list[dict], root: Path, feats):
 def _write_parquet(table, path: Path, *, row_group_rows: int) -> None:
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from .audio import atomic_path
+
     compression = {name: "zstd" for name in table.schema.names}
     compression["audio"] = "none"  # FLAC is already compressed; this keeps the reader's CPU free
-    with pq.ParquetWriter(
+    with atomic_path(path) as tmp, pq.ParquetWriter(
         tmp, table.schema, compression=compression, compression_level=None, use_dictionary=True,
         write_statistics=True, version="2.6", data_page_version="1.0", store_schema=True,
         write_page_index=True, use_content_defined_chunking=True,
     ) as writer:
         writer.write_table(table, row_group_size=row_group_rows)
-    os.replace(tmp, path)
 
 
 def shard_rows(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]]:
@@ -484,60 +483,3 @@ def render_card(template, by_split: dict, configs: list, *, repo_id: str | None 
                             f"known: {', '.join(sorted(values))}")
     text = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values[m.group(1)], text)
     return re.sub(r"\n{3,}", "\n\n", text)  # an empty placeholder leaves no gap
-
-
-def register_cli(subparsers) -> None:
-    """Add ``vocalgrad hub DIR [DIR ...] --out HUB``."""
-    p = subparsers.add_parser(
-        "hub", help="build the publishable Hugging Face dataset folder from render output",
-        description="Build README.md (card + configs) and parquet shards per config from one or more render "
-                    "folders (one per split: test, beep, train). See docs/hub.md.",
-    )
-    p.add_argument("render_dirs", nargs="*", metavar="DIR", help="render output folder(s)")
-    p.add_argument("--from-published", metavar="SRC",
-                   help="instead of renders: convert the authors' published release (Hub id or local copy; "
-                        "AudioFolder with metadata.csv) into this layout, keeping their clip ids; see docs/published.md")
-    p.add_argument("--out", required=True, metavar="HUB", help="folder to write (replaced if it is a Hub folder)")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="accept renders with missing conditions; their configs are omitted and the card says so")
-    p.add_argument("--max-shard-mb", type=float, default=MAX_SHARD_BYTES / 1024**2,
-                   help="largest shard in MiB of FLAC (default %(default)g)")
-    p.add_argument("--row-group-rows", type=int, default=ROW_GROUP_ROWS,
-                   help="rows per parquet row group (default %(default)d)")
-    p.add_argument("--card", metavar="PATH", help="card template (default: dataset_card.md of the toolkit)")
-    p.add_argument("--repo", metavar="ORG/NAME", help="repo id the card's loading examples use (default: "
-                   "ynklab/vocalgrad for a VCTK build, else ORG/NAME; `vocalgrad publish --repo` rewrites it)")
-    p.add_argument("--license", metavar="ID", help="Hub licence id of the card (e.g. cc-by-4.0); default: from "
-                   "the sources (VCTK: cc-by-4.0; folder/hf: their README or LICENSE; else unknown)")
-    p.add_argument("--skip-sha256", action="store_true", help="do not hash clips against the manifest")
-    p.add_argument("--sources", action=argparse.BooleanOptionalAction, default=None,
-                   help="the `sources` config: the unmodified source clips of the test render (for the "
-                        "yes/no and ternary task formats); default: added when the test render has its "
-                        "sources/ folder; --sources requires it, --no-sources leaves it out")
-    p.set_defaults(func=_run_cli)
-
-
-def _run_cli(args) -> int:
-    import sys
-
-    if args.from_published:
-        from .from_published import run_cli
-
-        return run_cli(args)
-    if not args.render_dirs:
-        print("vocalgrad hub: give render folder(s) DIR or --from-published SRC", file=sys.stderr)
-        return 2
-    try:
-        summary = build_hub(
-            args.render_dirs, args.out, allow_partial=args.allow_partial,
-            max_shard_bytes=int(args.max_shard_mb * 1024**2), row_group_rows=args.row_group_rows,
-            card_template=args.card, verify_sha256=not args.skip_sha256, sources=args.sources,
-            repo_id=args.repo, license_id=args.license,
-        )
-    except HubBuildError as exc:
-        print(f"vocalgrad hub: {exc}", file=sys.stderr)
-        return 2
-    for name, info in summary["configs"].items():
-        print(f"{name:>10}  {info['split']:<5}  {info['rows']:>7,} clips  {info['download_size'] / 1e6:9.1f} MB")
-    print(f"wrote {len(summary['files'])} files to {args.out}")
-    return 0

@@ -462,7 +462,8 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
 
-    warm_up(rec, list(dict.fromkeys(c for _, c in todo)), progress=progress)  # numba compiles before the bar
+    warm_up(rec, list(dict.fromkeys(c for _, c in todo)), render_clip=render_clip,
+            progress=progress)  # numba compiles before the bar
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",

@@ -59,7 +59,7 @@ def _cache_is_warm(path: Path | None) -> bool:
     return path is not None and path.is_dir() and any(path.rglob("*.nbi"))
 
 
-def warm_up(recipe, categories, *, progress: bool = True, stream=None) -> float:
+def warm_up(recipe, categories, *, render_clip=None, progress: bool = True, stream=None) -> float:
     """Render one short synthetic clip per kernel-using category so that numba compiles (or loads) them now.
 
     Parameters
@@ -68,6 +68,9 @@ def warm_up(recipe, categories, *, progress: bool = True, stream=None) -> float:
         The render's recipe (its processing rate and transforms are the ones warmed up).
     categories : list of str
         Config names the render will use.
+    render_clip : callable
+        :func:`generation.render.render_clip` (the renderer passes itself, so this module does not
+        import the renderer back); needed when a category uses a kernel.
     progress : bool
         Print :data:`FIRST_RUN_MESSAGE` when the kernels are not cached yet.
     stream : file, optional
@@ -85,7 +88,8 @@ def warm_up(recipe, categories, *, progress: bool = True, stream=None) -> float:
         return time.perf_counter() - t0
     if progress and not _cache_is_warm(cache):
         print(FIRST_RUN_MESSAGE, file=stream or sys.stderr, flush=True)
-    from .render import render_clip
+    if render_clip is None:
+        raise TypeError("warm_up: pass render_clip=generation.render.render_clip")
     from .sources import SourceItem
     from .span import detect_span
 

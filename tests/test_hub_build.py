@@ -45,7 +45,7 @@ def built(tmp_path_factory):
 
 
 def test_commands_registered():
-    assert "generation.hub" in cli.COMMAND_MODULES and "generation.publish" in cli.COMMAND_MODULES
+    assert "generation.hub_cli" in cli.COMMAND_MODULES and "generation.publish" in cli.COMMAND_MODULES
 
 
 def test_folder_layout(built):

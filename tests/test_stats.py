@@ -168,7 +168,7 @@ def test_a_coin_over_a_full_size_set_is_never_flagged():
 
 
 def test_macro_f1_interval():
-    from harness_tasks.metrics import bootstrap_ci_labels, macro_f1
+    from harness_tasks.label_metrics import bootstrap_ci_labels, macro_f1
 
     rng = np.random.default_rng(0)
     labels = ("increase", "decrease", "constant")

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
+
 import pytest
 
 import vocalgrad
 from _harness_helpers import hub_rows, make_hub_folder, offline_lm_eval, run_lm_eval, write_config
 
 import harness_tasks
-from harness_tasks import metrics, task_configs, utils
+from harness_tasks import label_metrics, metrics, task_configs, utils
 from harness_tasks.clip_audio import AUDIO_MARKER, ClipAudio
 from harness_tasks.models.base import Query, VocalGradLM, layout
 from harness_tasks.models.baselines import ChanceLM, ConstantLM
@@ -193,21 +195,21 @@ def test_macro_f1_and_distribution_on_hand_made_predictions():
         {"direction": "constant", "pred": None, "status": "unparsed"},
     ]
     # F1: increase 2*1/(2+2)=0.5, decrease 2*1/(2+1)=2/3, constant 2*1/(2+2)=0.5
-    assert metrics.f1_per_label(recs, "ternary") == pytest.approx(
+    assert label_metrics.f1_per_label(recs, "ternary") == pytest.approx(
         {"increase": 0.5, "decrease": 2 / 3, "constant": 0.5})
-    assert metrics.macro_f1(recs, "ternary") == pytest.approx((0.5 + 2 / 3 + 0.5) / 3)
-    dist = metrics.prediction_distribution(recs, "ternary")
+    assert label_metrics.macro_f1(recs, "ternary") == pytest.approx((0.5 + 2 / 3 + 0.5) / 3)
+    dist = label_metrics.prediction_distribution(recs, "ternary")
     assert dist["constant"] == {"increase": 0.0, "decrease": 0.0, "constant": 0.5, "unparsed": 0.5}
     assert dist["all"]["increase"] == pytest.approx(2 / 6) and dist["all"]["unparsed"] == pytest.approx(1 / 6)
-    s = metrics.summarize_labels(recs, "ternary")
+    s = label_metrics.summarize_labels(recs, "ternary")
     assert s["acc"] == pytest.approx(0.5) and s["unparsed_rate"] == pytest.approx(1 / 6) and s["n"] == 6
     # yes/no: always "yes" -> F1(yes) = 2*1/(1+3) = 0.5, F1(no) = 0
     yn = [metrics.record_code({"direction": g, "pred": "yes", "status": "parsed"}) for g in ("yes", "no", "no")]
-    assert metrics.macro_f1(yn, "yesno") == pytest.approx(0.25)
-    assert metrics.macro_f1(["yes:yes:parsed:exact"] * 3, "yesno") == 1.0  # "no" absent everywhere: left out
-    assert math.isnan(metrics.macro_f1([], "yesno"))
+    assert label_metrics.macro_f1(yn, "yesno") == pytest.approx(0.25)
+    assert label_metrics.macro_f1(["yes:yes:parsed:exact"] * 3, "yesno") == 1.0  # "no" absent everywhere: left out
+    assert math.isnan(label_metrics.macro_f1([], "yesno"))
     with pytest.raises(ValueError, match="gold label 'increase'"):
-        metrics.confusion(["increase:yes:parsed:exact"], "yesno")
+        label_metrics.confusion(["increase:yes:parsed:exact"], "yesno")
 
 
 def test_format_labels():
@@ -231,8 +233,22 @@ def test_groups_are_generated_and_indexed():
     assert "vocalgrad_audio_first: true" in files["vocalgrad_audiofirst_pitch.yaml"]
     assert "vocalgrad_audio_first" not in files["vocalgrad_pitch.yaml"]
     # yes/no stay strings in YAML (YAML 1.1 would read a bare yes/no as a boolean)
-    assert '{"yes": ["yes"], "no": ["no"]}' in files["vocalgrad_yesno_echo.yaml"]
-    assert "agg_macro_f1_ternary" in files["vocalgrad_ternary_echo.yaml"]
+    assert '{"yes": ["yes"], "no": ["no"]}' in files["_template_yesno_yaml"]
+    assert "agg_macro_f1_ternary" in files["_template_ternary_yaml"]
+    # two-level templates: a yes/no or ternary task file only says which task it is
+    for fmt in ("yesno", "ternary"):
+        assert files[f"_template_{fmt}_yaml"].count("include: _template_yaml") == 1
+        for c in vocalgrad.CATEGORY_NAMES:
+            text = files[f"vocalgrad_{fmt}_{c}.yaml"]
+            assert f"include: _template_{fmt}_yaml" in text and "metric_list" not in text
+            assert len(text.splitlines()) <= 9
+    # ... and lm-eval resolves it to the full task (both includes merged)
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    cfg = load_yaml(Path(harness_tasks.TASK_DIR) / "vocalgrad_ternary_echo.yaml", resolve_func=False)
+    assert cfg["task"] == "vocalgrad_ternary_echo" and cfg["dataset_kwargs"]["vocalgrad_format"] == "ternary"
+    assert [m["metric"] for m in cfg["metric_list"]][:2] == ["acc", "macro_f1"]
+    assert cfg["generation_kwargs"]["max_gen_toks"] == 128 and cfg["output_type"] == "generate_until"
     assert "macro_f1" in files["_vocalgrad_ternary.yaml"] and "balanced_acc" not in files["_vocalgrad_ternary.yaml"]
 
 

@@ -10,13 +10,13 @@ The directions and cosines are computed by :mod:`.alignment`.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 import vocalgrad
+from generation.audio import atomic_write_text
 
 from .alignment import PAPER_LAYERS, alignment_rows, category_direction, cosine_matrix
 from .cli_args import add_model_arguments, add_run_arguments
@@ -91,9 +91,7 @@ def run_alignment(*, model: str, data: str, out, adapter: str | None = None, cat
            "method": "increase - decrease per (source, tier, trajectory); mean per source; mean over sources"}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "alignment.json.tmp"
-    tmp.write_text(json.dumps(res, indent=2))
-    os.replace(tmp, out / "alignment.json")
+    atomic_write_text(out / "alignment.json", json.dumps(res, indent=2))
     np.savez_compressed(out / "directions.npz", directions=directions, cosine=cos, layers=np.array(idx),
                         categories=np.array(cats))
     return res

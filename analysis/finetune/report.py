@@ -19,7 +19,6 @@ import csv
 import json
 import warnings
 import math
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import vocalgrad
+from generation.audio import atomic_path, atomic_write_text
 
 __all__ = ["Run", "build_finetune_report", "load_run", "register_cli"]
 
@@ -225,9 +225,8 @@ def _plt():
 
 
 def _save(fig, path: Path) -> Path:
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
     return path
 
 
@@ -397,9 +396,7 @@ def build_finetune_report(paths, out, *, align_layer: int | None = None, metric:
 
     for name, text in (("finetune_report.md", "\n".join(md) + "\n"),
                        ("finetune_report.json", json.dumps(_clean(data), indent=2))):
-        tmp = out / (name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, out / name)
+        atomic_write_text(out / name, text)
         files.append(out / name)
     return {"files": [str(f) for f in files], **data}
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 import vocalgrad
+from generation.audio import atomic_write_text
 
 from .config import FinetuneConfig
 from .split import Split, data_fingerprint, stratified_split
@@ -172,9 +173,7 @@ def _epoch_order(n: int, seed: int, epoch: int) -> list[int]:
 
 
 def _write_json(path: Path, obj: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str))
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(obj, indent=2, default=str))
 
 
 def run_finetune(cfg: FinetuneConfig, out, *, progress: bool = True, overwrite: bool = False,

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from generation.audio import atomic_write_text
 
 from .transfer_metrics import argmax_first, classification_scores
 from .cli_args import add_model_arguments, add_run_arguments
@@ -189,9 +190,7 @@ def _csv(v: str) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    atomic_write_text(path, text)
 
 
 def transfer_markdown(results: list[dict]) -> str:

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from generation.audio import atomic_write_text
+
 __all__ = ["FeatureCache", "FeatureKey", "PassWriter", "fingerprint_digest"]
 
 CACHE_VERSION = 1
@@ -43,12 +45,6 @@ def fingerprint_digest(fingerprint: dict[str, Any]) -> str:
     """Stable short hash of a fingerprint dict."""
     blob = json.dumps(fingerprint, sort_keys=True, default=str).encode()
     return hashlib.sha1(blob).hexdigest()[:16]
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _safe(name: str) -> str:
@@ -113,7 +109,7 @@ class FeatureCache:
         os.replace(partial, self.path(key))
         info = {"fingerprint": self.digest, "ids_sha1": ids_digest, "clips": n, "dim": dim,
                 "dtype": "float16", "key": key.__dict__, "settings": self.fingerprint}
-        _atomic_write_text(self._meta_path(key), json.dumps(info, indent=1, sort_keys=True, default=str))
+        atomic_write_text(self._meta_path(key), json.dumps(info, indent=1, sort_keys=True, default=str))
 
 
 class PassWriter:
@@ -172,7 +168,7 @@ class PassWriter:
         for m in self._maps.values():
             m.flush()
         self.start += b
-        _atomic_write_text(self._progress, json.dumps({"done": self.start, "clips": self.n}))
+        atomic_write_text(self._progress, json.dumps({"done": self.start, "clips": self.n}))
 
     def close(self) -> None:
         """Move finished matrices into place (requires every clip written)."""

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from generation.audio import atomic_path, atomic_write_text
+
 __all__ = ["AUDIO_QUERY_ONLY", "DEFAULT_LAYERS", "ORDERS", "PAPER_POSITIONS", "POSITIONS", "PositionFeatures",
            "find_unique", "locate", "parse_positions", "position_table", "segment_ends", "write_position_markdown"]
 
@@ -234,9 +236,7 @@ def write_position_markdown(rows: list[dict], path, *, model: str | None, data: 
                 lines.append(f"| {order} | {layer} | {p} | "
                              + " | ".join(pct(per.get((order, layer, p, c))) for c in cats) + " |")
     lines.append("")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text("\n".join(lines))
-    os.replace(tmp, path)
+    atomic_write_text(path, "\n".join(lines))
     return path
 
 
@@ -341,12 +341,10 @@ def run_positions(*, data: str, out, model: Any, processor: Any = None, categori
     csv_path = out / "positions.csv"
     cols = ("model", "category", "order", "position", "layer", "accuracy", "balanced_accuracy", "train_accuracy",
             "n_train", "n_test", "dim", "seconds")
-    tmp = csv_path.with_name(f".{csv_path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", newline="") as fh:
+    with atomic_path(csv_path) as tmp, open(tmp, "w", newline="") as fh:
         wr = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
         wr.writeheader()
         wr.writerows(rows)
-    os.replace(tmp, csv_path)
     md = write_position_markdown(rows, out / "probe.md", model=name, data=str(data), epochs=epochs)
     return {"rows": rows, "files": [csv_path, md], "computed": {"mel": 0, "model": computed},
             "extract_seconds": extract_s, "probe_seconds": probe_s}

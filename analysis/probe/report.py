@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import csv
-import os
 from collections import defaultdict
 from pathlib import Path
+
+from generation.audio import atomic_path, atomic_write_text
 
 __all__ = ["CSV_COLUMNS", "STAGE_LABELS", "plot_layers", "plot_stages", "write_csv", "write_markdown"]
 
@@ -15,20 +16,14 @@ STAGE_LABELS = {"mel": "log-mel", "pre_lm": "audio features (pre-LM)", "lm_audio
                 "lm_text": "LM, last position"}
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
-
-
 def write_csv(rows: list[dict], path) -> Path:
     """Write the result rows (columns :data:`CSV_COLUMNS`) atomically."""
     path = Path(path)
-    tmp = _tmp(path)
-    with open(tmp, "w", newline="") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         w.writeheader()
         for r in rows:
             w.writerow({**r, "layer": "" if r.get("layer") is None else r["layer"]})
-    os.replace(tmp, path)
     return path
 
 
@@ -80,9 +75,7 @@ def write_markdown(rows: list[dict], path, *, model: str | None, data: str, epoc
             lines.append(f"| {layer} | " + " | ".join(
                 _pct(table[layer][c]) if c in table[layer] else "-" for c in cats) + " |")
     lines.append("")
-    tmp = _tmp(path)
-    tmp.write_text("\n".join(lines))
-    os.replace(tmp, path)
+    atomic_write_text(path, "\n".join(lines))
     return path
 
 
@@ -168,8 +161,7 @@ def plot_stages(rows: list[dict], path, *, title: str = "") -> Path:
 
 def _save(fig, plt, path) -> Path:
     path = Path(path)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=120)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
-    os.replace(tmp, path)
     return path

@@ -25,7 +25,7 @@ from harness_tasks import published
 from harness_tasks.metrics import score_answer
 from harness_tasks.parsing import error_answer
 
-from .loading import Evaluation, ResultsError
+from .evaluation import Evaluation, ResultsError
 
 __all__ = ["is_raw_predictions", "load_raw_predictions", "raw_prediction_files", "read_raw_rows"]
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from generation.audio import atomic_write_text
 
 from .analysis import analyse
 from .formats import analyse_formats
@@ -29,12 +30,6 @@ def _jsonable(obj: Any) -> Any:
     if hasattr(obj, "item"):  # numpy scalar
         return _jsonable(obj.item())
     return obj
-
-
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
@@ -127,9 +122,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
 
         report["label_validity"] = label_warning_summary(render_dir)
         md += label_warnings_markdown(render_dir)
-    _write_text(out / "report.md", md)
+    atomic_write_text(out / "report.md", md)
     report["plots"] = plot_paths
-    _write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
+    atomic_write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
     written = {"report.md": str(out / "report.md"), "report.json": str(out / "report.json")}
     written.update({k: str(out / v) for k, v in plot_paths.items() if isinstance(v, str)})
     written.update({f"xattr:{k}": str(out / v) for k, v in plot_paths.get("xattr", {}).items()})

@@ -1,7 +1,7 @@
 """The yes/no and ternary formats in the report: macro-F1, accuracy, prediction distribution.
 
 Every number comes from :mod:`harness_tasks.metrics` (``summarize_labels``, whose ``macro_f1``
-is :func:`~harness_tasks.metrics.macro_f1`, and ``prediction_distribution``), the functions the
+is :func:`~harness_tasks.label_metrics.macro_f1`, and ``prediction_distribution``), the functions the
 lm-eval tasks aggregate with; this module only
 groups the records and lays out the tables. Values are fractions; ``nan`` when undefined.
 """
@@ -13,8 +13,8 @@ from collections import Counter
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import (FORMAT_LABELS, UNPARSED, bootstrap_ci_labels, prediction_distribution,
-                                   summarize_labels)
+from harness_tasks.label_metrics import UNPARSED, bootstrap_ci_labels, prediction_distribution, summarize_labels
+from harness_tasks.variants import FORMAT_LABELS
 
 from .loading import FormatEvaluation
 
@@ -35,7 +35,7 @@ def analyse_format(ev: FormatEvaluation, *, draws: int = 10_000, seed: int = 123
     Returns
     -------
     dict
-        ``by_category``: category -> :func:`~harness_tasks.metrics.summarize_labels` (from the
+        ``by_category``: category -> :func:`~harness_tasks.label_metrics.summarize_labels` (from the
         sample log; without one, lm-eval's per-task metrics). ``overall``: ``mean_acc`` and
         ``mean_macro_f1`` (unweighted over categories, lm-eval's group score) and, with a sample
         log, the metrics of all clips pooled (``acc``, ``macro_f1``, ``n``, ...).

@@ -18,83 +18,25 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import FORMAT_LABELS, parse_record_code, score_answer
+from harness_tasks.metrics import parse_record_code, score_answer
 from harness_tasks.parsing import classify_answer
+from harness_tasks.variants import FORMAT_LABELS, LABELLED_FORMATS, RECORD_VARIANTS
+
+from .authors import is_raw_predictions, load_raw_predictions  # the authors' own prediction files
+from .evaluation import Evaluation, FormatEvaluation, ResultsError
 
 __all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_evaluations", "parse_format_task",
            "parse_task", "read_format_samples", "read_samples"]
 
-#: Task variants (increase/decrease answers, same record codes) and the suffix they add to a
-#: model's label. The yes/no and ternary formats are scored by macro-F1 in lm-eval's own output.
-VARIANTS: tuple[str, ...] = ("default", "swap", "audioref", "audiofirst", "reword", "fewshot", "beep")
-_TASK = re.compile(r"^vocalgrad(?:_(" + "|".join(VARIANTS[1:]) + r"))?_([a-z]+)$")
-#: Problem formats with their own labels (``harness_tasks.metrics.FORMAT_LABELS``).
-FORMATS: tuple[str, ...] = tuple(FORMAT_LABELS)
-_FORMAT_TASK = re.compile(r"^vocalgrad_(" + "|".join(FORMATS) + r")_([a-z]+)$")
+# Task names read into an Evaluation (variants with increase/decrease answers and the same record
+# codes) and into a FormatEvaluation (yes/no, ternary): harness_tasks.variants is the one table.
+_TASK = re.compile(r"^vocalgrad(?:_(" + "|".join(RECORD_VARIANTS[1:]) + r"))?_([a-z]+)$")
+_FORMAT_TASK = re.compile(r"^vocalgrad_(" + "|".join(LABELLED_FORMATS) + r")_([a-z]+)$")
 _RESULTS = re.compile(r"^results_(.+)\.json$")
-
-
-class ResultsError(vocalgrad.VocalGradError, ValueError):
-    """An lm-eval output file that cannot be read; the message names the file and the fix."""
-
-
-@dataclass
-class _Run:
-    """Fields and derived properties shared by :class:`Evaluation` and :class:`FormatEvaluation`.
-
-    The per-run collections are keyword-only, so the subclasses' own positional field (``variant``
-    or ``fmt``) follows ``label, model, model_args``.
-    """
-
-    label: str
-    model: str
-    model_args: str
-    task_metrics: dict[str, dict[str, float]] = field(default_factory=dict, kw_only=True)
-    n_samples: dict[str, int] = field(default_factory=dict, kw_only=True)
-    records: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
-    files: list[Path] = field(default_factory=list, kw_only=True)
-    warnings: list[str] = field(default_factory=list, kw_only=True)
-
-    @property
-    def categories(self) -> list[str]:
-        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order."""
-        have = set(self.task_metrics) | {r["category"] for r in self.records}
-        return [c for c in vocalgrad.CATEGORY_NAMES if c in have]
-
-    @property
-    def has_samples(self) -> bool:
-        return bool(self.records)
-
-
-@dataclass
-class Evaluation(_Run):
-    """One model on one task variant.
-
-    Attributes
-    ----------
-    label : str
-        Name shown in the report (``"vocalgrad-oracle"``, ``"Qwen/Qwen2-Audio-7B-Instruct [swap]"``).
-    model, model_args : str
-        lm-eval's ``--model`` and ``--model_args`` as recorded in the results file.
-    variant : {"default", "swap", "audioref", "beep"}
-    task_metrics : dict
-        Category -> lm-eval's point metrics (``{"acc": 0.51, "balanced_acc": ...}``).
-    n_samples : dict
-        Category -> number of clips lm-eval evaluated.
-    records : list of dict
-        One per logged sample: ``id, category, tier, trajectory, direction, source_id, raw,
-        pred, status, exact, retried, correct``. Empty when the run had no ``--log_samples``.
-    files : list of Path
-        Results and sample files read.
-    warnings : list of str
-    """
-
-    variant: str
 
 
 def _category_task(pattern: re.Pattern, name: str) -> re.Match | None:
@@ -113,30 +55,6 @@ def parse_task(name: str) -> tuple[str, str] | None:
     """
     m = _category_task(_TASK, name)
     return None if m is None else (m.group(1) or "default", m.group(2))
-
-
-@dataclass
-class FormatEvaluation(_Run):
-    """One model on the yes/no or the ternary format.
-
-    Attributes
-    ----------
-    label, model, model_args : str
-        As in :class:`Evaluation` (the label carries no format suffix).
-    fmt : {"yesno", "ternary"}
-    task_metrics : dict
-        Category -> lm-eval's point metrics (``acc``, ``macro_f1``, ``pred_<label>``, ...).
-    n_samples : dict
-        Category -> number of clips lm-eval evaluated.
-    records : list of dict
-        One per logged sample: ``id, category, source_id, direction`` (the gold *label*:
-        yes/no or increase/decrease/constant), ``pred, status, raw, correct``; what
-        :func:`harness_tasks.metrics.confusion` reads. Empty without ``--log_samples``.
-    files : list of Path
-    warnings : list of str
-    """
-
-    fmt: str
 
 
 def parse_format_task(name: str) -> tuple[str, str] | None:
@@ -370,8 +288,6 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
     replaced: dict[int, tuple] = {}  # id(ev) -> (ev, {(new stamp, old stamp): [categories]})
     for spec in specs:
         label_override, path = _split_spec(spec)
-        from .authors import is_raw_predictions, load_raw_predictions  # the authors' own prediction files
-
         if is_raw_predictions(path):
             for ev in load_raw_predictions(path, label=label_override):
                 if (ev.label, ev.variant) in evals:

@@ -11,7 +11,6 @@ Both take the analysed numbers (:func:`analysis.report.analysis.analyse`), not r
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from generation.audio import atomic_path
 
 __all__ = ["plot_comparison", "plot_model"]
 
@@ -94,11 +95,9 @@ def _bias_panel(ax, bias: dict, title: str) -> None:
 
 def _save(fig, path: Path) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
-    os.replace(tmp, path)
     return path
 
 

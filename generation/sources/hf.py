@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ..audio import AudioReadError
+from ..audio import AudioReadError, decode_mono
 from .selection import select_sources
 from .base import SourceItem, SourceOptions, SourceSpecError, normalise_gender, register_source, safe_id
 
@@ -122,21 +122,13 @@ class HFAudio:
         enc = self._encoded()
         data, path = enc.get("bytes"), enc.get("path")
         where = f"hf:{self.dataset} row {self.index}"
+        if not data and not (path and os.path.isfile(path)):
+            raise AudioReadError(f"{where}: audio has neither bytes nor a readable path ({path!r})")
         try:
-            if data:
-                y, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
-            elif path and os.path.isfile(path):
-                y, sr = sf.read(path, dtype="float32", always_2d=True)
-            else:
-                raise AudioReadError(f"{where}: audio has neither bytes nor a readable path ({path!r})")
-        except AudioReadError:
-            raise
+            return decode_mono(data if data else path)
         except Exception as exc:  # noqa: BLE001
             raise AudioReadError(f"{where} ({path or 'bytes'}): cannot decode audio "
                                  f"({type(exc).__name__}: {exc})") from exc
-        from ..audio import to_mono_float
-
-        return to_mono_float(y), int(sr)
 
     def duration(self) -> float:
         enc = self._encoded()

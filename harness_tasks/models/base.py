@@ -52,7 +52,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from lm_eval.api.model import LM
 
@@ -191,6 +191,9 @@ class VocalGradLM(LM):
         ignore them.
     """
 
+    #: lm-eval model name the adapter is registered under (``--model``); each adapter sets its own,
+    #: and ``tests/test_structure.py`` ties it to pyproject's entry points and :data:`harness_tasks.MODEL_ADAPTERS`.
+    name: ClassVar[str] = ""
     MULTIMODAL = True
     RETRIES = False
     #: lm-eval reads this when --apply_chat_template is given; prompts go through unchanged.

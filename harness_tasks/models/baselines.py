@@ -34,6 +34,8 @@ class ChanceLM(VocalGradLM):
         Probability of answering ``increase`` (0.5 = unbiased).
     """
 
+    name = "vocalgrad-chance"
+
     def __init__(self, *, seed: Any = 1234, p_increase: Any = 0.5, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.seed = int(seed)
@@ -65,6 +67,8 @@ class ConstantLM(VocalGradLM):
         The label to give; in a task with its own answer words, said as that label's first
         word (``increase`` -> ``rise`` for the volume paraphrase).
     """
+
+    name = "vocalgrad-constant"
 
     LABELS: tuple[str, ...] = (*vocalgrad.DIRECTIONS, vocalgrad.CONSTANT, *vocalgrad.ANSWER_WORDS["yesno"])
 

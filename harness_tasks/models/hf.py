@@ -70,6 +70,7 @@ def _is_oom(exc: BaseException) -> bool:
 class HFAudioLM(VocalGradLM):
     """lm-eval adapter for transformers audio-text models (see the module docstring)."""
 
+    name = "vocalgrad-hf"
     RETRIES = True
 
     def __init__(
@@ -105,7 +106,7 @@ class HFAudioLM(VocalGradLM):
                                     model_class=model_class, family=family, peft=peft, processor=processor,
                                     attn_implementation=attn_implementation)
         self.model, self.processor, self.tokenizer = self.lm.model, self.lm.processor, self.lm.tokenizer
-        self.name = self.lm.name
+        self.model_name = self.lm.name
         self._device = self.lm.device
         self.target_sr = self.lm.sampling_rate
         log.info("vocalgrad-hf: %s", self.lm.provenance())

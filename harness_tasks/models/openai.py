@@ -84,6 +84,7 @@ class _Retryable(VocalGradError):
 class OpenAIAudioLM(VocalGradLM):
     """lm-eval adapter for OpenAI-compatible ``/chat/completions`` endpoints with audio."""
 
+    name = "vocalgrad-openai"
     RETRIES = True
     IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {
         "api_key_env", "concurrency", "timeout", "max_retries", "backoff", "cache"}

@@ -72,6 +72,8 @@ class OracleLM(VocalGradLM):
     which is unparsed and counts as wrong.
     """
 
+    name = "vocalgrad-oracle"
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
 

@@ -65,6 +65,7 @@ class WorkerError(FatalAdapterError):
 class WorkerLM(VocalGradLM):
     """lm-eval adapter that forwards each request to a worker process (see the module docstring)."""
 
+    name = "vocalgrad-worker"
     RETRIES = True
     IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {"timeout", "startup_timeout", "audio"}
 

@@ -1,0 +1,87 @@
+"""The one table of task variants and problem formats (benchmark.md §7, docs/variants.md).
+
+Everything that names a variant or a format reads it from here: the task-YAML generator
+(:mod:`.task_configs`), the dataset hook (:func:`harness_tasks.utils.process_docs`), the metrics of
+the labelled formats (:mod:`.metrics`) and the report's reader (:mod:`analysis.report.loading`).
+
+================== =====================================================================
+:data:`VARIANTS`   task group per variant (prompt, Hub config, format, audio order, ...)
+:data:`FORMATS`    problem formats: ``binary`` (the paper's), ``yesno``, ``ternary``
+:data:`FORMAT_LABELS` labels of the formats with their own labels (yes/no, ternary)
+:data:`LABELLED_FORMATS` those formats' names (scored by macro-F1)
+:data:`RECORD_VARIANTS` variants answered increase/decrease with the default record codes
+================== =====================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import vocalgrad
+
+__all__ = ["FORMATS", "FORMAT_LABELS", "LABELLED_FORMATS", "RECORD_VARIANTS", "VARIANTS", "Variant"]
+
+#: Problem formats: binary (the paper's), yes/no, ternary (docs/variants.md).
+FORMATS: tuple[str, ...] = ("binary", "yesno", "ternary")
+
+#: Labels of the problem formats, in table order.
+FORMAT_LABELS: dict[str, tuple[str, ...]] = {
+    "yesno": tuple(vocalgrad.ANSWER_WORDS["yesno"]),
+    "ternary": tuple(vocalgrad.ANSWER_WORDS["ternary"]),
+}
+#: The formats with their own labels (yes/no, ternary), scored by macro-F1.
+LABELLED_FORMATS: tuple[str, ...] = tuple(FORMAT_LABELS)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One task group.
+
+    Attributes
+    ----------
+    group : str
+        Group name; its tasks are ``<group>_<category>``.
+    prompt : str
+        Prompt variant of :func:`vocalgrad.build_prompt`.
+    config : str or None
+        Hub config to read (None: the category's own config).
+    categories : tuple of str
+    fmt : {"binary", "yesno", "ternary"}
+        Problem format (yes/no and ternary add the unmodified source clips).
+    audio_first : bool
+        The adapters put the audio before the text.
+    fewshot : bool
+        Labelled examples from the ``train`` config precede the query.
+    kind : {"category", "paraphrase", "xattr", "sources"}
+        What one task is: a category, a paraphrase pattern, an (actual, prompt) category pair,
+        or a category's question on the source clips.
+    """
+
+    group: str
+    prompt: str = "default"
+    config: str | None = None
+    categories: tuple = vocalgrad.CATEGORY_NAMES
+    fmt: str = "binary"
+    audio_first: bool = False
+    fewshot: bool = False
+    kind: str = "category"
+
+
+VARIANTS: dict[str, Variant] = {
+    "default": Variant("vocalgrad"),
+    "swap": Variant("vocalgrad_swap", prompt="swap"),
+    "audioref": Variant("vocalgrad_audioref", prompt="audioref"),
+    "audiofirst": Variant("vocalgrad_audiofirst", audio_first=True),
+    "paraphrase": Variant("vocalgrad_paraphrase", prompt="paraphrase", kind="paraphrase"),
+    "reword": Variant("vocalgrad_reword", prompt="reword"),
+    "fewshot": Variant("vocalgrad_fewshot", fewshot=True),
+    "yesno": Variant("vocalgrad_yesno", prompt="yesno", fmt="yesno"),
+    "ternary": Variant("vocalgrad_ternary", prompt="ternary", fmt="ternary"),
+    "beep": Variant("vocalgrad_beep", config="beep", categories=vocalgrad.BEEP_CATEGORIES),
+    "xattr": Variant("vocalgrad_xattr", kind="xattr"),
+    "sources": Variant("vocalgrad_sources", config=vocalgrad.SOURCES_CONFIG, fmt="sources", kind="sources"),
+}
+#: Variants whose tasks are one per category, answered increase/decrease (same record codes as
+#: the default task); the report reads them into one ``Evaluation`` each, in this order.
+RECORD_VARIANTS: tuple[str, ...] = tuple(
+    name for name, v in VARIANTS.items() if v.fmt == "binary" and v.kind == "category")
