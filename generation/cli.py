@@ -13,7 +13,7 @@ import sys
 
 #: Modules that contribute sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES = (
-    "generation.render",
+    "generation.render_cli",
     "generation.verify",
     "generation.hub_cli",
     "generation.publish",

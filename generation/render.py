@@ -328,17 +328,6 @@ def _run_unit(args):
     return item, category, len(rows), None
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """Parse ``I/N`` (0 <= I < N) into ``(I, N)``."""
-    try:
-        i, n = (int(v) for v in text.split("/"))
-    except ValueError:
-        raise ValueError(f"--shard must look like I/N (e.g. 0/4), got {text!r}") from None
-    if n < 1 or not 0 <= i < n:
-        raise ValueError(f"--shard {text}: need 0 <= I < N")
-    return i, n
-
-
 def default_jobs() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -513,68 +502,3 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
             + f" (see {out / lv.LABEL_CHECKS_FILE})"), stacklevel=2)
     summary.seconds = time.perf_counter() - t0
     return summary
-
-
-# --------------------------------------------------------------------------------------------
-# CLI
-# --------------------------------------------------------------------------------------------
-def register_cli(sub) -> None:
-    p = sub.add_parser("render", help="render clips + manifest from a source corpus",
-                       description="Render VocalGrad clips (resumable: rerun the same command to continue).")
-    p.add_argument("--source", required=True,
-                   help="source: tones | folder:PATH | vctk:PATH | loquacious[:DATASET] | cv-spontaneous:PATH | demo | "
-                        "hf:DATASET[:CONFIG][:SPLIT]")
-    p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--split", default="test", choices=vg.SPLITS,
-                   help="test (the benchmark), train (probes, few-shot; speakers disjoint from test) or beep "
-                        "(pure-tone ablation, with --source tones); default %(default)s")
-    p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
-    p.add_argument("--sources", type=int, dest="n_sources", help="use only the first N selected sources")
-    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
-    p.add_argument("--shard", default="0/1", help="render only slice I of N (I/N, 0-based)")
-    p.add_argument("--sample-rate", type=int, default=48000, help="output sample rate in Hz (default 48000)")
-    p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe name or TOML path (default faithful-v1)")
-    p.add_argument("--strict", action="store_true", help="fail on the first unusable source instead of skipping")
-    p.add_argument("--selection", choices=("frozen", "sample"),
-                   help="frozen: the paper's published selection (default for vctk, loquacious, cv-spontaneous); "
-                        "sample: a new seeded selection, i.e. a new dataset instance (default for hf)")
-    p.add_argument("--seed", type=int, default=42, help="source selection seed of --selection sample (default 42)")
-    p.add_argument("--vctk-mic", type=int, default=1, choices=(1, 2), help="VCTK 0.92 microphone")
-    p.add_argument("--text-column", help="hf: transcript column")
-    p.add_argument("--speaker-column", help="hf: speaker column")
-    p.add_argument("--allow-small", action="store_true", help="accept a smaller balanced selection")
-    p.add_argument("--test-speakers", type=int, default=50, help="test selection: speakers (paper: 50)")
-    p.add_argument("--per-speaker", type=int, default=2, help="test selection: utterances per speaker (paper: 2)")
-    p.add_argument("--min-duration", type=float, default=3.0,
-                   help="test selection: minimum utterance length in seconds (paper: 3.0)")
-    p.add_argument("--train-utterances", type=int, default=500, help="train selection size (paper: 500)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cli)
-
-
-def _cli(args) -> int:
-    try:
-        shard = parse_shard(args.shard)
-        cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
-        opts = SourceOptions(split=args.split, seed=args.seed, vctk_mic=args.vctk_mic,
-                             text_column=args.text_column, speaker_column=args.speaker_column,
-                             allow_small=args.allow_small, test_speakers=args.test_speakers,
-                             test_per_speaker=args.per_speaker, min_duration=args.min_duration,
-                             train_utterances=args.train_utterances, selection=args.selection)
-        s = render(args.source, args.out, split=args.split, categories=cats, n_sources=args.n_sources,
-                   jobs=args.jobs, shard=shard, sample_rate=args.sample_rate, recipe=args.recipe,
-                   strict=args.strict, source_options=opts, progress=not args.quiet)
-    except (ValueError, RenderError) as exc:
-        print(f"vocalgrad render: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{s.clips_rendered} clips rendered, {s.units_done_before * vg.CONDITIONS_PER_CATEGORY} already "
-          f"complete, {len(s.skipped)} sources skipped (see {Path(s.out_dir) / 'skipped.csv'}) "
-          f"in {s.seconds:.1f} s -> {Path(s.out_dir) / 'manifest.parquet'}")
-    if s.label_warnings:
-        print("label warnings (clips): " + ", ".join(f"{c} {n}" for c, n in sorted(s.label_warnings.items()))
-              + f" -> {Path(s.out_dir) / 'label_checks.csv'}")
-    if s.span_checks:
-        print(f"{s.span_checks} frozen sources: our detector's span differs from the recorded one by more than "
-              f"{SPAN_CHECK_TOLERANCE_SEC * 1000:.0f} ms; the recorded bounds were used "
-              f"(see {Path(s.out_dir) / 'span_check.csv'})")
-    return 0
