@@ -1,4 +1,5 @@
-"""Audio and file primitives shared by the whole toolkit: decode to mono, resample, atomic write.
+"""Audio and file primitives shared by the whole toolkit: decode to mono, resample, atomic write
+(of a file, or of a whole folder through :func:`staged_folder`).
 
 Reading yields mono float in [-1, 1] (float32 unless a caller asks for float64); writing always
 goes to a temporary name in the destination folder followed by an atomic rename, so that an
@@ -19,6 +20,7 @@ import contextlib
 import hashlib
 import io
 import os
+import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +47,7 @@ __all__ = [
     "read_audio",
     "resample",
     "sha256_bytes",
+    "staged_folder",
     "to_int16",
     "to_mono_float",
 ]
@@ -199,3 +202,32 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> None:
     """:func:`atomic_write_bytes` of ``text`` encoded with ``encoding`` (no newline translation)."""
     atomic_write_bytes(path, text.encode(encoding))
+
+
+@contextlib.contextmanager
+def staged_folder(out: str | os.PathLike) -> Iterator[Path]:
+    """An empty folder beside ``out`` that replaces ``out`` (removed first) when the block succeeds.
+
+    For commands that write a whole folder again on every run: the stage
+    (``.NAME.PID.partial``, emptied if a previous run left it) is renamed onto ``out`` only at
+    the end, so an interrupted run leaves ``out`` as it was and no half-written folder; on an
+    error the stage is removed. The parent folder is created.
+
+    Examples
+    --------
+    >>> with staged_folder(hub_out) as stage:  # doctest: +SKIP
+    ...     (stage / "README.md").write_text(card)
+    """
+    out = Path(out)
+    stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    try:
+        yield stage
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(stage, out)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage)

@@ -12,13 +12,12 @@ header come from :mod:`generation.hub`'s own writer, so the folder can be publis
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import vocalgrad
 from harness_tasks import published
 
+from . import audio as aio
 from . import hub as _hub
 from .hub_dir import HubDir
 
@@ -120,36 +119,28 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         "source": f"the authors' release ({shown})", "recipe": "as published by the authors",
         "sample_rate": sample_rate,
         "toolkit_version": f"{_toolkit_version()}; converted with --from-published, not rendered"})
-    stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    if stage.exists():
-        shutil.rmtree(stage)
-    stage.mkdir(parents=True)
     configs, files = [], []
     try:
-        for cat in vocalgrad.CATEGORY_NAMES:
-            cat_rows = [r for r in keyed if r["category"] == cat]
-            if not cat_rows:
-                continue
-            cfg = _hub.HubConfig(cat, "test", [f"{cat}/test-*.parquet"], categories=(cat,))
-            files += _hub.write_config(stage, cfg, _hub.shard_rows(cat_rows, sizes, max_shard_bytes), to_table,
-                                        row_group_rows=row_group_rows)
-            configs.append(cfg)
-        configs.append(_hub.HubConfig(
-            "all", "test", [f for c in configs for f in c.data_files], sum(c.rows for c in configs),
-            sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
-            tuple(c.name for c in configs)))
-        by_split = {"test": check}
-        readme = (_hub.yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
-                  + CONVERSION_NOTE)
-        (stage / "README.md").write_text(readme, encoding="utf-8")
-        files.append("README.md")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(stage, out)
+        with aio.staged_folder(out) as stage:
+            for cat in vocalgrad.CATEGORY_NAMES:
+                cat_rows = [r for r in keyed if r["category"] == cat]
+                if not cat_rows:
+                    continue
+                cfg = _hub.HubConfig(cat, "test", [f"{cat}/test-*.parquet"], categories=(cat,))
+                shards = _hub.shard_rows(cat_rows, sizes, max_shard_bytes)
+                files += _hub.write_config(stage, cfg, shards, to_table, row_group_rows=row_group_rows)
+                configs.append(cfg)
+            configs.append(_hub.HubConfig(
+                "all", "test", [f for c in configs for f in c.data_files], sum(c.rows for c in configs),
+                sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
+                tuple(c.name for c in configs)))
+            by_split = {"test": check}
+            readme = (_hub.yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
+                      + CONVERSION_NOTE)
+            (stage / "README.md").write_text(readme, encoding="utf-8")
+            files.append("README.md")
     finally:
         bar.close()
-        if stage.exists():
-            shutil.rmtree(stage)
     return {"configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size}
                         for c in configs}, "files": sorted(files)}
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
 
+from . import audio as aio
 from .hub_dir import PRETTY_NAME, HubDir
 from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
@@ -267,13 +267,9 @@ def build_hub(
     specs = vocalgrad.builder_config_specs()  # name -> (categories, render split, Hub split)
     order = list(specs)  # categories, all, beep, train
 
-    stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    if stage.exists():
-        shutil.rmtree(stage)
-    stage.mkdir(parents=True)
     configs: list[HubConfig] = []
     files: list[str] = []
-    try:
+    with aio.staged_folder(out) as stage:
         for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
             sizes = {r["clip_id"]: (check.path / r["path"]).stat().st_size for r in check.rows}
             if split == "test":  # one config per category; `all` lists their folders
@@ -314,12 +310,6 @@ def build_hub(
                   + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id))
         (stage / "README.md").write_text(readme, encoding="utf-8")
         files.append("README.md")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(stage, out)
-    finally:
-        if stage.exists():
-            shutil.rmtree(stage)
     return {
         "configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size} for c in configs},
         "files": sorted(files),
