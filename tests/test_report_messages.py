@@ -52,12 +52,12 @@ def test_comparison_figure_human_mark_behind_bars_and_bias_intervals(tmp_path):
                   model_args="direction=increase")
     rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=200)
     captured = {}
-    real_save = plots._save
-    plots._save = lambda fig, path: captured.setdefault("fig", fig) and path
+    real_save = plots.save
+    plots.save = lambda fig, path: captured.setdefault("fig", fig) and path
     try:
         plots.plot_comparison(rep, tmp_path / "cmp.png")
     finally:
-        plots._save = real_save
+        plots.save = real_save
     acc_ax, bias_ax = captured["fig"].axes[:2]
     human = [c for c in acc_ax.collections if isinstance(c, LineCollection) and c.get_label().startswith("Human")]
     bars = [c for c in acc_ax.containers if isinstance(c, BarContainer)]

@@ -259,7 +259,7 @@ def run_positions(*, data: str, out, model: Any, processor: Any = None, categori
     from .cache import FeatureCache, FeatureKey, fingerprint_digest
     from .data import PROBE_SPLITS, load_clips
     from .model_features import ModelFeatures, num_lm_layers
-    from .run import _model_identity, _progress, _source_id, data_categories
+    from .run import data_categories, model_identity, progress_bar, source_id
     from .trainer import train_probe
 
     pos_list = parse_positions(positions)
@@ -269,7 +269,7 @@ def run_positions(*, data: str, out, model: Any, processor: Any = None, categori
     cats = [vocalgrad.category(c).name for c in (categories or data_categories(data))]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    name, identity = _model_identity(model)
+    name, identity = model_identity(model)
     holder: dict[str, Any] = {}
 
     def get():
@@ -289,7 +289,7 @@ def run_positions(*, data: str, out, model: Any, processor: Any = None, categori
     if any(not 0 <= x <= n_layers for x in layer_list):
         raise ValueError(f"layer(s) {layer_list} out of range: the model has {n_layers} LM layers; "
                          f"pass --layers (default {','.join(map(str, DEFAULT_LAYERS))})")
-    fp = {"data": _source_id(data), "model": identity, "dtype": dtype, "system_prompt": system_prompt,
+    fp = {"data": source_id(data), "model": identity, "dtype": dtype, "system_prompt": system_prompt,
           "prompt": "default", "kind": "positions-v1"}
     cache = FeatureCache(Path(cache_dir) if cache_dir else out / "cache",
                          f"positions-{Path(str(name).rstrip('/')).name}-{fingerprint_digest(fp)[:8]}", fp)
@@ -311,7 +311,7 @@ def run_positions(*, data: str, out, model: Any, processor: Any = None, categori
                 pf = get()
                 prefix = f"pos_{order}_"
                 want = sorted({k.stage[len(prefix):] for k in w.keys}, key=POSITIONS.index)
-                with _progress(len(clips), w.start, f"positions {order} {split}/{cat}", progress) as bar:
+                with progress_bar(len(clips), w.start, f"positions {order} {split}/{cat}", progress) as bar:
                     for start in range(w.start, len(clips), batch_size):
                         idx = list(range(start, min(len(clips), start + batch_size)))
                         feats = pf.features([clips.prompt] * len(idx), [clips.audio(i) for i in idx],

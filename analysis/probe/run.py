@@ -22,7 +22,8 @@ from .pooling import N_SEGMENTS
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["STAGES", "data_categories", "extract_features", "parse_layers", "parse_stages", "run_probe"]
+__all__ = ["STAGES", "data_categories", "extract_features", "model_identity", "parse_layers", "parse_stages",
+           "progress_bar", "run_probe", "source_id"]
 
 #: Feature stages, from the waveform to the LM's answer position (benchmark.md §10).
 STAGES: tuple[str, ...] = ("mel", "pre_lm", "lm_audio", "lm_text")
@@ -73,7 +74,8 @@ def data_categories(data: str) -> list[str]:
     return found
 
 
-def _source_id(data: str) -> str:
+def source_id(data: str) -> str:
+    """The data argument as recorded in a cache fingerprint: a resolved path if it exists, else as given."""
     p = Path(data).expanduser()
     return str(p.resolve()) if p.exists() else str(data)
 
@@ -88,7 +90,7 @@ def _adapter_identity(adapter: str) -> str:
     return f"{p.resolve()}#{hashlib.sha1(weights.read_bytes()).hexdigest()[:12]}"
 
 
-def _model_identity(model: Any) -> tuple[str, str]:
+def model_identity(model: Any) -> tuple[str, str]:
     """(display name, identity string) of a model argument."""
     if not isinstance(model, (str, Path)):
         name = getattr(getattr(model, "config", None), "_name_or_path", None) or type(model).__name__
@@ -101,7 +103,8 @@ def _model_identity(model: Any) -> tuple[str, str]:
     return str(model), str(model)
 
 
-def _progress(total: int, initial: int, desc: str, enabled: bool, unit: str = "clip"):
+def progress_bar(total: int, initial: int, desc: str, enabled: bool, unit: str = "clip"):
+    """A tqdm bar on stderr that disappears when done (``enabled=False``: silent)."""
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not enabled,
@@ -125,7 +128,7 @@ def extract_features(clips: ClipSet, *, mel_cache: FeatureCache | None, model_ca
         key = FeatureKey("mel", None, clips.split, clips.category)
         if not mel_cache.has(key, digest):
             w = mel_cache.writer([key], n, digest)
-            with _progress(n, w.start, f"mel {clips.split}/{clips.category}", progress) as bar:
+            with progress_bar(n, w.start, f"mel {clips.split}/{clips.category}", progress) as bar:
                 for start in range(w.start, n, MEL_CHUNK):
                     idx = range(start, min(n, start + MEL_CHUNK))
                     w.write({key: np.stack([mel_feature(*clips.audio(i)) for i in idx])})
@@ -142,7 +145,7 @@ def extract_features(clips: ClipSet, *, mel_cache: FeatureCache | None, model_ca
             w = model_cache.writer(missing, n, digest)
             mf = get_model()
             pairs = [(k.stage, k.layer) for k in w.keys]
-            with _progress(n, w.start, f"model {clips.split}/{clips.category}", progress) as bar:
+            with progress_bar(n, w.start, f"model {clips.split}/{clips.category}", progress) as bar:
                 for start in range(w.start, n, batch_size):
                     idx = list(range(start, min(n, start + batch_size)))
                     feats = mf.features([clips.prompt] * len(idx), [clips.audio(i) for i in idx],
@@ -207,7 +210,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cache_root = Path(cache_dir) if cache_dir else out / "cache"
-    source = _source_id(data)
+    source = source_id(data)
 
     mel_cache = None
     if "mel" in stage_list:
@@ -215,7 +218,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
         mel_cache = FeatureCache(cache_root, f"mel-{fingerprint_digest(mel_fp)[:8]}", mel_fp)
     model_cache, layer_list, model_name, holder = None, [], None, {}
     if model_stages:
-        model_name, identity = _model_identity(model)
+        model_name, identity = model_identity(model)
         if isinstance(model, (str, Path)):
             import transformers
 
@@ -274,7 +277,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     t1 = time.perf_counter()
     jobs = [(c, s, layer) for c in cats for s in stage_list
             for layer in (layer_list if s in LAYERED_STAGES else [None])]
-    with _progress(len(jobs), 0, "probes", progress, unit="probe") as bar:
+    with progress_bar(len(jobs), 0, "probes", progress, unit="probe") as bar:
         for cat, stage, layer in jobs:
             cache = mel_cache if stage == "mel" else model_cache
             mats = {}

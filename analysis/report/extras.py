@@ -292,7 +292,7 @@ def plot_xattr(entry: dict[str, Any], path: Path) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from .plots import _save
+    from .plots import save
 
     actual, prompt = entry["actual"], entry["prompt"]
     fig, axes = plt.subplots(1, 2, figsize=(6 + 1.1 * len(prompt), 0.55 * len(actual) + 2.2))
@@ -313,4 +313,4 @@ def plot_xattr(entry: dict[str, Any], path: Path) -> Path:
     fig.suptitle(f"{entry['label']}: cross-attribute (diagonal {_pct(entry['diagonal_acc'])} %, "
                  f"off-diagonal {_pct(entry['off_diagonal_acc'])} %)", fontsize=11)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)

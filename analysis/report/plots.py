@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 
 from generation.audio import atomic_path
 
-__all__ = ["plot_comparison", "plot_model"]
+__all__ = ["plot_comparison", "plot_model", "save"]
 
 _BAR = "#8fb4d9"     # accuracy bars
 _CLU = "#34495e"     # clustered interval (thick, translucent)
@@ -93,7 +93,8 @@ def _bias_panel(ax, bias: dict, title: str) -> None:
     ax.legend(fontsize=7, loc="upper center", ncol=3, frameon=False)
 
 
-def _save(fig, path: Path) -> Path:
+def save(fig, path: Path) -> Path:
+    """Write ``fig`` to ``path`` (format from the suffix, png if none) atomically, close it, return ``path``."""
     path = Path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
@@ -108,7 +109,7 @@ def plot_model(model: dict[str, Any], path: Path) -> Path:
         _acc_panel(ax, model["by_category"], f"{model['label']}: accuracy per category (no sample log)",
                    rotate=True)
         ax.legend(fontsize=7, loc="upper right")
-        return _save(fig, path)
+        return save(fig, path)
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), gridspec_kw={"width_ratios": [3, 2]})
     ov = model["overall"]
     lo, hi = ov["ci"]["acc"]["binomial"]
@@ -123,7 +124,7 @@ def plot_model(model: dict[str, Any], path: Path) -> Path:
     fig.tight_layout(rect=(0, 0, 1, 0.93))
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.955), ncol=3, fontsize=9,
                frameon=False)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def plot_comparison(report: dict[str, Any], path: Path, *, paper_reference: str = "Human") -> Path:
@@ -174,4 +175,4 @@ def plot_comparison(report: dict[str, Any], path: Path, *, paper_reference: str 
         _percent_axis(ax, x, cats, 'answers "increase" (%)',
                       "response bias: increase ratio over parsed answers (bars: 95 % binomial bootstrap interval)")
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
