@@ -255,14 +255,7 @@ class LoadedModel:
 
     def __init__(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None = None,
                  device: str = "cpu", peft: str | None = None) -> None:
-        self.model = model
-        self.processor = processor
-        self.family = family.name
-        self._family = family
-        self.name = name
-        self.revision = revision
-        self.peft = peft
-        self.device = device
+        self._set_common(model, processor, family, name=name, revision=revision, device=device, peft=peft)
         tok = getattr(processor, "tokenizer", None)
         if tok is None:
             raise ValueError(f"{name}: the processor has no tokenizer")
@@ -272,6 +265,18 @@ class LoadedModel:
         self.tokenizer = tok
         self.sampling_rate = family.sampling_rate(processor)
         self.audio_token_id = family.audio_token_id(model, processor)
+
+    def _set_common(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None,
+                    device: str, peft: str | None) -> None:
+        """The attributes every loaded model has, whatever its family (subclasses call it too)."""
+        self.model = model
+        self.processor = processor
+        self.family = family.name
+        self._family = family
+        self.name = name
+        self.revision = revision
+        self.peft = peft
+        self.device = device
         self.last_audio: list[AudioInfo] = []
 
     @property

@@ -152,20 +152,12 @@ class KimiLoadedModel(LoadedModel):
         self.runtime = runtime
         self.prompt_manager = runtime.prompt_manager
         self.extra = self.prompt_manager.extra_tokens
-        self.model = model
-        self.processor = None
-        self.family = family.name
-        self._family = family
-        self.name = name
-        self.revision = revision
-        self.peft = peft
-        self.device = device
+        self._set_common(model, None, family, name=name, revision=revision, device=device, peft=peft)
         self.tokenizer = _Texts(self.prompt_manager.text_tokenizer)
         self.sampling_rate = KimiAudioFamily.rate
         self.audio_token_id = None
         self.token_offset = int(getattr(runtime, "kimia_token_offset", None)
                                 or getattr(model.config, "kimia_token_offset", 0))
-        self.last_audio = []
 
     # ------------------------------------------------------------------ inputs
     def _messages(self, item: Item, paths: list[str]) -> list[dict]:
