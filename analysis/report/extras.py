@@ -18,7 +18,6 @@ cells / categories / patterns). Every metric is computed by :mod:`harness_tasks.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import vocalgrad
 from harness_tasks.metrics import parse_record_code, source_bias, summarize
 from harness_tasks.parsing import classify_answer
 
-from .loading import (_RESULTS, ResultsError, _args_text, _raw_output, _read_json, _results_files, _split_spec,
+from .loading import (_RESULTS, sample_lines, ResultsError, _args_text, _raw_output, _read_json, _results_files, _split_spec,
                       model_label, read_samples)
 
 __all__ = ["ExtraRun", "analyse_extras", "extras_markdown", "load_extras", "parse_extra_task", "plot_xattr"]
@@ -83,27 +82,20 @@ class ExtraRun:
 
 def _read_source_samples(path: Path, category: str) -> list[dict[str, Any]]:
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
+    for lineno, line in sample_lines(path):
+        doc = line.get("doc") or {}
+        raw = _raw_output(line)
+        code = line.get("increase_ratio")
+        if isinstance(code, str):
             try:
-                line = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); rerun lm-eval with --log_samples") from None
-            doc = line.get("doc") or {}
-            raw = _raw_output(line)
-            code = line.get("increase_ratio")
-            if isinstance(code, str):
-                try:
-                    logged = parse_record_code(code)
-                except ValueError as exc:
-                    raise ResultsError(f"{path}:{lineno}: {exc}") from None
-                pred, status = logged["pred"], logged["status"]
-            else:
-                pred, status = classify_answer(raw)
-            out.append({"id": doc.get("id") or f"{category}#{lineno}", "category": category,
-                        "source_id": doc.get("source_id"), "raw": raw, "pred": pred, "status": status})
+                logged = parse_record_code(code)
+            except ValueError as exc:
+                raise ResultsError(f"{path}:{lineno}: {exc}") from None
+            pred, status = logged["pred"], logged["status"]
+        else:
+            pred, status = classify_answer(raw)
+        out.append({"id": doc.get("id") or f"{category}#{lineno}", "category": category,
+                    "source_id": doc.get("source_id"), "raw": raw, "pred": pred, "status": status})
     return out
 
 

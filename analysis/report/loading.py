@@ -69,6 +69,25 @@ def parse_format_task(name: str) -> tuple[str, str] | None:
     return None if m is None else (m.group(1), m.group(2))
 
 
+def sample_lines(path: Path):
+    """Yield ``(line number, parsed JSON object)`` for each non-blank line of an lm-eval sample log.
+
+    Raises
+    ------
+    ResultsError
+        On a line that is not JSON, naming the file and line.
+    """
+    with open(path, encoding="utf-8") as fh:
+        for lineno, text in enumerate(fh, 1):
+            if not text.strip():
+                continue
+            try:
+                yield lineno, json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); the file may be truncated, "
+                                   f"rerun lm-eval with --log_samples") from None
+
+
 def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, Any]]:
     """Records of one ``samples_vocalgrad_<fmt>_<category>_<timestamp>.jsonl`` file.
 
@@ -83,34 +102,26 @@ def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, A
     labels = FORMAT_LABELS[fmt]
     words = vocalgrad.answer_words(fmt)
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
+    for lineno, line in sample_lines(path):
+        doc = line.get("doc") or {}
+        raw = _raw_output(line)
+        code = line.get("macro_f1")
+        if isinstance(code, str):
             try:
-                line = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); the file may be truncated, "
-                                   f"rerun lm-eval with --log_samples") from None
-            doc = line.get("doc") or {}
-            raw = _raw_output(line)
-            code = line.get("macro_f1")
-            if isinstance(code, str):
-                try:
-                    logged = parse_record_code(code)
-                except ValueError as exc:
-                    raise ResultsError(f"{path}:{lineno}: {exc}") from None
-                gold, pred, status = logged["direction"], logged["pred"], logged["status"]
-            else:
-                gold = doc.get("label") or line.get("target")
-                pred, status = classify_answer(raw, words)
-            cid = doc.get("id") or f"{category}#{line.get('doc_id', lineno)}"
-            if gold not in labels:
-                raise ResultsError(f"{path}:{lineno}: gold label {gold!r} of clip {cid!r} is not one of "
-                                   f"{', '.join(labels)} ({fmt} format)")
-            records.append({"id": cid, "category": doc.get("category") or category,
-                            "source_id": doc.get("source_id") or cid, "direction": gold, "pred": pred,
-                            "status": status, "raw": raw, "correct": pred == gold})
+                logged = parse_record_code(code)
+            except ValueError as exc:
+                raise ResultsError(f"{path}:{lineno}: {exc}") from None
+            gold, pred, status = logged["direction"], logged["pred"], logged["status"]
+        else:
+            gold = doc.get("label") or line.get("target")
+            pred, status = classify_answer(raw, words)
+        cid = doc.get("id") or f"{category}#{line.get('doc_id', lineno)}"
+        if gold not in labels:
+            raise ResultsError(f"{path}:{lineno}: gold label {gold!r} of clip {cid!r} is not one of "
+                               f"{', '.join(labels)} ({fmt} format)")
+        records.append({"id": cid, "category": doc.get("category") or category,
+                        "source_id": doc.get("source_id") or cid, "direction": gold, "pred": pred,
+                        "status": status, "raw": raw, "correct": pred == gold})
     return records
 
 
@@ -171,53 +182,45 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
         On a line that is not JSON or lacks the clip's gold direction.
     """
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
+    for lineno, line in sample_lines(path):
+        doc = line.get("doc") or {}
+        logged = line.get("acc_parsed")
+        if isinstance(logged, str):
             try:
-                line = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); the file may be truncated, "
-                                   f"rerun lm-eval with --log_samples") from None
-            doc = line.get("doc") or {}
-            logged = line.get("acc_parsed")
-            if isinstance(logged, str):
-                try:
-                    logged = parse_record_code(logged)
-                except ValueError as exc:
-                    raise ResultsError(f"{path}:{lineno}: {exc}") from None
-            elif not isinstance(logged, dict):
-                logged = None
-            raw = _raw_output(line)
-            cid = doc.get("id") or (logged or {}).get("id") or f"{category}#{line.get('doc_id', lineno)}"
-            try:
-                fields = vocalgrad.parse_clip_id(cid)
-            except ValueError:
-                fields = {}
-            gold = (logged or {}).get("direction") or doc.get("label") or doc.get("direction") \
-                or line.get("target") or fields.get("direction")
-            if gold not in vocalgrad.DIRECTIONS:
-                raise ResultsError(f"{path}:{lineno}: no gold direction for clip {cid!r} (got {gold!r})")
-            if logged is not None and "status" in logged:
-                pred, status, exact = logged.get("pred"), logged["status"], bool(logged.get("exact"))
-            else:
-                scored = score_answer(raw, gold)
-                pred, status, exact = scored["pred"], scored["status"], scored["exact"]
-            records.append({
-                "id": cid,
-                "category": doc.get("category") or category,
-                "tier": doc.get("tier") or fields.get("tier"),
-                "trajectory": doc.get("trajectory") or fields.get("trajectory"),
-                "direction": gold,
-                "source_id": doc.get("source_id") or fields.get("source_id") or cid,
-                "raw": raw,
-                "pred": pred,
-                "status": status,
-                "exact": exact,
-                "retried": bool((logged or {}).get("retried", False)),
-                "correct": pred == gold,
-            })
+                logged = parse_record_code(logged)
+            except ValueError as exc:
+                raise ResultsError(f"{path}:{lineno}: {exc}") from None
+        elif not isinstance(logged, dict):
+            logged = None
+        raw = _raw_output(line)
+        cid = doc.get("id") or (logged or {}).get("id") or f"{category}#{line.get('doc_id', lineno)}"
+        try:
+            fields = vocalgrad.parse_clip_id(cid)
+        except ValueError:
+            fields = {}
+        gold = (logged or {}).get("direction") or doc.get("label") or doc.get("direction") \
+            or line.get("target") or fields.get("direction")
+        if gold not in vocalgrad.DIRECTIONS:
+            raise ResultsError(f"{path}:{lineno}: no gold direction for clip {cid!r} (got {gold!r})")
+        if logged is not None and "status" in logged:
+            pred, status, exact = logged.get("pred"), logged["status"], bool(logged.get("exact"))
+        else:
+            scored = score_answer(raw, gold)
+            pred, status, exact = scored["pred"], scored["status"], scored["exact"]
+        records.append({
+            "id": cid,
+            "category": doc.get("category") or category,
+            "tier": doc.get("tier") or fields.get("tier"),
+            "trajectory": doc.get("trajectory") or fields.get("trajectory"),
+            "direction": gold,
+            "source_id": doc.get("source_id") or fields.get("source_id") or cid,
+            "raw": raw,
+            "pred": pred,
+            "status": status,
+            "exact": exact,
+            "retried": bool((logged or {}).get("retried", False)),
+            "correct": pred == gold,
+        })
     return records
 
 
