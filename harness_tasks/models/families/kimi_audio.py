@@ -291,18 +291,6 @@ class KimiLoadedModel(LoadedModel):
         off = self.token_offset
         return [self.tokenizer.decode([t for t in ids if not off or t < off]) for ids in answers]
 
-    def word_token_ids(self, word: str) -> list[int]:
-        """First-token ids of ``word`` and ``" " + word`` in Kimi's text tokenizer."""
-        ids = []
-        for variant in (word, " " + word):
-            toks = self.tokenizer.encode(variant)
-            if not toks:
-                raise ValueError(f"answer word {word!r} has no tokens")
-            if variant != word and not self.tokenizer.decode(toks[:1]).strip():
-                continue
-            if toks[0] not in ids:
-                ids.append(toks[0])
-        return ids
 
 
 class KimiAudioFamily(Family):
