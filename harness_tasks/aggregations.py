@@ -1,25 +1,30 @@
-"""lm-eval aggregations of the VocalGrad tasks, one plain function per metric.
+"""lm-eval aggregations of the VocalGrad tasks, one per metric, built from the metric tables.
 
-The task YAMLs name them as ``!function vocalgrad_utils.agg_<metric>[_<suffix>]``. Each reads the
-per-doc record codes written by :mod:`.hooks` (:func:`harness_tasks.metrics.record_code`) and
-returns one number; the formulas are in :mod:`.metrics`.
+The task YAMLs name them as ``!function vocalgrad_utils.agg_<metric>[_<suffix>]``. Each is an
+:class:`Aggregation`: it reads the per-doc record codes written by :mod:`.hooks`
+(:func:`harness_tasks.metrics.record_code`) and returns one number; the formulas are in
+:mod:`.metrics` and :mod:`.label_metrics`. The names come from the same tables that
+:mod:`.task_configs` writes into the YAMLs, so a metric is added in one place:
+
+==================================== ================================================ =======================
+name                                 metric tables                                    reads
+==================================== ================================================ =======================
+``agg_<m>``                          :data:`RECORD_METRICS`                           every record
+``agg_<m>`` (``acc_logit`` ...)      :data:`LOGIT_METRICS`                            records with a logit tag
+``agg_<m>_sources``                  :data:`SOURCE_METRICS`                           source-clip answers
+``agg_<m>_<fmt>`` (yesno, ternary)   :func:`label_metric_names`                       the format's records
+==================================== ================================================ =======================
+
+>>> AGGREGATIONS["agg_balanced_acc"]
+vocalgrad_utils.agg_balanced_acc
 """
 
 from __future__ import annotations
 
-from . import label_metrics, metrics
-from .variants import FORMAT_LABELS
+from collections.abc import Callable
 
-__all__ = [
-    "LOGIT_METRICS", "RECORD_METRICS", "label_metric_names", "agg_acc_parsed", "agg_balanced_acc",
-    "agg_acc_increase", "agg_acc_decrease", "agg_increase_ratio", "agg_increase_ratio_all",
-    "agg_unparsed_rate", "agg_error_rate", "agg_exact_match_rate", "agg_acc_logit",
-    "agg_increase_ratio_logit", "agg_increase_ratio_sources", "agg_unparsed_rate_sources",
-    "agg_macro_f1_yesno", "agg_unparsed_rate_yesno", "agg_pred_yes_yesno", "agg_pred_no_yesno",
-    "agg_pred_unparsed_yesno", "agg_macro_f1_ternary", "agg_unparsed_rate_ternary",
-    "agg_pred_increase_ternary", "agg_pred_decrease_ternary", "agg_pred_constant_ternary",
-    "agg_pred_unparsed_ternary"
-]
+from . import label_metrics, metrics
+from .variants import FORMAT_LABELS, LABELLED_FORMATS
 
 #: Task metrics aggregated from per-doc records (``acc`` itself is a plain 0/1 mean).
 RECORD_METRICS: tuple[str, ...] = (
@@ -28,6 +33,8 @@ RECORD_METRICS: tuple[str, ...] = (
 )
 #: Metrics of the logit-scored answer (``scoring=logits|both``), aggregated from record codes.
 LOGIT_METRICS: tuple[str, ...] = ("acc_logit", "increase_ratio_logit")
+#: Response-bias metrics of the ``vocalgrad_sources`` tasks (unmodified source clips).
+SOURCE_METRICS: tuple[str, ...] = ("increase_ratio", "unparsed_rate")
 
 
 def label_metric_names(fmt: str) -> tuple[str, ...]:
@@ -37,135 +44,77 @@ def label_metric_names(fmt: str) -> tuple[str, ...]:
             f"pred_{label_metrics.UNPARSED}")
 
 
-def _record_metric(name: str, items: list[str]) -> float:
-    return metrics.metric_from_table(name, metrics.tabulate(items))
+class Aggregation:
+    """One lm-eval aggregation: ``items`` (the per-doc codes of one metric) -> one number.
+
+    Parameters
+    ----------
+    name : str
+        The name the YAMLs use (``agg_...``).
+    compute : callable
+        ``compute(items) -> float``.
+    doc : str
+        What the number is (the docstring).
+    """
+
+    def __init__(self, name: str, compute: Callable[[list[str]], float], doc: str):
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = f"lm-eval aggregation: {doc}."
+        self._compute = compute
+
+    def __call__(self, items: list[str]) -> float:
+        return self._compute(items)
+
+    def __repr__(self) -> str:  # what lm-eval writes for the aggregation in the results' configs
+        return f"vocalgrad_utils.{self.__name__}"
 
 
-def _logit_metric(name: str, items: list[str]) -> float:
-    codes = [c for c in items if c]  # empty code: the answer had no logit tag
-    return metrics.metric_from_table(name, metrics.tabulate(codes)) if codes else float("nan")
+def _on_records(name: str) -> Callable[[list[str]], float]:
+    return lambda items: metrics.metric_from_table(name, metrics.tabulate(items))
 
 
-# ----------------------------------------------------------------------------- default record codes
-def agg_acc_parsed(items: list[str]) -> float:
-    """lm-eval aggregation: ``acc_parsed`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("acc_parsed", items)
+def _on_logit_records(name: str) -> Callable[[list[str]], float]:
+    def compute(items: list[str]) -> float:
+        codes = [c for c in items if c]  # empty code: the answer had no logit tag
+        return metrics.metric_from_table(name, metrics.tabulate(codes)) if codes else float("nan")
+    return compute
 
 
-def agg_balanced_acc(items: list[str]) -> float:
-    """lm-eval aggregation: ``balanced_acc`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("balanced_acc", items)
+def _on_sources(name: str) -> Callable[[list[str]], float]:
+    return lambda items: metrics.source_bias(items)[name]
 
 
-def agg_acc_increase(items: list[str]) -> float:
-    """lm-eval aggregation: ``acc_increase`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("acc_increase", items)
+def _on_labels(name: str, fmt: str) -> Callable[[list[str]], float]:
+    return lambda items: label_metrics.label_metric(name, fmt, items)
 
 
-def agg_acc_decrease(items: list[str]) -> float:
-    """lm-eval aggregation: ``acc_decrease`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("acc_decrease", items)
+def _build() -> dict[str, Aggregation]:
+    specs = [(f"agg_{m}", _on_records(m), f"``{m}`` over per-doc records (see harness_tasks.metrics)")
+             for m in RECORD_METRICS]
+    specs += [(f"agg_{m}", _on_logit_records(m.removesuffix("_logit")),
+               f"``{m.removesuffix('_logit')}`` of the logit-scored answers (nan when there are none)")
+              for m in LOGIT_METRICS]
+    specs += [(f"agg_{m}_sources", _on_sources(m), f"``{m}`` of the answers on the source clips")
+              for m in SOURCE_METRICS]
+    specs += [(f"agg_{m}_{fmt}", _on_labels(m, fmt), f"``{m}`` of the {fmt} format over per-doc records")
+              for fmt in LABELLED_FORMATS for m in label_metric_names(fmt)]
+    return {name: Aggregation(name, compute, doc) for name, compute, doc in specs}
 
 
-def agg_increase_ratio(items: list[str]) -> float:
-    """lm-eval aggregation: ``increase_ratio`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("increase_ratio", items)
+#: Every aggregation the task YAMLs name: ``agg_...`` -> :class:`Aggregation`.
+AGGREGATIONS: dict[str, Aggregation] = _build()
+
+__all__ = ["AGGREGATIONS", "Aggregation", "LOGIT_METRICS", "RECORD_METRICS", "SOURCE_METRICS",
+           "label_metric_names", *AGGREGATIONS]
 
 
-def agg_increase_ratio_all(items: list[str]) -> float:
-    """lm-eval aggregation: ``increase_ratio_all`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("increase_ratio_all", items)
+def __getattr__(name: str) -> Aggregation:
+    # the YAMLs' ``vocalgrad_utils.agg_*`` names (and ``from .aggregations import *``) resolve here
+    try:
+        return AGGREGATIONS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
-def agg_unparsed_rate(items: list[str]) -> float:
-    """lm-eval aggregation: ``unparsed_rate`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("unparsed_rate", items)
-
-
-def agg_error_rate(items: list[str]) -> float:
-    """lm-eval aggregation: ``error_rate`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("error_rate", items)
-
-
-def agg_exact_match_rate(items: list[str]) -> float:
-    """lm-eval aggregation: ``exact_match_rate`` over per-doc records (see harness_tasks.metrics)."""
-    return _record_metric("exact_match_rate", items)
-
-
-# ----------------------------------------------------------------------------- logit-scored answers
-def agg_acc_logit(items: list[str]) -> float:
-    """lm-eval aggregation: ``acc`` of the logit-scored answers (nan when there are none)."""
-    return _logit_metric("acc", items)
-
-
-def agg_increase_ratio_logit(items: list[str]) -> float:
-    """lm-eval aggregation: ``increase_ratio`` of the logit-scored answers (nan when there are none)."""
-    return _logit_metric("increase_ratio", items)
-
-
-# ----------------------------------------------------------------------------- source clips (response bias)
-def agg_increase_ratio_sources(items: list[str]) -> float:
-    """lm-eval aggregation: ``increase_ratio`` of the answers on the source clips."""
-    return metrics.source_bias(items)["increase_ratio"]
-
-
-def agg_unparsed_rate_sources(items: list[str]) -> float:
-    """lm-eval aggregation: ``unparsed_rate`` of the answers on the source clips."""
-    return metrics.source_bias(items)["unparsed_rate"]
-
-
-# ----------------------------------------------------------------------------- yesno format
-def agg_macro_f1_yesno(items: list[str]) -> float:
-    """lm-eval aggregation: ``macro_f1`` of the yesno format over per-doc records."""
-    return label_metrics.label_metric("macro_f1", "yesno", items)
-
-
-def agg_unparsed_rate_yesno(items: list[str]) -> float:
-    """lm-eval aggregation: ``unparsed_rate`` of the yesno format over per-doc records."""
-    return label_metrics.label_metric("unparsed_rate", "yesno", items)
-
-
-def agg_pred_yes_yesno(items: list[str]) -> float:
-    """lm-eval aggregation: ``pred_yes`` of the yesno format over per-doc records."""
-    return label_metrics.label_metric("pred_yes", "yesno", items)
-
-
-def agg_pred_no_yesno(items: list[str]) -> float:
-    """lm-eval aggregation: ``pred_no`` of the yesno format over per-doc records."""
-    return label_metrics.label_metric("pred_no", "yesno", items)
-
-
-def agg_pred_unparsed_yesno(items: list[str]) -> float:
-    """lm-eval aggregation: ``pred_unparsed`` of the yesno format over per-doc records."""
-    return label_metrics.label_metric("pred_unparsed", "yesno", items)
-
-
-# ----------------------------------------------------------------------------- ternary format
-def agg_macro_f1_ternary(items: list[str]) -> float:
-    """lm-eval aggregation: ``macro_f1`` of the ternary format over per-doc records."""
-    return label_metrics.label_metric("macro_f1", "ternary", items)
-
-
-def agg_unparsed_rate_ternary(items: list[str]) -> float:
-    """lm-eval aggregation: ``unparsed_rate`` of the ternary format over per-doc records."""
-    return label_metrics.label_metric("unparsed_rate", "ternary", items)
-
-
-def agg_pred_increase_ternary(items: list[str]) -> float:
-    """lm-eval aggregation: ``pred_increase`` of the ternary format over per-doc records."""
-    return label_metrics.label_metric("pred_increase", "ternary", items)
-
-
-def agg_pred_decrease_ternary(items: list[str]) -> float:
-    """lm-eval aggregation: ``pred_decrease`` of the ternary format over per-doc records."""
-    return label_metrics.label_metric("pred_decrease", "ternary", items)
-
-
-def agg_pred_constant_ternary(items: list[str]) -> float:
-    """lm-eval aggregation: ``pred_constant`` of the ternary format over per-doc records."""
-    return label_metrics.label_metric("pred_constant", "ternary", items)
-
-
-def agg_pred_unparsed_ternary(items: list[str]) -> float:
-    """lm-eval aggregation: ``pred_unparsed`` of the ternary format over per-doc records."""
-    return label_metrics.label_metric("pred_unparsed", "ternary", items)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(AGGREGATIONS))

@@ -39,7 +39,7 @@ from pathlib import Path
 import vocalgrad
 from generation.audio import atomic_write_text
 
-from .aggregations import LOGIT_METRICS, RECORD_METRICS, label_metric_names
+from .aggregations import LOGIT_METRICS, RECORD_METRICS, SOURCE_METRICS, label_metric_names
 from .variants import VARIANTS
 
 TASK_DIR = Path(__file__).resolve().parent / "vocalgrad"
@@ -76,9 +76,6 @@ SUBSET_GROUPS: dict[str, tuple[str, object]] = {
     "vocalgrad_xattr_off": ("xattr", lambda e: e.suffix.split("_")[0] != e.suffix.split("_")[1]),
 }
 
-
-#: Metrics of the source-clip tasks (no gold direction: response bias only).
-SOURCE_METRICS = ("increase_ratio", "unparsed_rate")
 
 ALL_METRICS = ("acc",) + RECORD_METRICS + LOGIT_METRICS
 _LOWER_IS_BETTER = {"unparsed_rate", "error_rate"}

@@ -231,12 +231,13 @@ def test_one_variants_and_formats_table():
         assert loading.parse_format_task(f"vocalgrad_{fmt}_echo") == (fmt, "echo")
 
 
-def test_task_yaml_functions_are_defined_plainly():
-    # every `vocalgrad_utils.<name>` of the YAMLs is a function defined with `def` in a module of
-    # harness_tasks (grep finds it), not created through globals()
+def test_task_yaml_functions_resolve_to_named_definitions():
+    # every `vocalgrad_utils.<name>` of the YAMLs is either a function defined with `def` in a module
+    # of harness_tasks (grep finds it) or an aggregation of the one table built from the metric
+    # tables, never created through globals()
     import re
 
-    from harness_tasks import utils
+    from harness_tasks import aggregations, utils
 
     refs = set()
     for path in (ROOT / "harness_tasks" / "vocalgrad").iterdir():
@@ -247,5 +248,10 @@ def test_task_yaml_functions_are_defined_plainly():
     for name in refs:
         fn = getattr(utils, name)
         assert fn.__name__ == name and fn.__qualname__ == name, name
-        assert f"def {name}(" in sources, name
+        if name.startswith("agg_"):
+            assert fn is aggregations.AGGREGATIONS[name], name
+        else:
+            assert f"def {name}(" in sources, name
+    # and the table holds nothing the YAMLs do not use
+    assert set(aggregations.AGGREGATIONS) == {r for r in refs if r.startswith("agg_")}
     assert "globals()[" not in sources
