@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np

@@ -230,26 +230,21 @@ def metric_from_table(name: str, table: np.ndarray) -> float | np.ndarray:
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _records_metric(name: str) -> Callable[[Iterable[Mapping[str, Any]]], float]:
+def _records_metric(name: str, doc: str) -> Callable[[Iterable[Mapping[str, Any]]], float]:
     def fn(records: Iterable[Mapping[str, Any]]) -> float:
         return metric_from_table(name, tabulate(records))
 
-    fn.__name__ = name
+    fn.__name__, fn.__doc__ = name, doc
     return fn
 
 
-accuracy = _records_metric("acc")
-accuracy.__doc__ = "Share of all clips answered correctly (unparsed = wrong)."
-accuracy_parsed = _records_metric("acc_parsed")
-accuracy_parsed.__doc__ = "Accuracy over parsed answers only."
-balanced_accuracy = _records_metric("balanced_acc")
-balanced_accuracy.__doc__ = "Mean of the per-direction accuracies (unparsed = wrong)."
-exact_match_rate = _records_metric("exact_match_rate")
-exact_match_rate.__doc__ = "Share of raw answers that are exactly one direction word (benchmark.md §8)."
-unparsed_rate = _records_metric("unparsed_rate")
-unparsed_rate.__doc__ = "Share of answers that are not parsed (no match, ambiguous or error)."
-error_rate = _records_metric("error_rate")
-error_rate.__doc__ = "Share of answers that the model adapter marked as failed requests."
+accuracy = _records_metric("acc", "Share of all clips answered correctly (unparsed = wrong).")
+accuracy_parsed = _records_metric("acc_parsed", "Accuracy over parsed answers only.")
+balanced_accuracy = _records_metric("balanced_acc", "Mean of the per-direction accuracies (unparsed = wrong).")
+exact_match_rate = _records_metric(
+    "exact_match_rate", "Share of raw answers that are exactly one direction word (benchmark.md §8).")
+unparsed_rate = _records_metric("unparsed_rate", "Share of answers that are not parsed (no match, ambiguous or error).")
+error_rate = _records_metric("error_rate", "Share of answers that the model adapter marked as failed requests.")
 
 
 def direction_accuracy(records: Iterable[Mapping[str, Any]], direction: str) -> float:

@@ -64,7 +64,8 @@ from .answer_log import AnswerLog, answer_key, default_log_root
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["Answer", "FatalAdapterError", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout"]
+__all__ = ["Answer", "ChatLM", "FatalAdapterError", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout",
+           "positive_int"]
 
 #: generation_kwargs keys that carry task settings to the adapters (removed from gen_kwargs).
 TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words")
@@ -85,6 +86,27 @@ def as_bool(value: Any, *, name: str = "flag") -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def positive_int(value: Any, name: str, accepted: str = "a positive integer") -> int:
+    """Read a model argument that must be an integer >= 1.
+
+    Parameters
+    ----------
+    value : Any
+        What lm-eval passed (str or int).
+    name : str
+        The argument's name, for the error.
+    accepted : str
+        Every form the argument takes, for the error (``"an integer, 'task' or 'none'"``).
+    """
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {accepted}, got {value!r}") from None
+    if n < 1:
+        raise ValueError(f"{name} must be >= 1, got {n}")
+    return n
 
 
 class FatalAdapterError(VocalGradError, RuntimeError):
@@ -229,13 +251,7 @@ class VocalGradLM(LM):
     def _parse_batch_size(value: Any) -> int:
         if value is None or str(value).startswith("auto"):
             return 1
-        try:
-            n = int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"batch_size must be a positive integer or 'auto', got {value!r}") from None
-        if n < 1:
-            raise ValueError(f"batch_size must be >= 1, got {n}")
-        return n
+        return positive_int(value, "batch_size", "a positive integer or 'auto'")
 
     # -------------------------------------------------------------- lm-eval interface
     def generate_until(self, requests: Sequence[Any], disable_tqdm: bool = False) -> list[str]:
@@ -460,3 +476,29 @@ class VocalGradLM(LM):
     def barrier(self) -> None:
         if self.accelerator is not None:
             self.accelerator.wait_for_everyone()
+
+
+class ChatLM(VocalGradLM):
+    """Base of the adapters that send each query as one chat turn to a model (hf, openai, worker).
+
+    Parameters
+    ----------
+    audio_first : bool
+        Clips before the text (default false: text, then clips); a task's
+        ``vocalgrad_audio_first`` wins over it.
+    system_prompt : str, optional
+        A system turn before the user turn.
+    **kwargs
+        :class:`VocalGradLM`'s.
+    """
+
+    RETRIES = True
+
+    def __init__(self, *, audio_first: Any = False, system_prompt: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.audio_first = as_bool(audio_first, name="audio_first")
+        self.system_prompt = system_prompt or None
+
+    def audio_first_of(self, q: Query) -> bool:
+        """Whether ``q``'s clips go before its text: the task's setting, else the adapter's."""
+        return self.audio_first if q.audio_first is None else q.audio_first

@@ -50,7 +50,7 @@ import vocalgrad
 
 from ..logit_answers import logit_answer
 from ..parsing import error_answer
-from .base import Query, VocalGradLM, as_bool
+from .base import ChatLM, Query, as_bool
 from .families import Item, LoadedModel, as_item, load, resolve_model_class
 
 log = logging.getLogger("vocalgrad")
@@ -67,11 +67,10 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
-class HFAudioLM(VocalGradLM):
+class HFAudioLM(ChatLM):
     """lm-eval adapter for transformers audio-text models (see the module docstring)."""
 
     name = "vocalgrad-hf"
-    RETRIES = True
 
     def __init__(
         self,
@@ -84,8 +83,6 @@ class HFAudioLM(VocalGradLM):
         peft: str | None = None,
         dtype: str = "auto",
         device: Any = "auto",
-        audio_first: Any = False,
-        system_prompt: str | None = None,
         scoring: str = "generate",
         trust_remote_code: Any = False,
         attn_implementation: str | None = None,
@@ -99,8 +96,6 @@ class HFAudioLM(VocalGradLM):
             raise ValueError(f"scoring must be one of {', '.join(SCORING)}, got {scoring!r}")
         if self.scoring == "logits":
             self.retry_unparsed = False          # the answer is always one label word
-        self.audio_first = as_bool(audio_first, name="audio_first")
-        self.system_prompt = system_prompt or None
         self.lm: LoadedModel = load(pretrained, revision=revision, dtype=dtype, device=device,
                                     trust_remote_code=as_bool(trust_remote_code, name="trust_remote_code"),
                                     model_class=model_class, family=family, peft=peft, processor=processor,
@@ -120,8 +115,7 @@ class HFAudioLM(VocalGradLM):
     # ------------------------------------------------------------------ inputs
     def item(self, q: Query) -> Item:
         """The model-layer :class:`Item` of a query (decodes its clips)."""
-        first = self.audio_first if q.audio_first is None else q.audio_first
-        return as_item(q.prompt, q.audios, audio_first=first, system=self.system_prompt)
+        return as_item(q.prompt, q.audios, audio_first=self.audio_first_of(q), system=self.system_prompt)
 
     def conversation(self, prompt: str, audios: list, *, audio_first: bool | None = None) -> list[dict]:
         """Chat turns for a prompt and its (already decoded, processor-rate) audio arrays."""

@@ -55,7 +55,6 @@ import logging
 import os
 import random
 import threading
-import time
 import urllib.error
 import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -66,7 +65,7 @@ from vocalgrad import VocalGradError
 
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
-from .base import Query, VocalGradLM, as_bool, layout
+from .base import ChatLM, Query, VocalGradLM, layout, positive_int
 
 log = logging.getLogger("vocalgrad")
 
@@ -81,11 +80,10 @@ class _Retryable(VocalGradError):
         self.wait = wait
 
 
-class OpenAIAudioLM(VocalGradLM):
+class OpenAIAudioLM(ChatLM):
     """lm-eval adapter for OpenAI-compatible ``/chat/completions`` endpoints with audio."""
 
     name = "vocalgrad-openai"
-    RETRIES = True
     IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {
         "api_key_env", "concurrency", "timeout", "max_retries", "backoff", "cache"}
 
@@ -96,8 +94,6 @@ class OpenAIAudioLM(VocalGradLM):
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         audio_format: str = "input_audio",
-        audio_first: Any = False,
-        system_prompt: str | None = None,
         sample_rate: Any = 0,
         max_tokens: Any = "task",
         max_completion_tokens: Any = None,
@@ -126,8 +122,6 @@ class OpenAIAudioLM(VocalGradLM):
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         self.audio_format = audio_format
-        self.audio_first = as_bool(audio_first, name="audio_first")
-        self.system_prompt = system_prompt or None
         self.sample_rate = int(sample_rate)
         self.max_tokens = self._budget_arg(max_tokens, "max_tokens")
         self.max_completion_tokens = self._budget_arg(max_completion_tokens, "max_completion_tokens")
@@ -161,13 +155,7 @@ class OpenAIAudioLM(VocalGradLM):
             return None
         if str(value).strip().lower() == "task":
             return "task"
-        try:
-            n = int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be an integer, 'task' or 'none', got {value!r}") from None
-        if n < 1:
-            raise ValueError(f"{name} must be >= 1, got {n}")
-        return n
+        return positive_int(value, name, "an integer, 'task' or 'none'")
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -190,14 +178,11 @@ class OpenAIAudioLM(VocalGradLM):
                 parts.append({"type": "audio_url", "audio_url": {"url": f"data:audio/wav;base64,{b64}"}})
         return parts, digest.hexdigest()
 
-    def _first(self, q: Query) -> bool:
-        return self.audio_first if q.audio_first is None else q.audio_first
-
     def _body(self, q: Query, audio_parts: list[dict], *, scale: float = 1.0) -> dict:
         # audio_parts are in q.audios order; layout() places them (text/audio order, markers)
         clips = iter(audio_parts)
         content = [{"type": "text", "text": v} if kind == "text" else next(clips)
-                   for kind, v in layout(q.prompt, list(range(len(audio_parts))), audio_first=self._first(q))]
+                   for kind, v in layout(q.prompt, list(range(len(audio_parts))), audio_first=self.audio_first_of(q))]
         messages = [{"role": "user", "content": content}]
         if self.system_prompt:
             messages.insert(0, {"role": "system", "content": self.system_prompt})

@@ -49,7 +49,7 @@ from generation.audio import resample
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
 from ..workers.protocol import PREFIX, PROTOCOL_VERSION
-from .base import FatalAdapterError, Query, VocalGradLM, as_bool, layout
+from .base import ChatLM, FatalAdapterError, Query, VocalGradLM, layout
 
 log = logging.getLogger("vocalgrad")
 
@@ -62,15 +62,14 @@ class WorkerError(FatalAdapterError):
     """The worker process died, broke the protocol or stopped answering."""
 
 
-class WorkerLM(VocalGradLM):
+class WorkerLM(ChatLM):
     """lm-eval adapter that forwards each request to a worker process (see the module docstring)."""
 
     name = "vocalgrad-worker"
-    RETRIES = True
     IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {"timeout", "startup_timeout", "audio"}
 
     def __init__(self, *, cmd: str | None = None, cwd: str | None = None, audio: str = "bytes", sample_rate: Any = 0,
-                 audio_first: Any = False, system_prompt: str | None = None, timeout: Any = 600.0,
+                 timeout: Any = 600.0,
                  startup_timeout: Any = 1800.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not cmd or not str(cmd).strip():
@@ -81,8 +80,6 @@ class WorkerLM(VocalGradLM):
         self.cwd = cwd
         self.audio_mode = audio
         self.sample_rate = int(sample_rate or 0)
-        self.audio_first = as_bool(audio_first, name="audio_first")
-        self.system_prompt = system_prompt or None
         self.timeout = float(timeout)
         self.startup_timeout = float(startup_timeout)
         self.proc: subprocess.Popen | None = None
@@ -185,9 +182,6 @@ class WorkerLM(VocalGradLM):
             pass
 
     # ------------------------------------------------------------------ requests
-    def _first(self, q: Query) -> bool:
-        return self.audio_first if q.audio_first is None else q.audio_first
-
     def _audio(self, q: Query) -> list[dict[str, Any]]:
         out = []
         for i, a in enumerate(q.audios):
@@ -209,7 +203,7 @@ class WorkerLM(VocalGradLM):
 
     def request(self, q: Query) -> dict[str, Any]:
         """The protocol message for a query."""
-        first = self._first(q)
+        first = self.audio_first_of(q)
         parts = [{"type": "text", "text": v} if kind == "text" else {"type": "audio", "index": v}
                  for kind, v in layout(q.prompt, list(range(len(q.audios))), audio_first=first)]
         return {"type": "request", "id": self._next_id, "prompt": q.prompt, "parts": parts,
