@@ -19,7 +19,7 @@ from ..base import layout
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["AudioInfo", "Family", "Item", "LoadedModel", "prepare_audio", "resolve_model_class"]
+__all__ = ["AudioInfo", "Family", "Item", "LoadedModel", "as_item", "batch_items", "prepare_audio", "resolve_model_class"]
 
 #: transformers auto-mappings searched (in order) for a class that generates text.
 _MAPPINGS = (
@@ -307,12 +307,7 @@ class LoadedModel:
         """
         import torch
 
-        items = list(items)
-        if not items:
-            raise ValueError("batch() needs at least one item")
-        with_target = [it.target is not None for it in items]
-        if any(with_target) and not all(with_target):
-            raise ValueError("either every item of a batch has a target or none has")
+        items = batch_items(items)
         audios, infos = [], []
         for it in items:
             group = []
@@ -413,6 +408,18 @@ class LoadedModel:
         if hs is None:
             raise RuntimeError(f"{self.name}: the model returned no hidden states (output_hidden_states)")
         return tuple(hs)
+
+
+def batch_items(items: Sequence[Item]) -> list[Item]:
+    """``items`` as a list, checked for :meth:`LoadedModel.batch`: at least one, and either every
+    item has a target or none has."""
+    items = list(items)
+    if not items:
+        raise ValueError("batch() needs at least one item")
+    with_target = [it.target is not None for it in items]
+    if any(with_target) and not all(with_target):
+        raise ValueError("either every item of a batch has a target or none has")
+    return items
 
 
 def as_item(prompt: str, clips: Sequence[Mapping[str, Any]], **kw: Any) -> Item:

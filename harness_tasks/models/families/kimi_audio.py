@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..base import layout
-from .base import Family, Item, LoadedModel, prepare_audio
+from .base import Family, Item, LoadedModel, batch_items, prepare_audio
 
 __all__ = ["KimiAudioFamily", "KimiLoadedModel", "KimiTextLM", "import_kimia"]
 
@@ -209,12 +209,7 @@ class KimiLoadedModel(LoadedModel):
         and the text end-of-stream token)."""
         import torch
 
-        items = list(items)
-        if not items:
-            raise ValueError("batch() needs at least one item")
-        with_target = [it.target is not None for it in items]
-        if any(with_target) and not all(with_target):
-            raise ValueError("either every item of a batch has a target or none has")
+        items = batch_items(items)
         self.last_audio = []
         with tempfile.TemporaryDirectory(prefix="vocalgrad-kimi-") as tmp:
             rows = [self._encode_one(it, tmp, i) for i, it in enumerate(items)]
@@ -225,7 +220,7 @@ class KimiLoadedModel(LoadedModel):
         text = torch.full((b, width), blank, dtype=torch.long)
         cont = torch.zeros((b, width), dtype=torch.bool)
         mask = torch.zeros((b, width), dtype=torch.long)
-        labels = torch.full((b, width), -100, dtype=torch.long) if with_target[0] else None
+        labels = torch.full((b, width), -100, dtype=torch.long) if items[0].target is not None else None
         for r, (a, t, c, _, lab) in enumerate(rows):
             n = len(a)
             audio[r, width - n:], text[r, width - n:], cont[r, width - n:] = a, t, c
