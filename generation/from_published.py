@@ -21,7 +21,7 @@ from . import audio as aio
 from . import hub as _hub
 from .hub_dir import HubDir
 
-__all__ = ["CONVERSION_NOTE", "build_from_published", "run_cli"]
+__all__ = ["CONVERSION_NOTE", "build_from_published"]
 
 #: Appended to the card: what differs from a folder built from a render.
 CONVERSION_NOTE = """

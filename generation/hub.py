@@ -14,7 +14,6 @@ sorted by clip id, the writer settings are fixed and nothing time-dependent is w
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -35,7 +34,6 @@ __all__ = [
     "SOURCES_CONFIG",
     "build_hub",
     "check_render",
-    "register_cli",
     "render_card",
     "shard_rows",
     "source_rows",
@@ -387,9 +385,8 @@ def _provenance_note(by_split: dict) -> str:
     for split, c in sorted(by_split.items()):
         if c.meta.get("selection_note"):
             out.append(f"**Selection ({split}):** {c.meta['selection_note']}.")
-        rec = c.path / "verify.json"
-        if rec.is_file():
-            v = json.loads(rec.read_text())
+        v = RenderDir(c.path).verify_record()
+        if v is not None:
             same = v.get("manifest_sha256") == RenderDir(c.path).manifest_sha256()
             if v.get("ok") and same:
                 out.append(f"**Verified ({split}):** `vocalgrad verify` passed on {v.get('checked_at', '?')} "

@@ -34,11 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .render_dir import RenderDir
+
 __all__ = ["MIN_CHANGE", "EFFECT_UNITS", "LABEL_CHECKS_FILE", "LabelWarning", "source_warnings",
            "measure_effect", "clip_warnings", "aligned_cores", "kept_db", "semitone_shift",
            "write_label_checks", "load_label_checks", "label_warning_summary", "label_warnings_markdown"]
 
-LABEL_CHECKS_FILE = "label_checks.csv"
+LABEL_CHECKS_FILE = RenderDir.LABEL_CHECKS
 LABEL_CHECK_COLUMNS = ("clip_id", "category", "tier", "trajectory", "direction", "source_id",
                        "effect_measured", "effect_unit", "label_warnings")
 
@@ -295,13 +297,13 @@ def write_label_checks(out_dir: Path, parts_dir: str = ".parts") -> Counter:
         eff = r.get("effect_measured")
         w.writerow([r["clip_id"], r["category"], r["tier"], r["trajectory"], r["direction"], r["source_id"],
                     "" if eff is None else f"{eff:.6g}", r.get("effect_unit", ""), codes])
-    aio.atomic_write_bytes(out_dir / LABEL_CHECKS_FILE, buf.getvalue().encode())
+    aio.atomic_write_bytes(RenderDir(out_dir).label_checks_path, buf.getvalue().encode())
     return counts
 
 
 def load_label_checks(render_dir) -> list[dict]:
     """Rows of ``label_checks.csv`` (empty list when the render predates it)."""
-    path = Path(render_dir) / LABEL_CHECKS_FILE
+    path = RenderDir(render_dir).label_checks_path
     if not path.exists():
         return []
     with open(path, newline="") as fh:

@@ -59,15 +59,8 @@ def check_hub_folder(hub_dir) -> list[str]:
     return [f for f in files if f not in hidden]
 
 
-def publish(
-    hub_dir,
-    repo_id: str,
-    *,
-    private: bool = False,
-    revision: str | None = None,
-    token: str | None = None,
-    commit_message: str | None = None,
-) -> str:
+def publish(hub_dir, repo_id: str, *, private: bool = False, revision: str | None = None,
+            token: str | None = None, commit_message: str | None = None) -> str:
     """Create ``repo_id`` if needed and upload ``hub_dir`` to it.
 
     Parameters

@@ -38,6 +38,7 @@ import vocalgrad as vg
 from . import audio as aio
 from . import label_validity as lv
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
+from .render_dir import RenderDir
 from .schedule import make_schedule
 from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
 from .frozen import recorded_span
@@ -45,7 +46,7 @@ from .span import Span, detect_span
 from .transforms import ClipKey, Params, get_transform
 from .warmup import warm_up
 
-__all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "register_cli"]
+__all__ = ["render", "render_source_category", "RenderError", "RenderSummary"]
 
 TOOLKIT_VERSION = "0.1.0"
 MIN_DURATION_SEC = 0.5
@@ -214,7 +215,8 @@ def _part_path(out_dir: Path, source_id: str, category: str) -> Path:
 
 
 def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
-    path = out_dir / "render.json"
+    rd = RenderDir(out_dir)
+    path = rd.meta_path
     if path.exists():
         try:
             old = json.loads(path.read_text())
@@ -233,7 +235,7 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
             aio.atomic_write_bytes(path, (json.dumps({**old, "categories": cats}, indent=2, sort_keys=True)
                                           + "\n").encode())
         return
-    if out_dir.exists() and (out_dir / "manifest.parquet").exists():
+    if rd.manifest_path.exists():
         raise RenderError(f"{out_dir} holds a manifest but no render.json; refusing to mix renders. Use another --out.")
     aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
 
@@ -278,7 +280,7 @@ def write_selection(out_dir: Path, items: list[SourceItem]) -> None:
     rows = [[it.source_id, it.speaker_id, it.sentence_id, it.gender, it.accent, it.text,
              str(it.audio) if isinstance(it.audio, (str, os.PathLike)) else repr(it.audio)]
             + [it.extra.get(k, "") for k in extra_keys] for it in items]
-    aio.atomic_write_bytes(out_dir / "selection.csv", _csv_bytes(header, rows))
+    aio.atomic_write_bytes(RenderDir(out_dir).selection_path, _csv_bytes(header, rows))
 
 
 def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
@@ -291,8 +293,9 @@ def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
         row = json.loads(path.read_text()) if path.is_file() else None
         if row:
             rows.append([row[k] for k in header])
-    if rows or (out_dir / "span_check.csv").exists():
-        aio.atomic_write_bytes(out_dir / "span_check.csv", _csv_bytes(header, rows))
+    path = RenderDir(out_dir).span_check_path
+    if rows or path.exists():
+        aio.atomic_write_bytes(path, _csv_bytes(header, rows))
     return len(rows)
 
 
@@ -310,7 +313,7 @@ def write_manifest(out_dir: Path) -> int:
     table = pa.Table.from_pylist(rows, schema=schema)
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf, compression="zstd")
-    aio.atomic_write_bytes(out_dir / "manifest.parquet", buf.getvalue().to_pybytes())
+    aio.atomic_write_bytes(RenderDir(out_dir).manifest_path, buf.getvalue().to_pybytes())
     return len(rows)
 
 
@@ -486,7 +489,7 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
             pool.join()
     summary.skipped = sorted(skipped.items())
     by_id = {it.source_id: it for it in items}
-    aio.atomic_write_bytes(out / "skipped.csv", _csv_bytes(
+    aio.atomic_write_bytes(RenderDir(out).skipped_path, _csv_bytes(
         ["source_id", "audio", "reason"],
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
     summary.clips_total -= skipped_units * per_unit
@@ -499,6 +502,6 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
         warnings.warn(lv.LabelWarning(
             "some clips may not carry their label: " + ", ".join(
                 f"{code} {n}" for code, n in sorted(summary.label_warnings.items()))
-            + f" (see {out / lv.LABEL_CHECKS_FILE})"), stacklevel=2)
+            + f" (see {RenderDir(out).label_checks_path})"), stacklevel=2)
     summary.seconds = time.perf_counter() - t0
     return summary

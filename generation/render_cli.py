@@ -5,12 +5,12 @@ printed summary); :mod:`generation.render` does not import it.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import vocalgrad as vg
 
 from .recipe import DEFAULT_RECIPE
 from .render import SPAN_CHECK_TOLERANCE_SEC, RenderError, render
+from .render_dir import RenderDir
 from .sources import SourceOptions
 
 __all__ = ["parse_shard", "register_cli"]
@@ -77,13 +77,13 @@ def _cli(args) -> int:
         print(f"vocalgrad render: error: {exc}", file=sys.stderr)
         return 2
     print(f"{s.clips_rendered} clips rendered, {s.units_done_before * vg.CONDITIONS_PER_CATEGORY} already "
-          f"complete, {len(s.skipped)} sources skipped (see {Path(s.out_dir) / 'skipped.csv'}) "
-          f"in {s.seconds:.1f} s -> {Path(s.out_dir) / 'manifest.parquet'}")
+          f"complete, {len(s.skipped)} sources skipped (see {RenderDir(s.out_dir).skipped_path}) "
+          f"in {s.seconds:.1f} s -> {RenderDir(s.out_dir).manifest_path}")
     if s.label_warnings:
         print("label warnings (clips): " + ", ".join(f"{c} {n}" for c, n in sorted(s.label_warnings.items()))
-              + f" -> {Path(s.out_dir) / 'label_checks.csv'}")
+              + f" -> {RenderDir(s.out_dir).label_checks_path}")
     if s.span_checks:
         print(f"{s.span_checks} frozen sources: our detector's span differs from the recorded one by more than "
               f"{SPAN_CHECK_TOLERANCE_SEC * 1000:.0f} ms; the recorded bounds were used "
-              f"(see {Path(s.out_dir) / 'span_check.csv'})")
+              f"(see {RenderDir(s.out_dir).span_check_path})")
     return 0

@@ -80,8 +80,15 @@ class RenderDir:
         The output folder of ``vocalgrad render``. Nothing is read until asked for.
     """
 
+    #: The layout's files (besides ``clips/`` and ``sources/``): settings, manifest, and what
+    #: ``vocalgrad render`` and ``vocalgrad verify`` write beside them.
     META = "render.json"
     MANIFEST = "manifest.parquet"
+    SELECTION = "selection.csv"
+    SKIPPED = "skipped.csv"
+    LABEL_CHECKS = "label_checks.csv"
+    SPAN_CHECK = "span_check.csv"
+    VERIFY = "verify.json"
 
     def __init__(self, path):
         self.path = Path(path)
@@ -97,6 +104,31 @@ class RenderDir:
     @property
     def manifest_path(self) -> Path:
         return self.path / self.MANIFEST
+
+    @property
+    def selection_path(self) -> Path:
+        """The selected sources, one row each (written by the render)."""
+        return self.path / self.SELECTION
+
+    @property
+    def skipped_path(self) -> Path:
+        """The sources that could not be used, with the reason (written by the render)."""
+        return self.path / self.SKIPPED
+
+    @property
+    def label_checks_path(self) -> Path:
+        """Measured effect and label warnings per clip (written by the render)."""
+        return self.path / self.LABEL_CHECKS
+
+    @property
+    def span_check_path(self) -> Path:
+        """Frozen sources whose detected span differs from the recorded one (written by the render)."""
+        return self.path / self.SPAN_CHECK
+
+    @property
+    def verify_path(self) -> Path:
+        """The record of the last ``vocalgrad verify`` of the folder."""
+        return self.path / self.VERIFY
 
     @property
     def clips_dir(self) -> Path:
@@ -135,6 +167,11 @@ class RenderDir:
         except ValueError as exc:
             raise RenderDirError(f"{path}: not valid JSON ({exc}); re-run `vocalgrad render`") from None
 
+    def verify_record(self) -> dict | None:
+        """Contents of ``verify.json``, ``None`` when the folder was never verified."""
+        path = self.verify_path
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
     def rows(self, categories=None) -> list[dict]:
         """Manifest rows (the :data:`vocalgrad.MANIFEST_COLUMN_NAMES`), optionally only ``categories``, by clip id.
 
@@ -167,12 +204,12 @@ class RenderDir:
 
     def selection(self) -> list[str] | None:
         """Source ids of ``selection.csv`` in order, or None when the render wrote none."""
-        path = self.path / "selection.csv"
+        path = self.selection_path
         return [r["source_id"] for r in _read_csv(path)] if path.is_file() else None
 
     def skipped(self) -> dict[str, str]:
         """Source id -> reason, from ``skipped.csv`` (empty when none was skipped)."""
-        path = self.path / "skipped.csv"
+        path = self.skipped_path
         return {r["source_id"]: r["reason"] for r in _read_csv(path)} if path.is_file() else {}
 
     def content_hash(self, *, with_sources: bool = False) -> str:

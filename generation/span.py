@@ -29,19 +29,9 @@ class Span:
         return self.offset - self.onset
 
 
-def detect_span(
-    y: np.ndarray,
-    sr: int,
-    *,
-    preemphasis: float = 0.97,
-    frame_sec: float = 0.010,
-    hop_sec: float = 0.010,
-    floor_sec: float = 0.200,
-    floor_factor: float = 1.8,
-    peak_factor: float = 0.003,
-    min_threshold: float = 5e-5,
-    min_frames: int = 10,
-) -> Span:
+def detect_span(y: np.ndarray, sr: int, *, preemphasis: float = 0.97, frame_sec: float = 0.010,
+                hop_sec: float = 0.010, floor_sec: float = 0.200, floor_factor: float = 1.8,
+                peak_factor: float = 0.003, min_threshold: float = 5e-5, min_frames: int = 10) -> Span:
     """Detect the speech span of a mono signal.
 
     Parameters

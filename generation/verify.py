@@ -415,7 +415,7 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
 
         record = {**res.to_json(), "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   "manifest_sha256": RenderDir(side.path).manifest_sha256()}
-        atomic_write_bytes(side.path / "verify.json", (json.dumps(record, indent=2) + "\n").encode())
+        atomic_write_bytes(RenderDir(side.path).verify_path, (json.dumps(record, indent=2) + "\n").encode())
     return res
 
 

@@ -207,3 +207,29 @@ def test_stale_temp_of_a_zombie_is_removed(tmp_path):
     _clean_stale_temps(tmp_path)
     child.wait()
     assert not zombie.exists() and mine.exists()
+
+
+def test_every_file_of_a_render_folder_is_named_by_render_dir(corpus, tmp_path):
+    # the render writes, and verify records, only what RenderDir names (its one owner)
+    from generation.render import PARTS_DIR
+    from generation.render_dir import RenderDir
+    from generation.verify import verify
+
+    d = tmp_path / "corpus"
+    d.mkdir()
+    for p in corpus.iterdir():
+        (d / p.name).write_bytes(p.read_bytes())
+    (d / "corrupt.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunkjunk")  # gives skipped.csv
+    out = tmp_path / "out"
+    render(f"folder:{d}", out, categories=["volume"], jobs=1, progress=False)
+    rd = RenderDir(out)
+    assert rd.verify_record() is None
+    res = verify(out)
+    written = {p.name for p in out.iterdir()}
+    named = {rd.meta_path, rd.manifest_path, rd.selection_path, rd.skipped_path, rd.label_checks_path,
+             rd.span_check_path, rd.verify_path, rd.clips_dir, rd.sources_dir, out / PARTS_DIR}
+    assert written <= {p.name for p in named}, written - {p.name for p in named}
+    assert {rd.META, rd.MANIFEST, rd.SKIPPED, rd.LABEL_CHECKS, rd.VERIFY, "clips", "sources"} <= written
+    assert "corrupt" in rd.skipped()
+    record = rd.verify_record()
+    assert record["ok"] == res.ok and record["manifest_sha256"] == rd.manifest_sha256()
