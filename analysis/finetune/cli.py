@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from analysis.cli_options import RUN_ERRORS, add_command, add_option, add_options
 
 __all__ = ["register_cli"]
 
@@ -13,13 +13,14 @@ def register_cli(subparsers) -> None:
     from .targets import SCOPES
 
     d = FinetuneConfig(model="", data="", category="")
-    p = subparsers.add_parser(
-        "finetune", help="LoRA fine-tuning on one category of the train split (paper §5.4)",
-        description="Fine-tune a transformers audio LM with LoRA on one category of the VocalGrad train split, "
-                    "input = the evaluation prompt + clip exactly as at evaluation, loss on the answer tokens only "
-                    "(benchmark.md §11). Resumes after a kill. Several GPUs: `accelerate launch -m "
-                    "generation.cli finetune ...`. See docs/finetune.md.")
-    p.add_argument("--model", required=True, metavar="HF_ID_OR_PATH", help="base model (transformers audio LM)")
+    p = add_command(
+        subparsers, "finetune", _run_cli, errors=RUN_ERRORS + (ImportError,),
+        help="LoRA fine-tuning on one category of the train split (paper §5.4)",
+        description="""Fine-tune a transformers audio LM with LoRA on one category of the VocalGrad train split,
+            input = the evaluation prompt + clip exactly as at evaluation, loss on the answer tokens only
+            (benchmark.md §11). Resumes after a kill. Several GPUs: `accelerate launch -m generation.cli finetune
+            ...`. See docs/finetune.md.""")
+    add_option(p, "--model", help="base model (transformers audio LM)")
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO", help="Hub folder with the train config, or repo id")
     p.add_argument("--category", required=True, help="category to train on (e.g. volume)")
     p.add_argument("--scope", choices=SCOPES, default=d.scope, help="LoRA scope (default %(default)s)")
@@ -47,38 +48,30 @@ def register_cli(subparsers) -> None:
     r.add_argument("--save-every", type=int, default=d.save_every, help="checkpoint every N optimizer steps")
     r.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size,
                    help="clips per forward pass of the validation scoring (default %(default)d)")
-    r.add_argument("--device", default=d.device, help="cpu, cuda, cuda:N or auto (default %(default)s)")
-    r.add_argument("--dtype", default=d.dtype, help="float32, bfloat16, float16 or auto (default %(default)s)")
-    r.add_argument("--audio-first", action="store_true", help="audio before the question (as the harness option)")
-    r.add_argument("--system-prompt", help="optional system turn (as the harness option)")
-    r.add_argument("--trust-remote-code", action="store_true",
-                   help="let transformers run the checkpoint's own model code (only for checkpoints you trust)")
+    add_option(r, "--device", default=d.device)
+    add_option(r, "--dtype", default=d.dtype)
+    add_options(r, "--audio-first", "--system-prompt", "--trust-remote-code")
     r.add_argument("--family", help="model family, overriding the detection (e.g. kimi_audio; docs/model-layer.md)")
     r.add_argument("--overwrite", action="store_true", help="discard a finished run or checkpoint in --out")
-    r.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_run_cli)
+    add_options(r, "--quiet")
 
 
 def _run_cli(args) -> int:
     from .config import FinetuneConfig
     from .train import run_finetune
 
-    try:
-        cfg = FinetuneConfig(
-            model=args.model, data=args.data, category=args.category, scope=args.scope,
-            include_audio_encoder=args.include_audio_encoder, val_fraction=args.val_fraction,
-            split_seed=args.split_seed, seed=args.seed, lora_r=args.lora_r, lora_alpha=args.lora_alpha,
-            lora_dropout=args.lora_dropout, learning_rate=args.lr, weight_decay=args.weight_decay,
-            epochs=args.epochs, batch_size=args.batch_size, grad_accum=args.grad_accum,
-            max_grad_norm=args.max_grad_norm, max_train=args.max_train, max_val=args.max_val,
-            save_every=args.save_every, eval_batch_size=args.eval_batch_size, dtype=args.dtype, device=args.device,
-            audio_first=args.audio_first, system_prompt=args.system_prompt,
-            trust_remote_code=args.trust_remote_code, gradient_checkpointing=args.gradient_checkpointing,
-            family=args.family)
-        res = run_finetune(cfg, args.out, progress=not args.quiet, overwrite=args.overwrite)
-    except (ValueError, FileNotFoundError, RuntimeError, ImportError) as exc:
-        print(f"vocalgrad finetune: {exc}", file=sys.stderr)
-        return 2
+    cfg = FinetuneConfig(
+        model=args.model, data=args.data, category=args.category, scope=args.scope,
+        include_audio_encoder=args.include_audio_encoder, val_fraction=args.val_fraction,
+        split_seed=args.split_seed, seed=args.seed, lora_r=args.lora_r, lora_alpha=args.lora_alpha,
+        lora_dropout=args.lora_dropout, learning_rate=args.lr, weight_decay=args.weight_decay,
+        epochs=args.epochs, batch_size=args.batch_size, grad_accum=args.grad_accum,
+        max_grad_norm=args.max_grad_norm, max_train=args.max_train, max_val=args.max_val,
+        save_every=args.save_every, eval_batch_size=args.eval_batch_size, dtype=args.dtype, device=args.device,
+        audio_first=args.audio_first, system_prompt=args.system_prompt,
+        trust_remote_code=args.trust_remote_code, gradient_checkpointing=args.gradient_checkpointing,
+        family=args.family)
+    res = run_finetune(cfg, args.out, progress=not args.quiet, overwrite=args.overwrite)
     if not res:            # a non-main process of a multi-process run
         return 0
     vb, va = res.get("validation_before"), res.get("validation_after")

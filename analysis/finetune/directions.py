@@ -10,16 +10,15 @@ The directions and cosines are computed by :mod:`.alignment`.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
 import vocalgrad
+from analysis.cli_options import add_command, add_model_arguments, add_run_arguments, comma_list
 from generation.audio import atomic_write_text
 
 from .alignment import PAPER_LAYERS, alignment_rows, category_direction, cosine_matrix
-from .cli_args import add_model_arguments, add_run_arguments
 
 __all__ = ["final_position_features", "register_cli", "run_alignment"]
 
@@ -99,12 +98,12 @@ def run_alignment(*, model: str, data: str, out, adapter: str | None = None, cat
 
 def register_cli(subparsers) -> None:
     """Add ``vocalgrad align --model M [--adapter DIR] --data HUB --out DIR``."""
-    p = subparsers.add_parser(
-        "align", help="direction alignment between categories at the final input position (paper Table 21)",
-        description="Pair increase/decrease test clips with the same source, tier and trajectory, average the "
-                    "differences of the final-position hidden states per source and then over sources, and report "
-                    "the cosine of every category pair per layer, for a base model or an adapter. "
-                    "See docs/finetune.md.")
+    p = add_command(
+        subparsers, "align", _run_cli,
+        help="direction alignment between categories at the final input position (paper Table 21)",
+        description="""Pair increase/decrease test clips with the same source, tier and trajectory, average the
+            differences of the final-position hidden states per source and then over sources, and report the
+            cosine of every category pair per layer, for a base model or an adapter. See docs/finetune.md.""")
     add_model_arguments(p)
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO", help="Hub folder or repo id (test configs)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
@@ -112,19 +111,14 @@ def register_cli(subparsers) -> None:
     p.add_argument("--layers", default="paper", metavar="paper|all|LIST",
                    help="hidden-state indices (paper: 5,10,15,20,25,28 where they exist)")
     add_run_arguments(p)
-    p.set_defaults(func=_run_cli)
 
 
 def _run_cli(args) -> int:
-    cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
-    try:
-        res = run_alignment(model=args.model, adapter=args.adapter, data=args.data, out=args.out, categories=cats,
-                            layers=args.layers, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-                            audio_first=args.audio_first, system_prompt=args.system_prompt,
-                            trust_remote_code=args.trust_remote_code, progress=not args.quiet)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"vocalgrad align: {exc}", file=sys.stderr)
-        return 2
+    res = run_alignment(model=args.model, adapter=args.adapter, data=args.data, out=args.out,
+                        categories=comma_list(args.categories), layers=args.layers, batch_size=args.batch_size,
+                        device=args.device, dtype=args.dtype, audio_first=args.audio_first,
+                        system_prompt=args.system_prompt, trust_remote_code=args.trust_remote_code,
+                        progress=not args.quiet)
     cos = np.array(res["cosine"])
     iu = np.triu_indices(len(res["categories"]), 1)
     for li, layer in enumerate(res["layers"]):

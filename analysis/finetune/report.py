@@ -19,13 +19,13 @@ import csv
 import json
 import warnings
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 import vocalgrad
+from analysis.cli_options import add_command
 from generation.audio import atomic_path, atomic_write_text
 
 __all__ = ["Run", "build_finetune_report", "load_run", "register_cli"]
@@ -230,28 +230,43 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def _panels(plt, n: int, *, cols: int, size: float, hspace: float, wspace: float):
+    """Figure and (rows, cols) axes for ``n`` square panels of ``size`` inches, at most ``cols`` a row.
+
+    The cells after the ``n``-th are hidden.
+    """
+    cols = min(n, cols)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False)
+    fig.subplots_adjust(hspace=hspace, wspace=wspace)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    return fig, axes
+
+
+def _heatmap(ax, values: np.ndarray, labels, *, vmin: float, vmax: float, fmt: str, fontsize: float):
+    """Draw ``values`` [shape=(n, n)] on a red-blue scale, each finite cell written as ``format(v, fmt)``.
+
+    ``labels`` name both axes (rows and columns); returns the image, for a colour bar.
+    """
+    im = ax.imshow(values, cmap="RdBu_r", vmin=vmin, vmax=vmax)
+    for i in range(len(labels)):
+        for j in range(len(labels)):
+            if np.isfinite(values[i, j]):
+                ax.text(j, i, format(values[i, j], fmt), ha="center", va="center", fontsize=fontsize)
+    ax.set_xticks(range(len(labels)), labels, rotation=60, fontsize=8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    return im
+
+
 def plot_matrices(mats: dict, path: Path) -> Path:
     import textwrap
 
-    plt = _plt()
-    n = len(mats)
-    cols = min(n, 2)
-    rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 5.6 * rows), squeeze=False)
-    fig.subplots_adjust(hspace=0.55, wspace=0.35)
+    fig, axes = _panels(_plt(), len(mats), cols=2, size=5.6, hspace=0.55, wspace=0.35)
     finite = [np.abs(100 * m["delta"][np.isfinite(m["delta"])]) for m in mats.values()]
     lim = max([5.0] + [float(f.max()) for f in finite if f.size])          # one colour scale for all panels
-    for ax in axes.flat[n:]:
-        ax.axis("off")
     for ax, (key, m) in zip(axes.flat, mats.items()):
-        d = 100 * m["delta"]
-        im = ax.imshow(d, cmap="RdBu_r", vmin=-lim, vmax=lim)
-        for i in range(len(CATS)):
-            for j in range(len(CATS)):
-                if np.isfinite(d[i, j]):
-                    ax.text(j, i, f"{d[i, j]:+.0f}", ha="center", va="center", fontsize=7)
-        ax.set_xticks(range(len(CATS)), CATS, rotation=60, fontsize=8)
-        ax.set_yticks(range(len(CATS)), CATS, fontsize=8)
+        im = _heatmap(ax, 100 * m["delta"], CATS, vmin=-lim, vmax=lim, fmt="+.0f", fontsize=7)
         ax.set_xlabel("test category")
         ax.set_ylabel("trained on")
         ax.set_title(textwrap.fill(f"{key}: accuracy change (pp)", 50), fontsize=9)
@@ -294,23 +309,10 @@ def plot_alignment(aligns: list[dict], layer: int, path: Path) -> Path | None:
     aligns = [a for a in aligns if layer in a["layers"]]
     if not aligns:
         return None
-    plt = _plt()
-    cols = min(len(aligns), 3)
-    rows = -(-len(aligns) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 4.8 * rows), squeeze=False)
-    fig.subplots_adjust(hspace=0.5, wspace=0.4)
-    for ax in axes.flat[len(aligns):]:
-        ax.axis("off")
+    fig, axes = _panels(_plt(), len(aligns), cols=3, size=4.8, hspace=0.5, wspace=0.4)
     for ax, a in zip(axes.flat, aligns):
         cos = np.array(a["cosine"], dtype=float)[a["layers"].index(layer)]
-        im = ax.imshow(cos, cmap="RdBu_r", vmin=-1, vmax=1)
-        cats = a["categories"]
-        for i in range(len(cats)):
-            for j in range(len(cats)):
-                if np.isfinite(cos[i, j]):
-                    ax.text(j, i, f"{cos[i, j]:.2f}", ha="center", va="center", fontsize=6)
-        ax.set_xticks(range(len(cats)), cats, rotation=60, fontsize=8)
-        ax.set_yticks(range(len(cats)), cats, fontsize=8)
+        im = _heatmap(ax, cos, a["categories"], vmin=-1, vmax=1, fmt=".2f", fontsize=6)
         ax.set_title(textwrap.fill(f"{a['label']}: cosine, layer {layer}", 40), fontsize=9)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8)
     return _save(fig, path)
@@ -421,25 +423,21 @@ def _clean(o):
 
 def register_cli(subparsers) -> None:
     """Add ``vocalgrad finetune-report RUNS... --out DIR``."""
-    p = subparsers.add_parser(
-        "finetune-report", help="tables and figures of the fine-tuning study (Table 4, Figure 4, Tables 20-22)",
-        description="Read fine-tuning run folders (from `vocalgrad finetune`, with eval/, probe/, align/, "
-                    "transfer/ inside) and base-model folders (same layout), and write finetune_report.md, "
-                    "finetune_report.json and PNG figures. See docs/finetune.md.")
+    p = add_command(
+        subparsers, "finetune-report", _run_cli, errors=(ValueError, FileNotFoundError),
+        help="tables and figures of the fine-tuning study (Table 4, Figure 4, Tables 20-22)",
+        description="""Read fine-tuning run folders (from `vocalgrad finetune`, with eval/, probe/, align/,
+            transfer/ inside) and base-model folders (same layout), and write finetune_report.md,
+            finetune_report.json and PNG figures. See docs/finetune.md.""")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (adapted and base)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (finetune_report.md/json, PNGs)")
     p.add_argument("--align-layer", type=int, help="layer of the alignment heat map (default: the last shared)")
     p.add_argument("--metric", default="acc", help="lm-eval metric per category: acc (generated answers, "
                    "default) or acc_logit (answer logits, vocalgrad-hf scoring=both|logits)")
-    p.set_defaults(func=_run_cli)
 
 
 def _run_cli(args) -> int:
-    try:
-        res = build_finetune_report(args.runs, args.out, align_layer=args.align_layer, metric=args.metric)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"vocalgrad finetune-report: {exc}", file=sys.stderr)
-        return 2
+    res = build_finetune_report(args.runs, args.out, align_layer=args.align_layer, metric=args.metric)
     for f in res["files"]:
         print(f"wrote {f}")
     return 0

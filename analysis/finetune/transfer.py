@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from analysis.cli_options import add_command, add_model_arguments, add_run_arguments
 from generation.audio import atomic_write_text
 
 from .transfer_metrics import argmax_first, classification_scores
-from .cli_args import add_model_arguments, add_run_arguments
 
 __all__ = ["TransferSet", "letter_token_ids", "load_transfer_set", "mc_prompt", "register_cli", "run_transfer"]
 
@@ -213,12 +212,12 @@ def transfer_markdown(results: list[dict]) -> str:
 
 def register_cli(subparsers) -> None:
     """Add ``vocalgrad transfer --model M [--adapter DIR] --data hf:...|folder:... --out DIR``."""
-    p = subparsers.add_parser(
-        "transfer", help="multiple-choice transfer task scored by option-letter logits (paper Table 22)",
-        description="Score a model (and optionally a LoRA adapter from `vocalgrad finetune`) on a labelled "
-                    "multiple-choice audio classification set: options A, B, ..., prediction = argmax of the "
-                    "letter-token logits at the final input position; per-class P/R/F1 and macro means. "
-                    "See docs/finetune.md.")
+    p = add_command(
+        subparsers, "transfer", _run_cli,
+        help="multiple-choice transfer task scored by option-letter logits (paper Table 22)",
+        description="""Score a model (and optionally a LoRA adapter from `vocalgrad finetune`) on a labelled
+            multiple-choice audio classification set: options A, B, ..., prediction = argmax of the letter-token
+            logits at the final input position; per-class P/R/F1 and macro means. See docs/finetune.md.""")
     add_model_arguments(p)
     p.add_argument("--data", required=True, metavar="hf:NAME|folder:DIR",
                    help="labelled audio set: a datasets source (hf:NAME, a local dataset) or a folder of clips")
@@ -235,21 +234,16 @@ def register_cli(subparsers) -> None:
     p.add_argument("--limit", type=int, help="first N clips only")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     add_run_arguments(p)
-    p.set_defaults(func=_run_cli)
 
 
 def _run_cli(args) -> int:
-    try:
-        ts = load_transfer_set(args.data, labels=args.labels, split=args.split, config=args.config,
-                               classes=[c.strip() for c in args.classes.split(",")] if args.classes else None,
-                               audio_column=args.audio_column, id_column=args.id_column, limit=args.limit)
-        res = run_transfer(model=args.model, adapter=args.adapter, data=ts, out=args.out, task=args.task,
-                           question=args.question, batch_size=args.batch_size, device=args.device,
-                           dtype=args.dtype, audio_first=args.audio_first, system_prompt=args.system_prompt,
-                           trust_remote_code=args.trust_remote_code, progress=not args.quiet)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"vocalgrad transfer: {exc}", file=sys.stderr)
-        return 2
+    ts = load_transfer_set(args.data, labels=args.labels, split=args.split, config=args.config,
+                           classes=[c.strip() for c in args.classes.split(",")] if args.classes else None,
+                           audio_column=args.audio_column, id_column=args.id_column, limit=args.limit)
+    res = run_transfer(model=args.model, adapter=args.adapter, data=ts, out=args.out, task=args.task,
+                       question=args.question, batch_size=args.batch_size, device=args.device,
+                       dtype=args.dtype, audio_first=args.audio_first, system_prompt=args.system_prompt,
+                       trust_remote_code=args.trust_remote_code, progress=not args.quiet)
     print(f"{res['n']} clips, {len(res['classes'])} classes: macro-F1 {100 * res['macro_f1']:.1f}, "
           f"macro-P {100 * res['macro_precision']:.1f}, macro-R {100 * res['macro_recall']:.1f}, "
           f"accuracy {100 * res['accuracy']:.1f}")

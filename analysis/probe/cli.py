@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from analysis.cli_options import add_command, add_option, add_options, comma_list
 
 __all__ = ["register_cli"]
 
@@ -11,31 +11,30 @@ def register_cli(subparsers) -> None:
     """Add ``vocalgrad probe --data HUB [--model M] --out DIR``."""
     from .run import STAGES
 
-    p = subparsers.add_parser(
-        "probe", help="linear probes: where does the direction information get lost inside a model?",
-        description="Extract features per stage (log-mel, audio features before the LM, LM hidden states over "
-                    "the audio positions and at the last input position, per layer), cache them, and fit one "
-                    "linear probe per (category, stage, layer) on the train config, scored on test (docs/benchmark.md §10). "
-                    "See docs/probe.md.")
+    p = add_command(
+        subparsers, "probe", _run_cli,
+        help="linear probes: where does the direction information get lost inside a model?",
+        description="""Extract features per stage (log-mel, audio features before the LM, LM hidden states over
+            the audio positions and at the last input position, per layer), cache them, and fit one linear probe
+            per (category, stage, layer) on the train config, scored on test (docs/benchmark.md §10).
+            See docs/probe.md.""")
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO",
                    help="Hub folder from `vocalgrad hub TEST TRAIN --out HUB` (needs the train config) or repo id")
-    p.add_argument("--model", metavar="HF_ID_OR_PATH", help="transformers audio-text model (vocalgrad-hf); "
-                   "not needed with --stages mel")
+    add_option(p, "--model", required=False,
+               help="transformers audio-text model (vocalgrad-hf); not needed with --stages mel")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (probe.csv, probe.md, figures, cache)")
     p.add_argument("--categories", metavar="LIST", help="comma-separated categories (default: all in the data)")
     p.add_argument("--stages", default=",".join(STAGES), metavar="LIST",
                    help="comma-separated subset of %(default)s")
     p.add_argument("--layers", default="all", metavar="all|LIST",
                    help="LM layers for lm_audio/lm_text: 'all' (1..N) or e.g. 1,10,25 (0 = LM input embeddings)")
-    p.add_argument("--device", default="auto", help="model device: auto (cuda if available), cpu, cuda, cuda:1 ...")
-    p.add_argument("--dtype", default="auto", help="model dtype: auto, float32, bfloat16, float16")
-    p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (default %(default)d)")
-    p.add_argument("--audio-first", action="store_true", help="audio before the question (as the harness option)")
-    p.add_argument("--system-prompt", help="optional system turn (as the harness option)")
+    # the model's device and dtype, as opposed to --probe-device
+    add_option(p, "--device", help="model device: auto (cuda if available), cpu, cuda, cuda:1 ...")
+    add_option(p, "--dtype", help="model dtype: auto, float32, bfloat16, float16")
+    add_options(p, "--batch-size", "--audio-first", "--system-prompt")
     p.add_argument("--model-class", help="transformers class name when the checkpoint does not say")
-    p.add_argument("--trust-remote-code", action="store_true",
-                   help="let transformers run the checkpoint's own model code (only for checkpoints you trust)")
-    p.add_argument("--adapter", metavar="DIR", help="peft adapter on the model (RUN/adapter of `vocalgrad finetune`)")
+    add_options(p, "--trust-remote-code")
+    add_option(p, "--adapter", help="peft adapter on the model (RUN/adapter of `vocalgrad finetune`)")
     p.add_argument("--cache", metavar="DIR", help="feature cache folder (default: OUT/cache)")
     p.add_argument("--probe-device", help="device for probe training (default: the model's device)")
     p.add_argument("--epochs", type=int, default=200, help="probe epochs (paper: %(default)d)")
@@ -45,30 +44,24 @@ def register_cli(subparsers) -> None:
     p.add_argument("--orders", default="query_audio,audio_query", metavar="LIST",
                    help="input orders of --positions (default %(default)s; q_* positions need audio_query)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_run_cli)
+    add_options(p, "--quiet")
 
 
 def _run_cli(args) -> int:
     from .run import run_probe
 
     if args.batch_size < 1:
-        print("vocalgrad probe: --batch-size must be >= 1", file=sys.stderr)
-        return 2
-    cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
+        raise ValueError("--batch-size must be >= 1")
+    cats = comma_list(args.categories)
     if args.positions:
         return _run_positions(args, cats)
-    try:
-        res = run_probe(
-            data=args.data, out=args.out, model=args.model, categories=cats, stages=args.stages,
-            layers=args.layers, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-            audio_first=args.audio_first, system_prompt=args.system_prompt, model_class=args.model_class,
-            trust_remote_code=args.trust_remote_code, cache_dir=args.cache, probe_device=args.probe_device,
-            epochs=args.epochs, plots=not args.no_plots, progress=not args.quiet, adapter=args.adapter,
-        )
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"vocalgrad probe: {exc}", file=sys.stderr)
-        return 2
+    res = run_probe(
+        data=args.data, out=args.out, model=args.model, categories=cats, stages=args.stages,
+        layers=args.layers, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+        audio_first=args.audio_first, system_prompt=args.system_prompt, model_class=args.model_class,
+        trust_remote_code=args.trust_remote_code, cache_dir=args.cache, probe_device=args.probe_device,
+        epochs=args.epochs, plots=not args.no_plots, progress=not args.quiet, adapter=args.adapter,
+    )
     comp = res["computed"]
     print(f"features: {comp['mel']} mel / {comp['model']} model clip passes computed "
           f"in {res['extract_seconds']:.1f} s; {len(res['rows'])} probes in {res['probe_seconds']:.1f} s")
@@ -85,20 +78,15 @@ def _run_positions(args, cats) -> int:
     from .positions import DEFAULT_LAYERS, run_positions
 
     if not args.model:
-        print("vocalgrad probe: --positions needs --model", file=sys.stderr)
-        return 2
-    try:
-        layers = DEFAULT_LAYERS if args.layers.strip().lower() == "all" else [
-            int(x) for x in args.layers.split(",") if x.strip()]
-        res = run_positions(
-            data=args.data, out=args.out, model=args.model, categories=cats, positions=args.positions,
-            orders=[o.strip() for o in args.orders.split(",") if o.strip()], layers=layers, device=args.device,
-            dtype=args.dtype, batch_size=args.batch_size, system_prompt=args.system_prompt,
-            model_class=args.model_class, trust_remote_code=args.trust_remote_code, cache_dir=args.cache,
-            probe_device=args.probe_device, epochs=args.epochs, progress=not args.quiet)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"vocalgrad probe: {exc}", file=sys.stderr)
-        return 2
+        raise ValueError("--positions needs --model")
+    layers = DEFAULT_LAYERS if args.layers.strip().lower() == "all" else [
+        int(x) for x in args.layers.split(",") if x.strip()]
+    res = run_positions(
+        data=args.data, out=args.out, model=args.model, categories=cats, positions=args.positions,
+        orders=[o.strip() for o in args.orders.split(",") if o.strip()], layers=layers, device=args.device,
+        dtype=args.dtype, batch_size=args.batch_size, system_prompt=args.system_prompt,
+        model_class=args.model_class, trust_remote_code=args.trust_remote_code, cache_dir=args.cache,
+        probe_device=args.probe_device, epochs=args.epochs, progress=not args.quiet)
     print(f"position features: {res['computed']['model']} clip passes in {res['extract_seconds']:.1f} s; "
           f"{len(res['rows'])} probes in {res['probe_seconds']:.1f} s")
     for f in res["files"]:

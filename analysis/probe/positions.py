@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis.cli_options import ordered_subset
 from generation.audio import atomic_path, atomic_write_text
 
 __all__ = ["AUDIO_QUERY_ONLY", "DEFAULT_LAYERS", "ORDERS", "PAPER_POSITIONS", "POSITIONS", "PositionFeatures",
@@ -53,11 +54,7 @@ PAPER_POSITIONS: dict[tuple[str, str, int], dict[str, float]] = {
 
 def parse_positions(spec: str | Sequence[str]) -> list[str]:
     """``"a1,a2,o"`` or a list -> validated names in :data:`POSITIONS` order."""
-    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
-    bad = [s for s in names if s not in POSITIONS]
-    if bad or not names:
-        raise ValueError(f"unknown position(s) {bad or names}; choose from {', '.join(POSITIONS)}")
-    return [p for p in POSITIONS if p in names]
+    return ordered_subset(spec, POSITIONS, "position")
 
 
 def segment_ends(audio_positions: Sequence[int], n_segments: int = 4) -> list[int]:

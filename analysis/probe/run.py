@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import vocalgrad
+from analysis.cli_options import ordered_subset
 
 from .cache import FeatureCache, FeatureKey, fingerprint_digest
 from .data import PROBE_SPLITS, ClipSet, load_clips
@@ -34,11 +35,7 @@ MEL_CHUNK = 64
 
 def parse_stages(spec: str | Sequence[str]) -> list[str]:
     """``"mel,lm_text"`` or a list -> validated stage names in pipeline order."""
-    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
-    bad = [s for s in names if s not in STAGES]
-    if bad or not names:
-        raise ValueError(f"unknown stage(s) {bad or names}; choose from {', '.join(STAGES)}")
-    return [s for s in STAGES if s in names]
+    return ordered_subset(spec, STAGES, "stage")
 
 
 def parse_layers(spec: str | Sequence[int], n_layers: int) -> list[int]:

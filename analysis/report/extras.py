@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import parse_record_code, source_bias, summarize
+from harness_tasks.metrics import source_bias, summarize
 from harness_tasks.parsing import classify_answer
 
-from .loading import (_RESULTS, sample_lines, ResultsError, _args_text, _raw_output, _read_json, _results_files, _split_spec,
+from .loading import (_RESULTS, ResultsError, _args_text, _read_json, _results_files, _split_spec, logged_samples,
                       model_label, read_samples)
 
 __all__ = ["ExtraRun", "analyse_extras", "extras_markdown", "load_extras", "parse_extra_task", "plot_xattr"]
@@ -82,15 +82,8 @@ class ExtraRun:
 
 def _read_source_samples(path: Path, category: str) -> list[dict[str, Any]]:
     out = []
-    for lineno, line in sample_lines(path):
-        doc = line.get("doc") or {}
-        raw = _raw_output(line)
-        code = line.get("increase_ratio")
-        if isinstance(code, str):
-            try:
-                logged = parse_record_code(code)
-            except ValueError as exc:
-                raise ResultsError(f"{path}:{lineno}: {exc}") from None
+    for lineno, _, doc, raw, logged in logged_samples(path, "increase_ratio"):
+        if logged is not None:
             pred, status = logged["pred"], logged["status"]
         else:
             pred, status = classify_answer(raw)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import vocalgrad
 from harness_tasks.metrics import parse_record_code, score_answer
@@ -88,6 +88,43 @@ def sample_lines(path: Path):
                                    f"rerun lm-eval with --log_samples") from None
 
 
+class LoggedSample(NamedTuple):
+    """One line of an lm-eval sample log, with what every reader takes from it."""
+
+    lineno: int
+    #: The whole JSON object of the line.
+    line: dict[str, Any]
+    #: The task's document (``{}`` when not logged).
+    doc: dict[str, Any]
+    #: The model's (filtered) answer text, ``None`` when not logged.
+    raw: str | None
+    #: The task's record under the metric's key, decoded (``None`` when not logged).
+    logged: dict[str, Any] | None
+
+
+def logged_samples(path: Path, metric: str, *, dicts: bool = False):
+    """Yield a :class:`LoggedSample` per non-blank line of a sample log, its record read from key ``metric``.
+
+    The record is the compact code of :func:`harness_tasks.metrics.record_code`; with
+    ``dicts=True`` a dict there (logs of earlier toolkit versions) is taken as it is.
+
+    Raises
+    ------
+    ResultsError
+        On a line that is not JSON or whose record code does not parse, naming the file and line.
+    """
+    for lineno, line in sample_lines(path):
+        code = line.get(metric)
+        if isinstance(code, str):
+            try:
+                logged = parse_record_code(code)
+            except ValueError as exc:
+                raise ResultsError(f"{path}:{lineno}: {exc}") from None
+        else:
+            logged = code if dicts and isinstance(code, dict) else None
+        yield LoggedSample(lineno, line, line.get("doc") or {}, _raw_output(line), logged)
+
+
 def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, Any]]:
     """Records of one ``samples_vocalgrad_<fmt>_<category>_<timestamp>.jsonl`` file.
 
@@ -102,15 +139,8 @@ def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, A
     labels = FORMAT_LABELS[fmt]
     words = vocalgrad.answer_words(fmt)
     records = []
-    for lineno, line in sample_lines(path):
-        doc = line.get("doc") or {}
-        raw = _raw_output(line)
-        code = line.get("macro_f1")
-        if isinstance(code, str):
-            try:
-                logged = parse_record_code(code)
-            except ValueError as exc:
-                raise ResultsError(f"{path}:{lineno}: {exc}") from None
+    for lineno, line, doc, raw, logged in logged_samples(path, "macro_f1"):
+        if logged is not None:
             gold, pred, status = logged["direction"], logged["pred"], logged["status"]
         else:
             gold = doc.get("label") or line.get("target")
@@ -182,17 +212,7 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
         On a line that is not JSON or lacks the clip's gold direction.
     """
     records = []
-    for lineno, line in sample_lines(path):
-        doc = line.get("doc") or {}
-        logged = line.get("acc_parsed")
-        if isinstance(logged, str):
-            try:
-                logged = parse_record_code(logged)
-            except ValueError as exc:
-                raise ResultsError(f"{path}:{lineno}: {exc}") from None
-        elif not isinstance(logged, dict):
-            logged = None
-        raw = _raw_output(line)
+    for lineno, line, doc, raw, logged in logged_samples(path, "acc_parsed", dicts=True):
         cid = doc.get("id") or (logged or {}).get("id") or f"{category}#{line.get('doc_id', lineno)}"
         try:
             fields = vocalgrad.parse_clip_id(cid)
