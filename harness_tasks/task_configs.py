@@ -1,4 +1,4 @@
-"""Generate the lm-eval task YAMLs under ``harness_tasks/vocalgrad/`` from :mod:`vocalgrad`.
+"""Generate the lm-eval task YAMLs under ``harness_tasks/vocalgrad/`` from :mod:`vocalgrad` and :mod:`.prompts`.
 
 Run ``python -m harness_tasks.task_configs`` after changing the vocabulary; a test checks that
 the committed files equal the generated ones.
@@ -170,7 +170,7 @@ def _task_lines(variant: str, entry: Entry | str) -> tuple[list[str], list[str]]
         lines += ["doc_to_text: !function vocalgrad_utils.doc_to_text_fewshot",
                   "doc_to_audio: !function vocalgrad_utils.doc_to_audio_fewshot"]
     elif e.prompt_text is not None:
-        # a fixed prompt (from vocalgrad.py), written literally: lm-eval renders it as is
+        # a fixed prompt (from .prompts), written literally: lm-eval renders it as is
         lines.append(f"doc_to_text: {json.dumps(e.prompt_text)}")
     elif v.prompt != "default":
         lines.append(f"doc_to_text: !function vocalgrad_utils.doc_to_text_{v.prompt}")
