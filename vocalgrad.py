@@ -1,18 +1,21 @@
-"""VocalGrad: the one definition of the benchmark's vocabulary and dataset schema.
+"""VocalGrad: the one definition of the benchmark's vocabulary, dataset schema and builder.
 
-Everything that names a category, tier, trajectory, direction, column or prompt imports it from
-here (benchmark.md §1–§3, §7). The module is deliberately light (standard library only) so that the
-render workers, the harness and the report can import it without pulling in ``datasets``.
+Everything that names a category, tier, trajectory, direction or column, and the benchmark's
+prompt, imports it from here (benchmark.md §1–§3, §7). The evaluation's other prompts (variants,
+paraphrases, their answer words) are in :mod:`harness_tasks.prompts`. The module is deliberately
+light (standard library only) so that the render workers, the harness and the report can import
+it without pulling in ``datasets``.
 
 The Hugging Face ``datasets`` builder (:class:`VocalGrad`) lives in this module too, but is
-created lazily on first access so that importing the vocabulary stays cheap.
+created lazily on first access so that importing the vocabulary stays cheap; its steps (reading
+a render folder or the authors' release) are in :mod:`generation.builder_steps`.
 
 Examples
 --------
 >>> import vocalgrad
 >>> vocalgrad.category("clarity").increase_means
 'clearer (wider band)'
->>> vocalgrad.build_prompt("pitch")
+>>> vocalgrad.default_prompt("pitch")
 'Does the voice pitch increase or decrease over time?\\n\\nAnswer with only one word: "increase" or "decrease".'
 """
 
@@ -37,24 +40,15 @@ __all__ = [
     "DIRECTIONS",
     "HUB_COLUMNS",
     "MANIFEST_COLUMNS",
-    "ANSWER_WORDS",
     "CONSTANT",
-    "FEWSHOT_TEXT",
-    "PARAPHRASES",
-    "PROMPT_VARIANTS",
-    "REWORDINGS",
-    "SYNONYM_PARSER",
-    "SYNONYM_WORDS",
+    "DEFAULT_INSTRUCTION",
+    "DEFAULT_QUESTION",
     "TIERS",
     "TRAJECTORIES",
     "SOURCES_CONFIG",
     "SPLITS",
-    "answer_words",
-    "build_prompt",
-    "paraphrase_prompt",
-    "paraphrase_words",
-    "prompt_variant_names",
     "category",
+    "default_prompt",
     "clip_id",
     "parse_clip_id",
 ]
@@ -154,199 +148,20 @@ def parse_clip_id(cid: str) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Prompt (benchmark.md §7)
+# Prompt (benchmark.md §7): the benchmark's question; the evaluation's variants are in harness_tasks.prompts
 # --------------------------------------------------------------------------------------------
-#: Prompt variants: name -> (question template, answer instruction). ``{attribute}`` is filled in.
-PROMPT_VARIANTS: dict[str, tuple[str, str]] = {
-    "default": (
-        "Does the {attribute} increase or decrease over time?",
-        'Answer with only one word: "increase" or "decrease".',
-    ),
-    "swap": (
-        "Does the {attribute} decrease or increase over time?",
-        'Answer with only one word: "decrease" or "increase".',
-    ),
-    "audioref": (
-        "Does the {attribute} of this audio clip increase or decrease over time?",
-        'Answer with only one word: "increase" or "decrease".',
-    ),
-}
+#: The question (``{attribute}`` is the category's attribute phrase) and the answer instruction.
+DEFAULT_QUESTION = "Does the {attribute} increase or decrease over time?"
+DEFAULT_INSTRUCTION = 'Answer with only one word: "increase" or "decrease".'
 
 
-PROMPT_VARIANTS.update({
-    # Problem formats (docs/variants.md): yes/no on "increase", and a third answer "constant"
-    # for the unmodified source clips.
-    "yesno": (
-        "Does the {attribute} increase over time?",
-        'Answer with only one word: "yes" or "no".',
-    ),
-    "ternary": (
-        "Does the {attribute} increase, decrease, or stay constant over time?",
-        'Answer with only one word: "increase", "decrease" or "constant".',
-    ),
-})
+def default_prompt(category_name: str) -> str:
+    """The benchmark's prompt for a category: question, blank line, answer instruction (benchmark.md §7).
 
-#: The paper's question paraphrases (prompt-sensitivity study, paper Tables 12-13; group
-#: ``vocalgrad_paraphrase``): pattern -> (category, question, (word asked for increase, for decrease)).
-#: The answer instruction is built as in the default prompt; answers are parsed with the shared
-#: synonym vocabulary :data:`SYNONYM_WORDS` (parser ``synonym-unique-direction-v1``).
-PARAPHRASES: dict[str, tuple[str, str, tuple[str, str]]] = {
-    "rise_fall": ("volume", "Does the loudness rise or fall as the audio progresses?", ("rise", "fall")),
-    "intensity_inc_dec": ("volume", "Does the sound intensity increase or decrease throughout the recording?",
-                          ("increase", "decrease")),
-    "intensity_ing": ("volume", "Is the audio intensity increasing or decreasing over time?",
-                      ("increasing", "decreasing")),
-    "tone_rise_fall": ("pitch", "Does the tone rise or fall over time?", ("rise", "fall")),
-    "freq_up_down": ("pitch", "Does the sound frequency change upward or downward over time?",
-                     ("upward", "downward")),
-    "freq_rise_decline": ("pitch", "Over time, does the frequency of the voice rise or decline?",
-                          ("rise", "decline")),
-}
-#: Name of the paraphrase parser (the authors' identifier): case-insensitive whole words of
-#: :data:`SYNONYM_WORDS` must name exactly one direction.
-SYNONYM_PARSER = "synonym-unique-direction-v1"
-#: The one direction vocabulary shared by every paraphrase (words and inflections).
-SYNONYM_WORDS: dict[str, tuple[str, ...]] = {
-    "increase": ("increase", "increases", "increasing", "rise", "rises", "rising", "upward", "upwards",
-                 "faster", "accelerate", "accelerates", "accelerating"),
-    "decrease": ("decrease", "decreases", "decreasing", "fall", "falls", "falling", "downward", "downwards",
-                 "slower", "decline", "declines", "declining", "decelerate", "decelerates", "decelerating"),
-}
-
-#: Further rewordings, one per category, each with its own answer words (extra group
-#: ``vocalgrad_reword``; not in the paper): category -> (question, answer instruction, answer
-#: words). The first word of each label is the one the instruction asks for.
-REWORDINGS: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
-    "speed": ("Does the person speak faster or slower as the audio progresses?",
-              'Answer with only one word: "faster" or "slower".',
-              {"increase": ("faster",), "decrease": ("slower",)}),
-    "pitch": ("Does the tone rise or fall over time?",
-              'Answer with only one word: "rise" or "fall".',
-              {"increase": ("rise", "rises"), "decrease": ("fall", "falls")}),
-    "volume": ("Does the loudness rise or fall as the audio progresses?",
-               'Answer with only one word: "rise" or "fall".',
-               {"increase": ("rise", "rises"), "decrease": ("fall", "falls")}),
-    "distortion": ("Does the sound become more or less distorted over time?",
-                   'Answer with only one word: "more" or "less".',
-                   {"increase": ("more",), "decrease": ("less",)}),
-    "roughness": ("Does the sound get rougher or smoother over time?",
-                  'Answer with only one word: "rougher" or "smoother".',
-                  {"increase": ("rougher",), "decrease": ("smoother",)}),
-    "noise": ("Does the noise behind the voice get louder or quieter over time?",
-              'Answer with only one word: "louder" or "quieter".',
-              {"increase": ("louder",), "decrease": ("quieter",)}),
-    "echo": ("Does the reverberation grow or fade as the audio progresses?",
-             'Answer with only one word: "grow" or "fade".',
-             {"increase": ("grow", "grows"), "decrease": ("fade", "fades")}),
-    "clarity": ("Does the voice become clearer or more muffled over time?",
-                'Answer with only one word: "clearer" or "muffled".',
-                {"increase": ("clearer",), "decrease": ("muffled",)}),
-    "vibration": ("Does the trembling of the voice get stronger or weaker over time?",
-                  'Answer with only one word: "stronger" or "weaker".',
-                  {"increase": ("stronger",), "decrease": ("weaker",)}),
-}
-
-#: Answer words of the variants that do not depend on the category: label -> whole words.
-ANSWER_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "default": {"increase": ("increase", "increases"), "decrease": ("decrease", "decreases")},
-    "yesno": {"yes": ("yes",), "no": ("no",)},
-    "ternary": {"increase": ("increase", "increases"), "decrease": ("decrease", "decreases"),
-                "constant": ("constant",)},
-}
-ANSWER_WORDS["swap"] = ANSWER_WORDS["audioref"] = ANSWER_WORDS["default"]
-
-#: Label of the unmodified source clips in the ternary format.
-CONSTANT = "constant"
-
-#: Few-shot prompt pieces (group ``vocalgrad_fewshot``, the authors' layout): the lead-in
-#: (``{k}`` examples, ``{attribute}``), per example its audio line and label line (``{n}``,
-#: ``{label}``), the query's audio line and the lead-in of the question, which is the
-#: ``audioref`` prompt ("of this audio clip"). Each audio line is followed by the clip.
-FEWSHOT_TEXT: dict[str, str] = {
-    "intro": "You will receive {k} labeled audio examples for {attribute}, followed by one query audio clip.",
-    "example": "Example {n} audio:",
-    "label": "Example {n} label: {label}",
-    "query": "Query audio:",
-    "question": "For the query audio, answer the same question:",
-}
-#: Prompt variant of the few-shot question, examples per label and seed of the authors' run.
-FEWSHOT_PROMPT = "audioref"
-FEWSHOT_PER_LABEL = 2
-FEWSHOT_SEED = 1234
-
-
-def prompt_variant_names() -> tuple[str, ...]:
-    """Every name :func:`build_prompt` accepts."""
-    return (*PROMPT_VARIANTS, "reword")
-
-
-def _paraphrase(pattern: str) -> tuple[str, str, tuple[str, str]]:
-    try:
-        return PARAPHRASES[pattern]
-    except KeyError:
-        raise ValueError(f"unknown paraphrase pattern {pattern!r}; choose from {', '.join(PARAPHRASES)}") from None
-
-
-def paraphrase_prompt(pattern: str) -> str:
-    """Prompt of a paraphrase pattern: its question, blank line, the instruction naming its words.
-
-    >>> paraphrase_prompt("tone_rise_fall")
-    'Does the tone rise or fall over time?\\n\\nAnswer with only one word: "rise" or "fall".'
+    It is the Hub's ``prompt`` column and the ``default`` variant of
+    :func:`harness_tasks.prompts.build_prompt`. ``category_name`` is a config name or internal id.
     """
-    _, question, (inc, dec) = _paraphrase(pattern)
-    return f'{question}\n\nAnswer with only one word: "{inc}" or "{dec}".'
-
-
-def paraphrase_words(pattern: str) -> dict[str, tuple[str, ...]]:
-    """The synonym vocabulary with the pattern's own words first (the parser is the same for
-    every pattern; the order only says which word the prompt asks for)."""
-    _, _, asked = _paraphrase(pattern)
-    return {label: (word, *(w for w in SYNONYM_WORDS[label] if w != word))
-            for label, word in zip(DIRECTIONS, asked)}
-
-
-def build_prompt(category_name: str, variant: str = "default") -> str:
-    """Text prompt for a category: question, blank line, answer instruction (benchmark.md §7).
-
-    Parameters
-    ----------
-    category_name : str
-        Config name or internal id of the category.
-    variant : str
-        Key of :data:`PROMPT_VARIANTS`, or ``"reword"`` (:data:`REWORDINGS`). The paper's
-        paraphrases are per pattern, not per category: :func:`paraphrase_prompt`. Audio order
-        (text first or audio first) is a task/adapter setting, not part of the text.
-    """
-    cat = category(category_name)
-    if variant == "reword":
-        question, instruction, _ = REWORDINGS[cat.name]
-        return question + "\n\n" + instruction
-    if variant not in PROMPT_VARIANTS:
-        raise ValueError(f"unknown prompt variant {variant!r}; choose from {', '.join(prompt_variant_names())}")
-    question, instruction = PROMPT_VARIANTS[variant]
-    return question.format(attribute=cat.attribute) + "\n\n" + instruction
-
-
-def answer_words(variant: str = "default", category_name: str | None = None) -> dict[str, tuple[str, ...]]:
-    """Label -> accepted answer words of a prompt variant (the parser's vocabulary).
-
-    Parameters
-    ----------
-    variant : str
-        A name of :func:`prompt_variant_names`.
-        ``"paraphrase"`` gives :data:`SYNONYM_WORDS` (every pattern; see :func:`paraphrase_words`).
-    category_name : str, optional
-        Needed for ``"reword"``, whose words differ per category.
-    """
-    if variant == "paraphrase":
-        return dict(SYNONYM_WORDS)
-    if variant == "reword":
-        if category_name is None:
-            raise ValueError("answer_words('reword') needs the category (its words differ per category)")
-        return dict(REWORDINGS[category(category_name).name][2])
-    if variant not in ANSWER_WORDS:
-        raise ValueError(f"unknown prompt variant {variant!r}; choose from {', '.join(prompt_variant_names())}")
-    return dict(ANSWER_WORDS[variant])
+    return DEFAULT_QUESTION.format(attribute=category(category_name).attribute) + "\n\n" + DEFAULT_INSTRUCTION
 
 
 # --------------------------------------------------------------------------------------------
@@ -439,14 +254,14 @@ def hub_record(row: dict, audio_bytes: bytes) -> dict:
     """Turn one manifest row and its clip bytes into a Hub example (all Hub columns).
 
     ``audio`` is ``{"bytes": ..., "path": "<clip_id>.flac"}``; ``prompt`` is
-    :func:`build_prompt` of the category and ``label`` repeats ``direction``.
+    :func:`default_prompt` of the category and ``label`` repeats ``direction``.
     """
     rec: dict = {"audio": {"bytes": audio_bytes, "path": str(row["path"]).rsplit("/", 1)[-1]}}
     for name, value in row.items():
         name = HUB_RENAMES.get(name, name)
         if name != "path":
             rec[name] = value
-    rec["prompt"] = build_prompt(row["category"])
+    rec["prompt"] = default_prompt(row["category"])
     rec["label"] = row["direction"]
     return {"audio": rec["audio"], **{name: rec[name] for name in hub_column_types()}}
 
@@ -454,6 +269,8 @@ def hub_record(row: dict, audio_bytes: bytes) -> dict:
 #: Hub config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test
 #: render), used by the yes/no and ternary formats; label ``constant``.
 SOURCES_CONFIG = "sources"
+#: Label (and ``direction``) of the source clips: the third answer of the ternary format.
+CONSTANT = "constant"
 
 
 def source_record(row: dict, audio_bytes: bytes, *, duration_sec: float, sample_rate: int) -> dict:
@@ -509,115 +326,6 @@ class RenderDirError(VocalGradError, ValueError):
     """A rendered directory cannot be read as VocalGrad data; the message lists what is wrong."""
 
 
-# The builder's steps. Each reads the render folder through generation.render_dir.RenderDir (the one
-# reader of that layout) or the authors' release through harness_tasks.published; both import lazily.
-def _cache_hash(data_dir, config_name: str | None) -> str | None:
-    """datasets cache key of a build: follows the render's content, so a re-render is never served stale."""
-    import hashlib
-    from pathlib import Path
-
-    if not data_dir:
-        return None
-    if Path(data_dir, "metadata.csv").is_file():
-        return hashlib.sha256(Path(data_dir, "metadata.csv").read_bytes()).hexdigest()[:16]
-    from generation.render_dir import RenderDir
-
-    rd = RenderDir(data_dir)
-    return rd.content_hash(with_sources=config_name == SOURCES_CONFIG) if rd.manifest_path.is_file() else None
-
-
-def _published_reader(data_dir):
-    """harness_tasks.published when data_dir is the authors' release (docs/published.md), else None."""
-    from harness_tasks import published  # lazy: the one reader of that layout
-
-    return published if data_dir and published.published_folder(data_dir) else None
-
-
-def _dataset_info(data_dir):
-    """The :class:`datasets.DatasetInfo` of a build (features at the render's sample rate)."""
-    import datasets
-
-    published = _published_reader(data_dir)
-    if published:
-        return datasets.DatasetInfo(description="VocalGrad, as published by its authors",
-                                    features=published.published_features(None),
-                                    homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}",
-                                    license=LICENSE, citation=PAPER)
-    sr = 48000
-    if data_dir:
-        from generation.render_dir import RenderDir
-
-        rd = RenderDir(data_dir)
-        if rd.meta_path.is_file():
-            sr = int(rd.meta.get("sample_rate", sr))
-    return datasets.DatasetInfo(
-        description="VocalGrad: does one acoustic attribute increase or decrease over the clip?",
-        features=features(sr), homepage=f"https://huggingface.co/datasets/{HUB_REPO_ID}", license=LICENSE,
-        citation=PAPER,
-    )
-
-
-def _published_rows(config, data_dir) -> list[dict]:
-    """Rows of a test config from the authors' release (which holds the test set only)."""
-    if config.render_split != "test" or config.name == SOURCES_CONFIG:
-        raise RenderDirError(f"{data_dir}: the authors' release holds the test set only; config "
-                             f"{config.name!r} needs a render (`vocalgrad render`)")
-    return _published_reader(data_dir).load_published_rows(data_dir, categories=config.categories)
-
-
-def _render_rows(config, rd) -> list[dict]:
-    """Rows of a config from a render folder, after checking its split and every file the rows need."""
-    meta = rd.meta
-    if meta.get("split") != config.render_split:
-        raise RenderDirError(
-            f"{rd.meta_path}: split is {meta.get('split')!r} but config {config.name!r} is built from a "
-            f"{config.render_split!r} render; pass the matching render folder as data_dir"
-        )
-    if config.name == SOURCES_CONFIG:
-        firsts = list(rd.first_row_per_source().values())
-        if not firsts:
-            raise RenderDirError(f"{rd.manifest_path}: no clips, so no source utterances")
-        missing = [str(rd.source_path(r["source_id"])) for r in firsts if not rd.source_path(r["source_id"]).is_file()]
-        if missing:
-            raise RenderDirError(
-                f"{rd.path}: config 'sources' needs sources/<source_id>.flac for every source; "
-                f"{len(missing)} missing (re-run the render, it resumes):\n  " + "\n  ".join(missing))
-        return firsts
-    rows = rd.rows(config.categories)
-    missing, changed = rd.clip_problems(rows)  # check everything first: one error listing every bad clip
-    if missing or changed:
-        raise RenderDirError(
-            f"{rd.path}: {len(missing)} clip(s) missing, {len(changed)} clip(s) whose sha256 differs from "
-            "manifest.parquet; re-run the render (it resumes) to fix them:\n  "
-            + "\n  ".join([f"missing: {p}" for p in missing] + [f"sha256 differs: {p}" for p in changed])
-        )
-    return rows
-
-
-def _examples(config, data_dir, rows):
-    """(key, example) pairs of a config's rows: published, source or clip records."""
-    from pathlib import Path
-
-    published = _published_reader(data_dir)
-    if published:
-        for row in rows:
-            yield row["id"], published.hub_record(row, Path(row["audio"]["path"]).read_bytes())
-    elif config.name == SOURCES_CONFIG:
-        import soundfile as sf
-        from generation.render_dir import RenderDir
-
-        rd = RenderDir(data_dir)
-        for row in rows:
-            path = rd.source_path(row["source_id"])
-            info = sf.info(path)
-            rec = source_record(row, path.read_bytes(), duration_sec=info.frames / info.samplerate,
-                                sample_rate=info.samplerate)
-            yield rec["id"], rec
-    else:
-        for row in rows:
-            yield row["clip_id"], hub_record(row, Path(data_dir, row["path"]).read_bytes())
-
-
 def _config_description(name: str, cats: tuple[str, ...]) -> str:
     if name in CATEGORY_NAMES:
         return f"{category(name).attribute}: " + ", ".join(cats)
@@ -627,10 +335,16 @@ def _config_description(name: str, cats: tuple[str, ...]) -> str:
 
 
 def _make_builder_classes() -> dict:
-    """Create :class:`VocalGradConfig` and :class:`VocalGrad` (imports ``datasets``)."""
+    """Create :class:`VocalGradConfig` and :class:`VocalGrad` (imports ``datasets``).
+
+    The builder's steps (cache key, info, rows, examples) are :mod:`generation.builder_steps`.
+    """
     from dataclasses import dataclass
+    from pathlib import Path
 
     import datasets
+
+    from generation import builder_steps
 
     @dataclass
     class VocalGradConfig(datasets.BuilderConfig):
@@ -670,34 +384,22 @@ def _make_builder_classes() -> dict:
         DEFAULT_WRITER_BATCH_SIZE = 100  # rows of audio per Arrow record batch
 
         def __init__(self, *args, **kwargs):
-            key = _cache_hash(kwargs.get("data_dir"), kwargs.get("config_name")) if kwargs.get("hash") is None else None
-            if key is not None:
-                kwargs["hash"] = key
+            if kwargs.get("hash") is None:
+                key = builder_steps.cache_hash(kwargs.get("data_dir"), kwargs.get("config_name"))
+                if key is not None:
+                    kwargs["hash"] = key
             super().__init__(*args, **kwargs)
 
         def _info(self):
-            return _dataset_info(self.config.data_dir)
+            return builder_steps.dataset_info(self.config.data_dir)
 
         def _split_generators(self, dl_manager):
-            from pathlib import Path
-
-            from generation.render_dir import RenderDir
-
-            if not self.config.data_dir:
-                raise RenderDirError(
-                    "VocalGrad needs data_dir= pointing at a rendered folder (`vocalgrad render --out DIR`) or at "
-                    f"a local copy of the authors' release {HUB_REPO_ID!r} (one AudioFolder config; "
-                    "docs/published.md)"
-                )
-            data_dir = Path(self.config.data_dir)
-            if _published_reader(data_dir):
-                rows, name = _published_rows(self.config, data_dir), "test"
-            else:
-                rows, name = _render_rows(self.config, RenderDir(data_dir)), self.config.hub_split
-            return [datasets.SplitGenerator(name=name, gen_kwargs={"data_dir": str(data_dir), "rows": rows})]
+            rows, name = builder_steps.split_rows(self.config)  # checks data_dir first
+            gen_kwargs = {"data_dir": str(Path(self.config.data_dir)), "rows": rows}
+            return [datasets.SplitGenerator(name=name, gen_kwargs=gen_kwargs)]
 
         def _generate_examples(self, data_dir, rows):
-            yield from _examples(self.config, data_dir, rows)
+            yield from builder_steps.examples(self.config, data_dir, rows)
 
     for cls in (VocalGradConfig, VocalGrad):  # picklable as vocalgrad.<name>
         cls.__qualname__ = cls.__name__

@@ -201,7 +201,6 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
         Unknown clip id (the message suggests close ids).
     """
     import difflib
-    import os
 
     from .listen.catalog import open_catalog
 

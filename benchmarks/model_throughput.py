@@ -59,7 +59,7 @@ def make_clips(n: int, seconds: float, sr: int):
 def requests(clips, tokens: int):
     import vocalgrad
 
-    prompt = vocalgrad.build_prompt("volume")
+    prompt = vocalgrad.default_prompt("volume")
     return [(prompt, {"until": [], "max_gen_toks": tokens, "do_sample": False}, {"audio": [c]}) for c in clips]
 
 

@@ -452,7 +452,7 @@ def render_card(template, by_split: dict, configs: list, *, repo_id: str | None 
             ["tier"] + [f"`{t}`" for t in vocalgrad.TRAJECTORIES] + ["total"],
             [[tier] + [sum(r["tier"] == tier and r["trajectory"] == t for r in rows) for t in vocalgrad.TRAJECTORIES]
              + [sum(r["tier"] == tier for r in rows)] for tier in vocalgrad.TIERS]),
-        "example_prompt": vocalgrad.build_prompt("pitch"),
+        "example_prompt": vocalgrad.default_prompt("pitch"),
         "repo_id": repo_id,
         "license_section": card.card_license(srcs, license_id)[1],
         "paper_results": card.paper_results_section(str(test.meta.get("source", "unknown")) if test else None),

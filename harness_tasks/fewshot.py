@@ -11,6 +11,7 @@ from typing import Any
 
 import vocalgrad
 
+from . import prompts
 from .clip_audio import AUDIO_MARKER, ClipAudio
 from .dataset import _AUDIO_STORES, doc_to_audio, load_split
 
@@ -94,16 +95,16 @@ def attach_fewshot(ds, category: str, *, k: Any = DEFAULT_FEWSHOT_K, seed: Any =
 def doc_to_text_fewshot(doc: Mapping[str, Any]) -> str:
     """The authors' few-shot layout: a lead-in, each example's audio and label, the query audio,
     then the ``audioref`` question, with one :data:`AUDIO_MARKER` where the adapters put each clip
-    (:data:`vocalgrad.FEWSHOT_TEXT`). Without examples: the plain default prompt."""
+    (:data:`harness_tasks.prompts.FEWSHOT_TEXT`). Without examples: the plain default prompt."""
     labels = doc.get("fewshot_labels") or []
     if not labels:
-        return vocalgrad.build_prompt(doc["category"]) + "\n" + AUDIO_MARKER
-    t = vocalgrad.FEWSHOT_TEXT
+        return prompts.build_prompt(doc["category"]) + "\n" + AUDIO_MARKER
+    t = prompts.FEWSHOT_TEXT
     attribute = vocalgrad.category(doc["category"]).attribute
     parts = [t["intro"].format(k=len(labels), attribute=attribute), ""]
     for n, label in enumerate(labels, 1):
         parts += [t["example"].format(n=n), AUDIO_MARKER, t["label"].format(n=n, label=label), ""]
-    parts += [t["query"], AUDIO_MARKER, t["question"], vocalgrad.build_prompt(doc["category"], vocalgrad.FEWSHOT_PROMPT)]
+    parts += [t["query"], AUDIO_MARKER, t["question"], prompts.build_prompt(doc["category"], prompts.FEWSHOT_PROMPT)]
     return "\n".join(parts)
 
 

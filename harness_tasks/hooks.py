@@ -12,7 +12,7 @@ from typing import Any
 
 import vocalgrad
 
-from . import metrics
+from . import metrics, prompts
 from .aggregations import LOGIT_METRICS, RECORD_METRICS, label_metric_names
 from .dataset import _replace_columns, format_label, load_split, with_source_clips
 from .fewshot import DEFAULT_FEWSHOT_K, attach_fewshot
@@ -69,32 +69,32 @@ def _as_bool(value: Any) -> bool:
 
 def doc_to_text(doc: Mapping[str, Any]) -> str:
     """Default prompt of benchmark.md §7 for the doc's category."""
-    return vocalgrad.build_prompt(doc["category"])
+    return prompts.build_prompt(doc["category"])
 
 
 def doc_to_text_swap(doc: Mapping[str, Any]) -> str:
     """Prompt variant with the two directions swapped."""
-    return vocalgrad.build_prompt(doc["category"], "swap")
+    return prompts.build_prompt(doc["category"], "swap")
 
 
 def doc_to_text_audioref(doc: Mapping[str, Any]) -> str:
     """Prompt variant that refers to "this audio clip"."""
-    return vocalgrad.build_prompt(doc["category"], "audioref")
+    return prompts.build_prompt(doc["category"], "audioref")
 
 
 def doc_to_text_reword(doc: Mapping[str, Any]) -> str:
-    """Per-category rewording with its own answer words (:data:`vocalgrad.REWORDINGS`; extra group)."""
-    return vocalgrad.build_prompt(doc["category"], "reword")
+    """Per-category rewording with its own answer words (:data:`harness_tasks.prompts.REWORDINGS`; extra group)."""
+    return prompts.build_prompt(doc["category"], "reword")
 
 
 def doc_to_text_yesno(doc: Mapping[str, Any]) -> str:
     """Yes/no format: "Does the ... increase over time?"."""
-    return vocalgrad.build_prompt(doc["category"], "yesno")
+    return prompts.build_prompt(doc["category"], "yesno")
 
 
 def doc_to_text_ternary(doc: Mapping[str, Any]) -> str:
     """Ternary format: increase, decrease or constant."""
-    return vocalgrad.build_prompt(doc["category"], "ternary")
+    return prompts.build_prompt(doc["category"], "ternary")
 
 
 def doc_to_target(doc: Mapping[str, Any]) -> str:
@@ -131,12 +131,12 @@ def process_results(doc: Mapping[str, Any], results: list[Any], *, words=None) -
 
 def process_results_paraphrase(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
     """Score a paraphrase answer with the synonym parser (``synonym-unique-direction-v1``): whole
-    words of :data:`vocalgrad.SYNONYM_WORDS` must name exactly one direction. An exact match is an
+    words of :data:`harness_tasks.prompts.SYNONYM_WORDS` must name exactly one direction. An exact match is an
     answer that is one vocabulary word."""
-    out = process_results(doc, results, words=vocalgrad.SYNONYM_WORDS)
+    out = process_results(doc, results, words=prompts.SYNONYM_WORDS)
     raw = results[0] if results else None
     exact = isinstance(raw, str) and any(is_exact_match(raw, {lab: (w,)})
-                                         for lab, ws in vocalgrad.SYNONYM_WORDS.items() for w in ws)
+                                         for lab, ws in prompts.SYNONYM_WORDS.items() for w in ws)
     code = metrics.parse_record_code(out["acc_parsed"])
     code["exact"] = exact
     return {**out, **{name: metrics.record_code(code) for name in RECORD_METRICS}}
@@ -144,7 +144,7 @@ def process_results_paraphrase(doc: Mapping[str, Any], results: list[Any]) -> di
 
 def process_results_reword(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
     """:func:`process_results` with the rewording's answer words of the doc's category."""
-    return process_results(doc, results, words=vocalgrad.answer_words("reword", doc["category"]))
+    return process_results(doc, results, words=prompts.answer_words("reword", doc["category"]))
 
 
 def process_results_sources(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def process_results_sources(doc: Mapping[str, Any], results: list[Any]) -> dict[
 def _process_labels(doc: Mapping[str, Any], results: list[Any], fmt: str) -> dict[str, Any]:
     raw = results[0] if results else None
     gold = doc["label"]
-    words = vocalgrad.answer_words(fmt)
+    words = prompts.answer_words(fmt)
     pred, status = classify_answer(raw, words)
     code = metrics.record_code({"direction": gold, "pred": pred, "status": status,
                                 "exact": is_exact_match(raw, words), "retried": getattr(raw, "retried", False)})

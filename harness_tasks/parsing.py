@@ -66,7 +66,7 @@ def classify_answer(text: object, words: Mapping[str, Sequence[str]] | None = No
     text : str or None
         Raw model output. ``None`` (no output) counts as unparsed.
     words : mapping of label -> sequence of str, optional
-        Answer vocabulary of a prompt variant (:func:`vocalgrad.answer_words`), e.g.
+        Answer vocabulary of a prompt variant (:func:`harness_tasks.prompts.answer_words`), e.g.
         ``{"increase": ("rise", "rises"), "decrease": ("fall", "falls")}``. The same rule
         applies to it as to the default words (benchmark.md §7): case-insensitive whole-word matches
         must name exactly ONE label (repeats allowed). ``None``: the benchmark.md §7 words.

@@ -82,11 +82,11 @@ class PublishedLayoutError(vocalgrad.VocalGradError, ValueError):
 def published_prompt(category_name: str) -> str:
     """The ``prompt`` column of the published metadata: question and instruction joined by ONE space.
 
-    The tasks send :func:`vocalgrad.build_prompt` instead (a blank line between the two, as in
+    The tasks send :func:`vocalgrad.default_prompt` instead (a blank line between the two, as in
     the paper and in the authors' benchmark scripts); see docs/published.md.
     """
-    question, instruction = vocalgrad.PROMPT_VARIANTS["default"]
-    return question.format(attribute=vocalgrad.category(category_name).attribute) + " " + instruction
+    question = vocalgrad.DEFAULT_QUESTION.format(attribute=vocalgrad.category(category_name).attribute)
+    return question + " " + vocalgrad.DEFAULT_INSTRUCTION
 
 
 # ----------------------------------------------------------------------------- detection
@@ -204,7 +204,7 @@ def hub_row(meta: dict, *, where: str = "metadata.csv") -> dict:
 
     ``category`` becomes the config name, ``tier``/``direction`` our vocabulary, ``trajectory``
     the ``curve``, ``text`` the ``source_text``, ``source_id`` the test item of the clip id,
-    ``prompt`` the tasks' prompt (:func:`vocalgrad.build_prompt`). Published onsets are the
+    ``prompt`` the tasks' prompt (:func:`vocalgrad.default_prompt`). Published onsets are the
     source's, so they fill ``onset_sec`` and ``source_onset_sec`` alike (offsets too).
     Columns the release lacks (values, gender, accent, sample rate, sha256, recipe) are empty/null.
 
@@ -236,7 +236,7 @@ def hub_row(meta: dict, *, where: str = "metadata.csv") -> dict:
         "direction": f["direction"], "tier": f["tier"], "trajectory": f["trajectory"],
         "source_id": f["source_id"], "speaker_id": _text(meta.get("speaker_id")),
         "sentence_id": _text(meta.get("sentence_id")), "text": _text(meta.get("source_text")),
-        "prompt": vocalgrad.build_prompt(cat.name), "label": label,
+        "prompt": vocalgrad.default_prompt(cat.name), "label": label,
         "duration_sec": _float(meta.get("duration_sec"), where, "duration_sec"), "onset_sec": onset,
         "offset_sec": offset, "split": _text(meta.get("split")) or "test", "value_start": None,
         "value_end": None, "unit": "", "gender": "", "accent": "", "sample_rate": None,

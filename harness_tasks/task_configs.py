@@ -1,4 +1,4 @@
-"""Generate the lm-eval task YAMLs under ``harness_tasks/vocalgrad/`` from :mod:`vocalgrad`.
+"""Generate the lm-eval task YAMLs under ``harness_tasks/vocalgrad/`` from :mod:`vocalgrad` and :mod:`.prompts`.
 
 Run ``python -m harness_tasks.task_configs`` after changing the vocabulary; a test checks that
 the committed files equal the generated ones.
@@ -39,6 +39,7 @@ from pathlib import Path
 import vocalgrad
 from generation.audio import atomic_write_text
 
+from . import prompts
 from .aggregations import LOGIT_METRICS, RECORD_METRICS, SOURCE_METRICS, label_metric_names
 from .variants import VARIANTS
 
@@ -61,13 +62,13 @@ def entries(variant: str) -> list[Entry]:
     """The tasks of a variant, in group order."""
     v = VARIANTS[variant]
     if v.kind == "paraphrase":
-        return [Entry(p, cat, vocalgrad.paraphrase_prompt(p), vocalgrad.paraphrase_words(p), alias=p)
-                for p, (cat, _, _) in vocalgrad.PARAPHRASES.items()]
+        return [Entry(p, cat, prompts.paraphrase_prompt(p), prompts.paraphrase_words(p), alias=p)
+                for p, (cat, _, _) in prompts.PARAPHRASES.items()]
     if v.kind == "xattr":
-        return [Entry(f"{a}_{q}", a, vocalgrad.build_prompt(q), alias=f"{a} clips, {q} prompt")
+        return [Entry(f"{a}_{q}", a, prompts.build_prompt(q), alias=f"{a} clips, {q} prompt")
                 for a in v.categories for q in v.categories]
     if v.kind == "sources":
-        return [Entry(c, c, vocalgrad.build_prompt(c)) for c in v.categories]
+        return [Entry(c, c, prompts.build_prompt(c)) for c in v.categories]
     return [Entry(c, c) for c in v.categories]
 
 
@@ -166,7 +167,7 @@ def _task_lines(variant: str, entry: Entry | str) -> tuple[list[str], list[str]]
         lines += ["doc_to_text: !function vocalgrad_utils.doc_to_text_fewshot",
                   "doc_to_audio: !function vocalgrad_utils.doc_to_audio_fewshot"]
     elif e.prompt_text is not None:
-        # a fixed prompt (from vocalgrad.py), written literally: lm-eval renders it as is
+        # a fixed prompt (from .prompts), written literally: lm-eval renders it as is
         lines.append(f"doc_to_text: {json.dumps(e.prompt_text)}")
     elif v.prompt != "default":
         lines.append(f"doc_to_text: !function vocalgrad_utils.doc_to_text_{v.prompt}")
@@ -175,7 +176,7 @@ def _task_lines(variant: str, entry: Entry | str) -> tuple[list[str], list[str]]
         extra["vocalgrad_audio_first"] = True
     words = e.words
     if words is None and v.prompt not in ("default", "swap", "audioref"):
-        words = vocalgrad.answer_words(v.prompt, category)
+        words = prompts.answer_words(v.prompt, category)
     if words is not None:
         extra["vocalgrad_answer_words"] = {k: list(w) for k, w in words.items()}
     if extra:

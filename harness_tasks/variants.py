@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import vocalgrad
 
+from . import prompts
+
 __all__ = ["FORMATS", "FORMAT_LABELS", "LABELLED_FORMATS", "RECORD_VARIANTS", "VARIANTS", "Variant"]
 
 #: Problem formats: binary (the paper's), yes/no, ternary (docs/variants.md).
@@ -26,8 +28,8 @@ FORMATS: tuple[str, ...] = ("binary", "yesno", "ternary")
 
 #: Labels of the problem formats, in table order.
 FORMAT_LABELS: dict[str, tuple[str, ...]] = {
-    "yesno": tuple(vocalgrad.ANSWER_WORDS["yesno"]),
-    "ternary": tuple(vocalgrad.ANSWER_WORDS["ternary"]),
+    "yesno": tuple(prompts.ANSWER_WORDS["yesno"]),
+    "ternary": tuple(prompts.ANSWER_WORDS["ternary"]),
 }
 #: The formats with their own labels (yes/no, ternary), scored by macro-F1.
 LABELLED_FORMATS: tuple[str, ...] = tuple(FORMAT_LABELS)
@@ -42,7 +44,7 @@ class Variant:
     group : str
         Group name; its tasks are ``<group>_<category>``.
     prompt : str
-        Prompt variant of :func:`vocalgrad.build_prompt`.
+        Prompt variant of :func:`harness_tasks.prompts.build_prompt`.
     config : str or None
         Hub config to read (None: the category's own config).
     categories : tuple of str

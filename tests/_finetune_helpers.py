@@ -28,7 +28,7 @@ def volume_rows(split: str, *, sources: int, tiers=("low", "high"), trajectories
                         "category": category, "attribute": vocalgrad.category(category).attribute,
                         "direction": direction, "tier": tier, "trajectory": traj, "source_id": sid,
                         "speaker_id": "synth", "sentence_id": sid, "text": "",
-                        "prompt": vocalgrad.build_prompt(category), "label": direction,
+                        "prompt": vocalgrad.default_prompt(category), "label": direction,
                         "duration_sec": len(y) / 16000, "onset_sec": 0.2, "offset_sec": len(y) / 16000 - 0.2,
                         "split": split, "value_start": 0.0, "value_end": 1.0, "unit": "",
                     })

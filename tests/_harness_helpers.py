@@ -67,7 +67,7 @@ def hub_rows(category: str, *, sources: int = 1, sr: int = 16000, config_split: 
                         "attribute": vocalgrad.category(category).attribute,
                         "direction": direction, "tier": tier, "trajectory": traj,
                         "source_id": sid, "speaker_id": "synth", "sentence_id": sid, "text": "",
-                        "prompt": vocalgrad.build_prompt(category), "label": direction,
+                        "prompt": vocalgrad.default_prompt(category), "label": direction,
                         "duration_sec": len(y) / sr, "onset_sec": 0.2, "offset_sec": len(y) / sr - 0.2,
                         "split": config_split, "value_start": 0.0, "value_end": 1.0, "unit": "",
                     })

@@ -157,7 +157,7 @@ def test_undecodable_clip_is_an_error_answer_not_a_crash(tmp_path):
 def utils_prompt() -> str:
     import vocalgrad
 
-    return vocalgrad.build_prompt("volume")
+    return vocalgrad.default_prompt("volume")
 
 
 class _Echo(VocalGradLM):

@@ -13,7 +13,7 @@ from _harness_helpers import make_hub_folder, offline_lm_eval, run_lm_eval, writ
 from test_variants import RecordingLM, source_rows
 
 import harness_tasks
-from harness_tasks import task_configs, utils
+from harness_tasks import prompts, task_configs, utils
 from harness_tasks.models.baselines import ConstantLM
 from harness_tasks.models.oracle import OracleLM
 
@@ -67,9 +67,9 @@ def test_xattr_yamls_are_generated_from_the_template():
     assert "vocalgrad_xattr_echo_echo" in group and "vocalgrad_xattr_echo_echo" not in off
     text = files["vocalgrad_xattr_echo_volume.yaml"]
     assert "include: _template_yaml" in text and "dataset_name: echo" in text
-    assert json.dumps(vocalgrad.build_prompt("volume")) in text
+    assert json.dumps(vocalgrad.default_prompt("volume")) in text
     src = files["vocalgrad_sources_pitch.yaml"]
-    assert "dataset_name: sources" in src and json.dumps(vocalgrad.build_prompt("pitch")) in src
+    assert "dataset_name: sources" in src and json.dumps(vocalgrad.default_prompt("pitch")) in src
     assert "vocalgrad_category" not in src
 
 
@@ -80,7 +80,7 @@ def test_oracle_through_xattr_and_sources(oracle_runs):
     for c in ("volume", "pitch", "noise"):   # the fixture's changing categories
         assert r[f"vocalgrad_xattr_{c}_{c}"]["acc,none"] == 1.0
     s = samples["vocalgrad_xattr_volume_echo"][0]
-    assert s["arguments"][0][0] == vocalgrad.build_prompt("echo")
+    assert s["arguments"][0][0] == vocalgrad.default_prompt("echo")
     assert s["doc"]["category"] == "volume" and s["target"] == s["doc"]["direction"]
     # the oracle answers about the asked attribute: off the diagonal it is not tracking the clip's change
     off = [r[f"vocalgrad_xattr_{a}_{p}"]["acc,none"] for a in ("volume", "pitch", "noise") for p in CATS if p != a]
@@ -120,7 +120,7 @@ def test_report_heat_map_table8_and_table13(oracle_runs, tmp_path):
     assert src["oracle"]["by_category"]["pitch"]["increase_ratio"] == \
         res["results"]["vocalgrad_sources_pitch"]["increase_ratio,none"]
     (para,) = rep["extras"]["paraphrase"]
-    assert list(para["by_pattern"]) == list(vocalgrad.PARAPHRASES)
+    assert list(para["by_pattern"]) == list(prompts.PARAPHRASES)
     assert para["by_pattern"]["tone_rise_fall"]["acc"] == 1.0
     md = (tmp_path / "rep" / "report.md").read_text()
     for text in ("Cross-attribute evaluation", "actual \\ prompt", "paper Table 8", "unparsed %",

@@ -87,7 +87,7 @@ def test_how_to_evaluate_installs_what_vocalgrad_hf_needs_and_prompt_is_the_real
     extras = re.search(r'pip install -e "\.\[([\w,]+)\]"', evaluate).group(1).split(",")
     assert {"eval", "hf"} <= set(extras) and "--output_path results/" in evaluate
     block = _section(text, "Prompt and answer parsing").split("```\n", 2)[1].split("```")[0]
-    assert block.rstrip("\n") == vocalgrad.build_prompt("pitch")  # with its blank line
+    assert block.rstrip("\n") == vocalgrad.default_prompt("pitch")  # with its blank line
 
 
 def test_publish_retargets_the_examples_to_the_published_repo(tiny_render, tmp_path):

@@ -60,4 +60,4 @@ def test_prompt_in_the_doc_is_the_real_prompt():
     import vocalgrad
     text = DOC.read_text(encoding="utf-8")
     block = re.search(r"\*\*Prompt\.\*\*.*?```\n(.*?)```", text, flags=re.S).group(1).rstrip("\n")
-    assert block.replace("{attribute}", "echo") == vocalgrad.build_prompt("echo")
+    assert block.replace("{attribute}", "echo") == vocalgrad.default_prompt("echo")

@@ -217,7 +217,7 @@ def write_fake(root: Path, *, layers: int = 2, hidden: int = 32, seed: int = 0) 
 
 # ---------------------------------------------------------------------------- tests
 
-PROMPT = vocalgrad.build_prompt("volume")
+PROMPT = vocalgrad.default_prompt("volume")
 WORDS = ("increase", "decrease")
 ASSISTANT, BLANK, EOS, MEDIA_BEGIN, MEDIA_END = 303, 300, 301, 304, 305
 

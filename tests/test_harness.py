@@ -16,7 +16,7 @@ import vocalgrad
 from _harness_helpers import CHANGING, make_hub_folder, offline_lm_eval, run_lm_eval
 
 import harness_tasks
-from harness_tasks import task_configs, utils
+from harness_tasks import prompts, task_configs, utils
 from harness_tasks.clip_audio import ClipAudio
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,8 +65,8 @@ def test_docs_prompt_audio_and_small_logs(env_hub):
     docs = utils.process_docs(ds)
     assert "audio" not in docs.column_names and utils.process_docs(ds) is docs
     doc = docs[0]
-    assert utils.doc_to_text(doc) == vocalgrad.build_prompt("pitch")
-    assert utils.doc_to_text_swap(doc) == vocalgrad.build_prompt("pitch", "swap")
+    assert utils.doc_to_text(doc) == vocalgrad.default_prompt("pitch")
+    assert utils.doc_to_text_swap(doc) == prompts.build_prompt("pitch", "swap")
     assert utils.doc_to_target(doc) == doc["direction"]
     (clip,) = utils.doc_to_audio(doc)
     y, sr = clip["array"], clip["sampling_rate"]
@@ -160,7 +160,7 @@ def test_dataset_from_metadata_and_chance_is_seeded(hub, monkeypatch):
     assert ans(a) == ans(b)
     assert {x[0][0] for x in ans(a)} == {"increase", "decrease"}
     prompt = a["samples"]["vocalgrad_swap_pitch"][0]["arguments"][0][0]
-    assert prompt == vocalgrad.build_prompt("pitch", "swap")
+    assert prompt == prompts.build_prompt("pitch", "swap")
 
 
 def test_vocalgrad_eval_cli_in_process(env_hub, tmp_path, capsys):

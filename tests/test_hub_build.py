@@ -125,7 +125,7 @@ def test_load_pitch_offline_rows_and_audio(built, tmp_path):
         for name, value in m.items():
             if name != "path":
                 assert row[vocalgrad.HUB_RENAMES.get(name, name)] == value, name
-        assert row["prompt"] == vocalgrad.build_prompt("pitch") and row["label"] == m["direction"]
+        assert row["prompt"] == vocalgrad.default_prompt("pitch") and row["label"] == m["direction"]
     for i in (0, 23):
         samples = ds[i]["audio"].get_all_samples()
         ref, sr = sf.read(render / manifest[i]["path"], dtype="float32")

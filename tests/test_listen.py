@@ -196,7 +196,7 @@ def test_api_flow_and_bad_requests(render, tmp_path):
         state = json.loads(body)
         item = state["item"]
         assert status == 200 and state["progress"] == {"practice_done": 0, "practice_total": 0, "done": 0, "total": 6}
-        assert item["question"] == vocalgrad.build_prompt(app.study[0].category).split("\n\n")[0]
+        assert item["question"] == vocalgrad.default_prompt(app.study[0].category).split("\n\n")[0]
         assert app.study[0].clip_id not in body.decode()  # the clip id (and so the answer) is never sent
         status, audio = _req(url, "GET", f"/audio/{item['token']}")
         assert status == 200 and audio == app.catalog.audio_bytes(app.study[0].clip_id)

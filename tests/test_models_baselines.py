@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import vocalgrad
+from harness_tasks import prompts
 from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.baselines import ChanceLM, ConstantLM
 from generation.span import detect_span
@@ -113,8 +114,8 @@ def test_oracle_measures_on_the_renderers_speech_span():
 
 def test_category_from_every_prompt_variant():
     for c in vocalgrad.CATEGORY_NAMES:
-        for v in vocalgrad.PROMPT_VARIANTS:
-            assert category_from_prompt(vocalgrad.build_prompt(c, v)) == c
+        for v in prompts.PROMPT_VARIANTS:
+            assert category_from_prompt(prompts.build_prompt(c, v)) == c
     assert category_from_prompt("What is the weather?") is None
 
 
@@ -126,7 +127,7 @@ class Req:
 def test_oracle_adapter_answers_and_marks_bad_requests():
     lm = OracleLM(batch_size=2, device="cuda:0")      # lm-eval passes device; the oracle ignores it
     clips = [ClipAudio(f"v{d}", {"array": synth("volume", d), "sampling_rate": SR}) for d in vocalgrad.DIRECTIONS]
-    reqs = [Req(vocalgrad.build_prompt("volume"), c) for c in clips]
+    reqs = [Req(vocalgrad.default_prompt("volume"), c) for c in clips]
     reqs.append(Req("Is it raining?", clips[0]))
     out = lm.generate_until(reqs, disable_tqdm=True)
     assert list(out[:2]) == ["increase", "decrease"]
@@ -135,7 +136,7 @@ def test_oracle_adapter_answers_and_marks_bad_requests():
 
 def test_chance_is_seeded_per_clip_and_order_free():
     clips = [ClipAudio(f"c{i}", {"array": np.zeros(10, np.float32), "sampling_rate": SR}) for i in range(200)]
-    reqs = [Req(vocalgrad.build_prompt("pitch"), c) for c in clips]
+    reqs = [Req(vocalgrad.default_prompt("pitch"), c) for c in clips]
     a = ChanceLM(seed=1).generate_until(reqs, disable_tqdm=True)
     b = ChanceLM(seed=1, batch_size=7).generate_until(reqs[::-1], disable_tqdm=True)[::-1]
     c = ChanceLM(seed=2).generate_until(reqs, disable_tqdm=True)
@@ -147,7 +148,7 @@ def test_chance_is_seeded_per_clip_and_order_free():
 
 
 def test_constant():
-    reqs = [Req(vocalgrad.build_prompt("echo"), ClipAudio("x", {"array": np.zeros(4, np.float32), "sampling_rate": SR}))]
+    reqs = [Req(vocalgrad.default_prompt("echo"), ClipAudio("x", {"array": np.zeros(4, np.float32), "sampling_rate": SR}))]
     assert list(ConstantLM(direction="decrease").generate_until(reqs, disable_tqdm=True)) == ["decrease"]
     with pytest.raises(ValueError, match="direction"):
         ConstantLM(direction="up")

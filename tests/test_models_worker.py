@@ -17,7 +17,7 @@ from harness_tasks.models.worker import WorkerError, WorkerLM
 from harness_tasks.parsing import classify_answer, is_error_answer
 
 ROOT = Path(__file__).resolve().parents[1]
-PROMPT = vocalgrad.build_prompt("volume")
+PROMPT = vocalgrad.default_prompt("volume")
 
 # A stdlib worker that listens: louder second half -> "increase". It prints to stdout before and
 # after the handshake (stray output must not break the protocol) and can be told to misbehave.

@@ -84,7 +84,7 @@ def test_rows_map_their_columns_to_ours(copy, render_dir):
         assert (r["category"], r["direction"], r["tier"], r["trajectory"], r["source_id"]) == (
             m["category"], m["direction"], m["tier"], m["trajectory"], m["source_id"])
         assert r["label"] == t["label"] == m["direction"]
-        assert r["prompt"] == vocalgrad.build_prompt(r["category"]) != t["prompt"]
+        assert r["prompt"] == vocalgrad.default_prompt(r["category"]) != t["prompt"]
         assert t["prompt"] == published.published_prompt(r["category"])
         assert Path(r["audio"]["path"]).name == t["file_name"].split("/")[-1]
     got = dict(published.iter_file_bytes(rows, ids=[rows[0]["id"], "nope"]))

@@ -28,7 +28,7 @@ def _their_row(doc: dict, raw: str | None, *, error: bool = False) -> dict:
         "timestamp": "2026-01-01T00:00:00+00:00", "backend": "chance", "model_id": "org/chance-3",
         "category": cat.id, "benchmark_clip_id": bid, "audio_path": f"x/{bid}.wav",
         "original_audio_path": f"x/{bid}.wav", "gold_label": doc["label"], "prediction_label": None,
-        "parsed_ok": False, "is_correct": None, "raw_response": raw, "prompt": vocalgrad.build_prompt(cat.name),
+        "parsed_ok": False, "is_correct": None, "raw_response": raw, "prompt": vocalgrad.default_prompt(cat.name),
         "prompt_settings": {"swap_direction_order": False, "explicit_audio_clip_reference": False,
                             "audio_before_text": False},
         "metadata": {"benchmark_clip_id": bid, "source_clip_id": clip, "category": cat.id,

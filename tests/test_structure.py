@@ -199,6 +199,7 @@ def test_the_vocabulary_imports_no_toolkit_module_at_load():
     tree = ast.parse((ROOT / "vocalgrad.py").read_text(encoding="utf-8"))
     lazy = {n.module for n in _import_nodes(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert any(m.startswith("generation") for m in lazy)  # the builder's readers, imported lazily
+    assert not any(m.startswith("harness_tasks") for m in lazy)  # the evaluation depends on it, not back
 
 
 def test_type_checking_imports_are_not_dependencies():

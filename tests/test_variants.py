@@ -18,7 +18,7 @@ import vocalgrad
 from _harness_helpers import hub_rows, make_hub_folder, offline_lm_eval, run_lm_eval, write_config
 
 import harness_tasks
-from harness_tasks import label_metrics, metrics, task_configs, utils
+from harness_tasks import label_metrics, metrics, prompts, task_configs, utils
 from harness_tasks.clip_audio import AUDIO_MARKER, ClipAudio
 from harness_tasks.models.base import Query, VocalGradLM, layout
 from harness_tasks.models.baselines import ChanceLM, ConstantLM
@@ -85,41 +85,57 @@ def kinds(q: Query, default_audio_first: bool = False) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- prompt text
-PAPER_PARAPHRASES = {  # paper Tables 12-13: pattern -> (category, question, asked words)
-    "rise_fall": ("volume", "Does the loudness rise or fall as the audio progresses?", ("rise", "fall")),
-    "intensity_inc_dec": ("volume", "Does the sound intensity increase or decrease throughout the recording?",
-                          ("increase", "decrease")),
-    "intensity_ing": ("volume", "Is the audio intensity increasing or decreasing over time?",
-                      ("increasing", "decreasing")),
-    "tone_rise_fall": ("pitch", "Does the tone rise or fall over time?", ("rise", "fall")),
-    "freq_up_down": ("pitch", "Does the sound frequency change upward or downward over time?",
-                     ("upward", "downward")),
-    "freq_rise_decline": ("pitch", "Over time, does the frequency of the voice rise or decline?",
-                          ("rise", "decline")),
+# paper Tables 12-13, one row per pattern: pattern, category, words asked for increase/decrease, question
+_PAPER_TABLE = """
+rise_fall         volume rise/fall             Does the loudness rise or fall as the audio progresses?
+intensity_inc_dec volume increase/decrease     Does the sound intensity increase or decrease throughout the recording?
+intensity_ing     volume increasing/decreasing Is the audio intensity increasing or decreasing over time?
+tone_rise_fall    pitch  rise/fall             Does the tone rise or fall over time?
+freq_up_down      pitch  upward/downward       Does the sound frequency change upward or downward over time?
+freq_rise_decline pitch  rise/decline          Over time, does the frequency of the voice rise or decline?
+"""
+PAPER_PARAPHRASES = {  # pattern -> (category, question, asked words), the shape of prompts.PARAPHRASES
+    p: (cat, question, tuple(words.split("/")))
+    for p, cat, words, question in (row.split(None, 3) for row in _PAPER_TABLE.strip().splitlines())
 }
 
 
 def test_prompt_text_of_every_variant():
-    assert vocalgrad.paraphrase_prompt("rise_fall") == (
+    assert prompts.paraphrase_prompt("rise_fall") == (
         "Does the loudness rise or fall as the audio progresses?\n\n"
         'Answer with only one word: "rise" or "fall".')
-    assert vocalgrad.build_prompt("pitch", "yesno") == (
+    assert prompts.build_prompt("pitch", "yesno") == (
         'Does the voice pitch increase over time?\n\nAnswer with only one word: "yes" or "no".')
-    assert vocalgrad.build_prompt("echo", "ternary") == (
+    assert prompts.build_prompt("echo", "ternary") == (
         "Does the echo increase, decrease, or stay constant over time?\n\n"
         'Answer with only one word: "increase", "decrease" or "constant".')
-    assert set(vocalgrad.REWORDINGS) == set(vocalgrad.CATEGORY_NAMES)
-    assert set(vocalgrad.prompt_variant_names()) >= {"default", "swap", "audioref", "reword", "yesno", "ternary"}
+    assert set(prompts.REWORDINGS) == set(vocalgrad.CATEGORY_NAMES)
+    assert set(prompts.prompt_variant_names()) >= {"default", "swap", "audioref", "reword", "yesno", "ternary"}
     with pytest.raises(ValueError, match="reword"):
-        vocalgrad.build_prompt("pitch", "poetic")
+        prompts.build_prompt("pitch", "poetic")
     with pytest.raises(ValueError, match="needs the category"):
-        vocalgrad.answer_words("reword")
+        prompts.answer_words("reword")
     with pytest.raises(ValueError, match="rise_fall"):
-        vocalgrad.paraphrase_prompt("volume")
+        prompts.paraphrase_prompt("volume")
+
+
+def test_the_default_prompt_is_vocalgrads():
+    # one owner of the benchmark's prompt (benchmark.md §7): prompts builds "default" from vocalgrad's text
+    assert prompts.PROMPT_VARIANTS["default"] == (vocalgrad.DEFAULT_QUESTION, vocalgrad.DEFAULT_INSTRUCTION)
+    for c in vocalgrad.CATEGORIES:
+        assert prompts.build_prompt(c.name) == prompts.build_prompt(c.id, "default") == vocalgrad.default_prompt(c.id)
+    assert vocalgrad.default_prompt("pitch") == (
+        'Does the voice pitch increase or decrease over time?\n\nAnswer with only one word: "increase" or "decrease".')
+    source = Path(prompts.__file__).read_text(encoding="utf-8")
+    assert vocalgrad.DEFAULT_QUESTION not in source and vocalgrad.DEFAULT_INSTRUCTION not in source
+    # the rewordings ask for the first word of each label, in the paraphrases' instruction
+    assert prompts.build_prompt("speed", "reword") == (
+        "Does the person speak faster or slower as the audio progresses?\n\n"
+        'Answer with only one word: "faster" or "slower".')
 
 
 def test_the_paraphrase_group_is_the_papers_six_patterns():
-    assert vocalgrad.PARAPHRASES == PAPER_PARAPHRASES
+    assert prompts.PARAPHRASES == PAPER_PARAPHRASES
     files = task_configs.expected_files()
     group = files["_vocalgrad_paraphrase.yaml"]
     assert [line.strip("- ") for line in group.splitlines() if line.startswith("  - vocalgrad_")] == [
@@ -127,22 +143,22 @@ def test_the_paraphrase_group_is_the_papers_six_patterns():
     for p, (cat, question, (inc, dec)) in PAPER_PARAPHRASES.items():
         text = files[f"vocalgrad_paraphrase_{p}.yaml"]
         assert f"dataset_name: {cat}" in text and "process_results_paraphrase" in text
-        prompt = vocalgrad.paraphrase_prompt(p)
+        prompt = prompts.paraphrase_prompt(p)
         assert prompt == f'{question}\n\nAnswer with only one word: "{inc}" or "{dec}".'
-        words = vocalgrad.paraphrase_words(p)
+        words = prompts.paraphrase_words(p)
         assert words["increase"][0] == inc and words["decrease"][0] == dec
-        assert {k: set(v) for k, v in words.items()} == {k: set(v) for k, v in vocalgrad.SYNONYM_WORDS.items()}
+        assert {k: set(v) for k, v in words.items()} == {k: set(v) for k, v in prompts.SYNONYM_WORDS.items()}
         assert classify_answer(inc.capitalize() + ".", words) == ("increase", "parsed")
         assert classify_answer(dec, words) == ("decrease", "parsed")
-    assert vocalgrad.SYNONYM_PARSER == "synonym-unique-direction-v1"
+    assert prompts.SYNONYM_PARSER == "synonym-unique-direction-v1"
     # the rewordings are a separately named extra group
     assert "vocalgrad_reword_speed" in files["_vocalgrad_reword.yaml"]
 
 
 @pytest.mark.parametrize("category", vocalgrad.CATEGORY_NAMES)
 def test_rewording_asks_for_its_own_answer_words(category):
-    prompt = vocalgrad.build_prompt(category, "reword")
-    words = vocalgrad.answer_words("reword", category)
+    prompt = prompts.build_prompt(category, "reword")
+    words = prompts.answer_words("reword", category)
     assert set(words) == set(vocalgrad.DIRECTIONS)
     question, instruction = prompt.split("\n\n")
     asked = re.findall(r'"(\w+)"', instruction)
@@ -156,8 +172,8 @@ def test_rewording_asks_for_its_own_answer_words(category):
 
 # ----------------------------------------------------------------------------- parser vocabulary
 def test_synonym_parser_keeps_the_unique_direction_rule():
-    w = vocalgrad.answer_words("paraphrase")
-    assert w == vocalgrad.SYNONYM_WORDS
+    w = prompts.answer_words("paraphrase")
+    assert w == prompts.SYNONYM_WORDS
     assert classify_answer("It rises, and rises again.", w) == ("increase", "parsed")
     assert classify_answer("The loudness falls", w) == ("decrease", "parsed")
     assert classify_answer("It is Increasing upwards", w) == ("increase", "parsed")
@@ -169,11 +185,11 @@ def test_synonym_parser_keeps_the_unique_direction_rule():
     assert classify_answer("does not rise", w) == ("increase", "parsed")  # no negation handling
     assert classify_answer("slower", w) == ("decrease", "parsed")
     assert sum(len(v) for v in w.values()) == 27
-    yn = vocalgrad.answer_words("yesno")
+    yn = prompts.answer_words("yesno")
     assert classify_answer("Yes.", yn) == ("yes", "parsed") and classify_answer("no", yn) == ("no", "parsed")
     assert classify_answer("yes and no", yn) == (None, "ambiguous")
     assert classify_answer("nope", yn) == (None, "unparsed")
-    t3 = vocalgrad.answer_words("ternary")
+    t3 = prompts.answer_words("ternary")
     assert classify_answer("It stays constant", t3) == ("constant", "parsed")
     assert classify_answer("constant, then increases", t3) == (None, "ambiguous")
     assert classify_answer("decreases", t3) == ("decrease", "parsed")
@@ -273,7 +289,7 @@ def test_audiofirst_task_puts_the_audio_first_in_every_adapter(env_hub):
     assert all(kinds(q) == ["text", "audio"] for q in plain)
     assert all(kinds(q, default_audio_first=True) == ["audio", "text"] for q in plain)  # model arg still works
     assert all("vocalgrad_audio_first" not in q.gen_kwargs for q in lm.seen)  # taken out of gen_kwargs
-    assert {q.prompt for q in first} == {vocalgrad.build_prompt("pitch")}
+    assert {q.prompt for q in first} == {vocalgrad.default_prompt("pitch")}
 
 
 def test_openai_request_follows_the_task_audio_order(tmp_path):
@@ -326,7 +342,7 @@ def test_paraphrase_group_scores_with_the_synonym_parser(env_hub):
         assert t["exact_match_rate,none"] == 1.0 and t["unparsed_rate,none"] == 0.0, p
         s = res["samples"][f"vocalgrad_paraphrase_{p}"][0]
         assert s["resps"] == [[inc]] and s["doc"]["category"] == cat
-        assert s["arguments"][0][0] == vocalgrad.paraphrase_prompt(p)
+        assert s["arguments"][0][0] == prompts.paraphrase_prompt(p)
     assert r["vocalgrad_paraphrase"]["acc,none"] == pytest.approx(0.5)
     assert not any(k.startswith("vocalgrad_paraphrase_speed") for k in r)
     # any word of the shared vocabulary parses; a word outside it does not
@@ -353,7 +369,7 @@ def test_retry_uses_the_task_answer_words():
             return ["it rises" if len(self.calls) == 1 else "increase" for _ in queries]
 
     clip = ClipAudio("c", {"array": np.zeros(10, np.float32), "sampling_rate": 16000})
-    words = vocalgrad.paraphrase_words("rise_fall")
+    words = prompts.paraphrase_words("rise_fall")
     req = ("Q", {"until": [], "max_gen_toks": 128, "vocalgrad_answer_words": {k: list(v) for k, v in words.items()}},
            {"audio": [clip]})
     lm = Twice()
@@ -374,7 +390,7 @@ def test_yesno_and_ternary_add_the_sources_and_score_macro_f1(env_hub):
     src = [s for s in samples if s["doc"]["label"] == "constant"]
     assert {s["doc"]["id"] for s in src} == {f"tone{i:02d}__pitch__source" for i in range(N_SOURCES)}
     assert all(s["doc"]["category"] == "pitch" for s in src)
-    assert samples[0]["arguments"][0][0] == vocalgrad.build_prompt("pitch", "ternary")
+    assert samples[0]["arguments"][0][0] == prompts.build_prompt("pitch", "ternary")
     # always "constant": F1(constant) = 2*2/(2+6) = 0.5, the others 0 -> macro 1/6
     assert t["acc,none"] == pytest.approx(1 / 3) and t["macro_f1,none"] == pytest.approx(1 / 6)
     assert t["pred_constant,none"] == 1.0 and t["pred_unparsed,none"] == 0.0
@@ -386,7 +402,7 @@ def test_yesno_and_ternary_add_the_sources_and_score_macro_f1(env_hub):
     assert y["pred_yes,none"] == 1.0
     assert res["results"]["vocalgrad_yesno"]["macro_f1,none"] == pytest.approx(0.25)
     s = res["samples"]["vocalgrad_yesno_volume"][0]
-    assert s["arguments"][0][0] == vocalgrad.build_prompt("volume", "yesno") and s["resps"] == [["yes"]]
+    assert s["arguments"][0][0] == prompts.build_prompt("volume", "yesno") and s["resps"] == [["yes"]]
     # chance over three labels says each of them
     res = evaluate(ChanceLM(seed=5), ["vocalgrad_ternary"], log_samples=True)
     said = {s["resps"][0][0] for t in res["samples"].values() for s in t}
@@ -427,7 +443,7 @@ def test_fewshot_group_sends_k_labelled_examples_before_the_query(env_hub):
     lm = RecordingLM()
     res = evaluate(lm, ["vocalgrad_fewshot_noise"], metadata={"vocalgrad_fewshot_k": 3}, log_samples=True)
     assert len(lm.seen) == 2 * N_SOURCES
-    question = vocalgrad.build_prompt("noise", "audioref")      # the explicit audio-reference prompt
+    question = prompts.build_prompt("noise", "audioref")      # the explicit audio-reference prompt
     for q, s in zip(lm.seen, res["samples"]["vocalgrad_fewshot_noise"]):
         doc = s["doc"]
         assert len(q.audios) == 4 and q.clip_id == doc["id"]          # 3 examples, then the query
@@ -454,13 +470,13 @@ def test_fewshot_group_sends_k_labelled_examples_before_the_query(env_hub):
 def test_fewshot_default_is_two_examples_per_label_with_seed_1234(env_hub):
     lm = RecordingLM()
     res = evaluate(lm, ["vocalgrad_fewshot_pitch"], log_samples=True)
-    assert utils.DEFAULT_FEWSHOT_K == 2 * vocalgrad.FEWSHOT_PER_LABEL == 4
+    assert utils.DEFAULT_FEWSHOT_K == 2 * prompts.FEWSHOT_PER_LABEL == 4
     for s in res["samples"]["vocalgrad_fewshot_pitch"]:
         labs = s["doc"]["fewshot_labels"]
         assert sorted(labs) == ["decrease", "decrease", "increase", "increase"]
     docs = [s["doc"] for s in res["samples"]["vocalgrad_fewshot_pitch"]]
     again = utils.load_task_dataset(vocalgrad_config="pitch", vocalgrad_category="pitch", vocalgrad_fewshot=True,
-                                    vocalgrad_fewshot_seed=vocalgrad.FEWSHOT_SEED)["test"]
+                                    vocalgrad_fewshot_seed=prompts.FEWSHOT_SEED)["test"]
     assert {d["id"]: d["fewshot_ids"] for d in docs} == dict(zip(again["id"], again["fewshot_ids"]))
 
 
@@ -469,7 +485,7 @@ def test_fewshot_k_zero_is_the_plain_prompt(env_hub):
     evaluate(lm, ["vocalgrad_fewshot_echo"], metadata={"vocalgrad_fewshot_k": 0})
     q = lm.seen[0]
     assert len(q.audios) == 1 and kinds(q) == ["text", "audio"]
-    assert q.parts()[0][1] == vocalgrad.build_prompt("echo")
+    assert q.parts()[0][1] == vocalgrad.default_prompt("echo")
 
 
 def test_oracle_answers_in_the_task_words_and_judges_the_query_clip(env_hub):

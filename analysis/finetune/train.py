@@ -9,7 +9,7 @@ Steps: load the train clips of the category (:func:`analysis.probe.data.load_cli
 save the adapter with its provenance (``adapter/vocalgrad_finetune.json``).
 
 The input of every clip is built exactly as at evaluation: the benchmark prompt of the category
-(:func:`vocalgrad.build_prompt`) and the clip, in the same order (text, then audio, unless
+(:func:`harness_tasks.prompts.build_prompt`) and the clip, in the same order (text, then audio, unless
 ``audio_first``), through the same chat template (the model layer's ``batch``).
 
 Several processes (``accelerate launch``) split each epoch's shuffled order by rank; the
@@ -33,6 +33,7 @@ import numpy as np
 
 import vocalgrad
 from generation.audio import atomic_write_text
+from harness_tasks import prompts
 
 from .config import FinetuneConfig
 from .split import Split, data_fingerprint, stratified_split
@@ -42,7 +43,7 @@ __all__ = ["FinetuneData", "load_finetune_data", "run_finetune", "validation_sco
 #: Provenance file inside the adapter folder.
 PROVENANCE_FILE = "vocalgrad_finetune.json"
 #: Answer words scored for validation (the default prompt's words, label order).
-_WORDS = tuple(vocalgrad.answer_words("default")[d][0] for d in vocalgrad.DIRECTIONS)
+_WORDS = tuple(prompts.answer_words("default")[d][0] for d in vocalgrad.DIRECTIONS)
 
 
 class _Killed(vocalgrad.VocalGradError, RuntimeError):
@@ -91,7 +92,7 @@ def load_finetune_data(cfg: FinetuneConfig) -> FinetuneData:
 def _item(data: FinetuneData, row: int, cfg: FinetuneConfig, *, target: bool):
     from harness_tasks.models.families import Item
 
-    word = vocalgrad.answer_words("default")[data.label(row)][0] if target else None
+    word = prompts.answer_words("default")[data.label(row)][0] if target else None
     return Item(prompt=data.clips.prompt, audios=[data.clips.audio(row)], audio_first=cfg.audio_first,
                 system=cfg.system_prompt, target=word)
 

@@ -127,7 +127,7 @@ class ListenApp:
 
     def _item(self, clip: ClipInfo) -> dict:
         cat = vocalgrad.category(clip.category)
-        question, instruction = vocalgrad.build_prompt(clip.category).split("\n\n", 1)
+        question, instruction = vocalgrad.default_prompt(clip.category).split("\n\n", 1)
         return {"token": self.token(clip.clip_id), "attribute": cat.attribute, "question": question,
                 "instruction": instruction, "increase_means": cat.increase_means,
                 "decrease_means": cat.decrease_means}

@@ -199,7 +199,6 @@ def position_table(rows: list[dict]) -> dict[tuple[str, int], dict[str, float]]:
 
 def write_position_markdown(rows: list[dict], path, *, model: str | None, data: str, epochs: int) -> Path:
     """The position table (paper Tables 18-19 layout) and the per-category accuracies."""
-    import os
 
     path = Path(path)
     cats = list(dict.fromkeys(r["category"] for r in rows))
@@ -248,7 +247,6 @@ def run_positions(*, data: str, out, model: Any, processor: Any = None, categori
     Audio-query-only positions are skipped for the ``query_audio`` order.
     """
     import csv
-    import os
     import time
 
     import vocalgrad

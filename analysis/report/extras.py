@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
+from harness_tasks import prompts
 from harness_tasks.metrics import source_bias, summarize
 from harness_tasks.parsing import classify_answer
 
@@ -34,7 +35,7 @@ from .loading import (_RESULTS, ResultsError, _args_text, _read_json, _results_f
 __all__ = ["ExtraRun", "analyse_extras", "extras_markdown", "load_extras", "parse_extra_task", "plot_xattr"]
 
 _CATS = "|".join(vocalgrad.CATEGORY_NAMES)
-_PATTERNS = "|".join(vocalgrad.PARAPHRASES)
+_PATTERNS = "|".join(prompts.PARAPHRASES)
 _EXTRA = {
     "xattr": re.compile(rf"^vocalgrad_xattr_({_CATS})_({_CATS})$"),
     "sources": re.compile(rf"^vocalgrad_sources_({_CATS})$"),
@@ -63,7 +64,7 @@ def parse_extra_task(name: str) -> tuple[str, dict[str, str]] | None:
             return kind, {"actual": m.group(1), "prompt_category": m.group(2)}
         if kind == "sources":
             return kind, {"category": m.group(1)}
-        return kind, {"pattern": m.group(1), "category": vocalgrad.PARAPHRASES[m.group(1)][0]}
+        return kind, {"pattern": m.group(1), "category": prompts.PARAPHRASES[m.group(1)][0]}
     return None
 
 
@@ -181,11 +182,11 @@ def _sources(run: ExtraRun) -> dict[str, Any]:
 
 def _paraphrase(run: ExtraRun) -> dict[str, Any]:
     by_pattern = {}
-    for p in vocalgrad.PARAPHRASES:
+    for p in prompts.PARAPHRASES:
         recs = [r for r in run.records if r["pattern"] == p]
         if recs:
             s = summarize(recs)
-            by_pattern[p] = {"category": vocalgrad.PARAPHRASES[p][0], "acc": s["acc"],
+            by_pattern[p] = {"category": prompts.PARAPHRASES[p][0], "acc": s["acc"],
                              "increase_ratio": s["increase_ratio"], "unparsed_rate": s["unparsed_rate"],
                              "n": s["n"]}
     overall = {"acc": _mean(g["acc"] for g in by_pattern.values()),
@@ -249,14 +250,14 @@ def extras_markdown(extras: dict[str, list[dict[str, Any]]], plots: dict[str, st
         entries = extras["paraphrase"]
         lines += [f"## {TITLES['paraphrase']}", "",
                   f"The paper's six paraphrased questions, parsed with the synonym vocabulary "
-                  f"(`{vocalgrad.SYNONYM_PARSER}`: exactly one direction among "
-                  f"{sum(len(w) for w in vocalgrad.SYNONYM_WORDS.values())} words and inflections). Accuracy "
+                  f"(`{prompts.SYNONYM_PARSER}`: exactly one direction among "
+                  f"{sum(len(w) for w in prompts.SYNONYM_WORDS.values())} words and inflections). Accuracy "
                   "over all clips (unparsed = wrong); increase ratio over parsed answers.", ""]
         head = ["category", "pattern", "question"]
         for e in entries:
             head += [f"{e['label']} acc %", f"{e['label']} increase ratio %"]
         rows = []
-        for p, (cat, question, _) in vocalgrad.PARAPHRASES.items():
+        for p, (cat, question, _) in prompts.PARAPHRASES.items():
             row = [cat, f"`{p}`", question]
             for e in entries:
                 g = e["by_pattern"].get(p, {})

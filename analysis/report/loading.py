@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import vocalgrad
+from harness_tasks import prompts
 from harness_tasks.metrics import parse_record_code, score_answer
 from harness_tasks.parsing import classify_answer
 from harness_tasks.variants import FORMAT_LABELS, LABELLED_FORMATS, RECORD_VARIANTS
@@ -137,7 +138,7 @@ def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, A
         On a line that is not JSON or whose gold label is not one of the format's labels.
     """
     labels = FORMAT_LABELS[fmt]
-    words = vocalgrad.answer_words(fmt)
+    words = prompts.answer_words(fmt)
     records = []
     for lineno, line, doc, raw, logged in logged_samples(path, "macro_f1"):
         if logged is not None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import vocalgrad
 
+from .. import prompts
 from .base import Query, VocalGradLM
 
 __all__ = ["ChanceLM", "ConstantLM"]
@@ -70,7 +71,7 @@ class ConstantLM(VocalGradLM):
 
     name = "vocalgrad-constant"
 
-    LABELS: tuple[str, ...] = (*vocalgrad.DIRECTIONS, vocalgrad.CONSTANT, *vocalgrad.ANSWER_WORDS["yesno"])
+    LABELS: tuple[str, ...] = (*vocalgrad.DIRECTIONS, vocalgrad.CONSTANT, *prompts.ANSWER_WORDS["yesno"])
 
     def __init__(self, *, direction: str = "increase", **kwargs: Any) -> None:
         super().__init__(**kwargs)

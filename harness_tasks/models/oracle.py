@@ -19,6 +19,7 @@ import vocalgrad
 from generation.measures import MEASURES
 from generation.span import detect_span
 
+from .. import prompts
 from ..parsing import error_answer
 from .base import Query, VocalGradLM
 
@@ -53,10 +54,10 @@ _PHRASES = sorted(((c.attribute, c.name) for c in vocalgrad.CATEGORIES), key=lam
 def category_from_prompt(prompt: str) -> str | None:
     """Category whose attribute phrase (or paraphrased question) appears in the prompt."""
     low = prompt.lower()
-    for name, question, _ in vocalgrad.PARAPHRASES.values():
+    for name, question, _ in prompts.PARAPHRASES.values():
         if question.lower() in low:
             return name
-    for name, (question, _, _) in vocalgrad.REWORDINGS.items():
+    for name, (question, _, _) in prompts.REWORDINGS.items():
         if question.lower() in low:
             return name
     for phrase, name in _PHRASES:
@@ -100,6 +101,6 @@ def _in_task_words(direction: str | None, words: dict | None) -> str:
         return direction
     if direction in words:
         return words[direction][0]
-    if set(words) == set(vocalgrad.ANSWER_WORDS["yesno"]):
+    if set(words) == set(prompts.ANSWER_WORDS["yesno"]):
         return words["yes" if direction == "increase" else "no"][0]
     return direction
