@@ -71,6 +71,11 @@ def listed(kind: str, items: list[str]) -> list[str]:
     return shown
 
 
+def _in_folder(name: str, doc: str) -> property:
+    """A read-only attribute: the path of ``name`` inside the folder."""
+    return property(lambda self: self.path / name, doc=doc)
+
+
 class RenderDir:
     """One render folder: its meta (``render.json``), rows (``manifest.parquet``), paths and checks.
 
@@ -97,46 +102,15 @@ class RenderDir:
         return f"RenderDir({str(self.path)!r})"
 
     # ---- paths -------------------------------------------------------------------------------
-    @property
-    def meta_path(self) -> Path:
-        return self.path / self.META
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.path / self.MANIFEST
-
-    @property
-    def selection_path(self) -> Path:
-        """The selected sources, one row each (written by the render)."""
-        return self.path / self.SELECTION
-
-    @property
-    def skipped_path(self) -> Path:
-        """The sources that could not be used, with the reason (written by the render)."""
-        return self.path / self.SKIPPED
-
-    @property
-    def label_checks_path(self) -> Path:
-        """Measured effect and label warnings per clip (written by the render)."""
-        return self.path / self.LABEL_CHECKS
-
-    @property
-    def span_check_path(self) -> Path:
-        """Frozen sources whose detected span differs from the recorded one (written by the render)."""
-        return self.path / self.SPAN_CHECK
-
-    @property
-    def verify_path(self) -> Path:
-        """The record of the last ``vocalgrad verify`` of the folder."""
-        return self.path / self.VERIFY
-
-    @property
-    def clips_dir(self) -> Path:
-        return self.path / "clips"
-
-    @property
-    def sources_dir(self) -> Path:
-        return self.path / "sources"
+    meta_path = _in_folder(META, "Settings of the render: recipe, split, source, selection, categories.")
+    manifest_path = _in_folder(MANIFEST, "One row per clip (:data:`vocalgrad.MANIFEST_COLUMNS`).")
+    selection_path = _in_folder(SELECTION, "The selected sources, one row each (written by the render).")
+    skipped_path = _in_folder(SKIPPED, "The sources that could not be used, with the reason.")
+    label_checks_path = _in_folder(LABEL_CHECKS, "Measured effect and label warnings per clip.")
+    span_check_path = _in_folder(SPAN_CHECK, "Frozen sources whose detected span differs from the recorded one.")
+    verify_path = _in_folder(VERIFY, "The record of the last ``vocalgrad verify`` of the folder.")
+    clips_dir = _in_folder("clips", "The clips, ``clips/<category>/<clip_id>.flac``.")
+    sources_dir = _in_folder("sources", "The source clips, ``sources/<source_id>.flac``.")
 
     def clip_path(self, row: dict) -> Path:
         """The file of a manifest row (its ``path``, relative to the folder)."""

@@ -420,10 +420,10 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
 
 
 def register_cli(sub) -> None:
-    p = sub.add_parser("verify", help="check a build: completeness, ids, labels, sha256, frozen ids",
-                       description="Verify a render or Hub folder; with --against, compare it clip by clip "
-                                   "(SDR and length per category) with another build. Exit status 0 = pass, "
-                                   "1 = problems found, 2 = unreadable input.")
+    p = sub.add_parser(
+        "verify", help="check a build: completeness, ids, labels, sha256, frozen ids",
+        description="""Verify a render or Hub folder; with --against, compare it clip by clip (SDR and length per
+            category) with another build. Exit status 0 = pass, 1 = problems found, 2 = unreadable input.""")
     p.add_argument("path", metavar="DIR", help="render folder or Hub folder")
     p.add_argument("--against", metavar="HUB_OR_RENDER", help="another build to compare clip by clip")
     p.add_argument("--min-sdr", type=float, default=MIN_SDR_DB,
