@@ -16,27 +16,33 @@ class FinetuneConfig:
     1 epoch, batch 1 with gradient accumulation 16, gradient clipping at 1.0.
     """
 
+    # what to train on
     model: str
     data: str
     category: str
     scope: str = "lm_head_only"
     include_audio_encoder: bool = False
+    # validation split and seeds
     val_fraction: float = 0.1
     split_seed: int = 1234
     seed: int = 1234
+    # LoRA
     lora_r: int = 8
     lora_alpha: int = 16
     lora_dropout: float = 0.05
+    # optimiser and schedule
     learning_rate: float = 2e-4
     weight_decay: float = 0.0
     epochs: int = 1
     batch_size: int = 1
     grad_accum: int = 16
     max_grad_norm: float = 1.0
+    # limits, checkpoints, validation batches
     max_train: int | None = None
     max_val: int | None = None
     save_every: int = 50
     eval_batch_size: int = 8
+    # loading and prompting the model
     dtype: str = "auto"
     device: str = "auto"
     audio_first: bool = False
