@@ -10,6 +10,7 @@ the labelled formats (:mod:`.metrics`) and the report's reader (:mod:`analysis.r
 :data:`FORMAT_LABELS` labels of the formats with their own labels (yes/no, ternary)
 :data:`LABELLED_FORMATS` those formats' names (scored by macro-F1)
 :data:`RECORD_VARIANTS` variants answered increase/decrease with the default record codes
+:func:`split_task`     ``(variant, category)`` of a per-category task name
 ================== =====================================================================
 """
 
@@ -21,7 +22,7 @@ import vocalgrad
 
 from . import prompts
 
-__all__ = ["FORMATS", "FORMAT_LABELS", "LABELLED_FORMATS", "RECORD_VARIANTS", "VARIANTS", "Variant"]
+__all__ = ["FORMATS", "FORMAT_LABELS", "LABELLED_FORMATS", "RECORD_VARIANTS", "VARIANTS", "Variant", "split_task"]
 
 #: Problem formats: binary (the paper's), yes/no, ternary (docs/variants.md).
 FORMATS: tuple[str, ...] = ("binary", "yesno", "ternary")
@@ -87,3 +88,21 @@ VARIANTS: dict[str, Variant] = {
 #: the default task); the report reads them into one ``Evaluation`` each, in this order.
 RECORD_VARIANTS: tuple[str, ...] = tuple(
     name for name, v in VARIANTS.items() if v.fmt == "binary" and v.kind == "category")
+
+_BY_GROUP: dict[str, str] = {v.group: name for name, v in VARIANTS.items() if v.kind == "category"}
+
+
+def split_task(name: str) -> tuple[str, str] | None:
+    """``(variant, category)`` of a per-category task ``<group>_<category>``, ``None`` for any other
+    name (a group, a paraphrase or cross-attribute task, another benchmark's task).
+
+    >>> split_task("vocalgrad_swap_pitch")
+    ('swap', 'pitch')
+    >>> split_task("vocalgrad_ternary") is None
+    True
+    """
+    group, sep, category = name.rpartition("_")
+    if not sep or group not in _BY_GROUP or category not in vocalgrad.CATEGORY_NAMES:
+        return None
+    return _BY_GROUP[group], category
+

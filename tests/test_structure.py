@@ -232,6 +232,26 @@ def test_one_variants_and_formats_table():
         assert loading.parse_format_task(f"vocalgrad_{fmt}_echo") == (fmt, "echo")
 
 
+def test_split_task_inverts_the_generated_task_names():
+    # every generated per-category task name splits back into its variant and category; the
+    # report's readers take their tasks from it
+    import re
+
+    from analysis.report import loading
+    from harness_tasks import variants
+
+    names = {m for p in (ROOT / "harness_tasks" / "vocalgrad").glob("*.yaml")
+             for m in re.findall(r"^task: (\S+)$", p.read_text(encoding="utf-8"), flags=re.M)}
+    expected = {f"{v.group}_{c}": (name, c) for name, v in variants.VARIANTS.items() if v.kind == "category"
+                for c in v.categories}
+    assert set(expected) <= names and len(expected) > 70
+    for task in names:
+        assert variants.split_task(task) == expected.get(task), task
+    assert loading.parse_format_task("vocalgrad_yesno_speed") == ("yesno", "speed")
+    assert loading.parse_task("vocalgrad_yesno_speed") is None and loading.parse_task("vocalgrad_beep_pitch")
+    assert variants.split_task("vocalgrad_paraphrase_tone_rise_fall") is None
+
+
 def test_task_yaml_functions_resolve_to_named_definitions():
     # every `vocalgrad_utils.<name>` of the YAMLs is either a function defined with `def` in a module
     # of harness_tasks (grep finds it) or an aggregation of the one table built from the metric

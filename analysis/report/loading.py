@@ -25,7 +25,7 @@ import vocalgrad
 from harness_tasks import prompts
 from harness_tasks.metrics import parse_record_code, score_answer
 from harness_tasks.parsing import classify_answer
-from harness_tasks.variants import FORMAT_LABELS, LABELLED_FORMATS, RECORD_VARIANTS
+from harness_tasks.variants import FORMAT_LABELS, LABELLED_FORMATS, RECORD_VARIANTS, split_task
 
 from .authors import is_raw_predictions, load_raw_predictions  # the authors' own prediction files
 from .evaluation import Evaluation, FormatEvaluation, ResultsError
@@ -33,41 +33,25 @@ from .evaluation import Evaluation, FormatEvaluation, ResultsError
 __all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_evaluations", "parse_format_task",
            "parse_task", "read_format_samples", "read_samples"]
 
-# Task names read into an Evaluation (variants with increase/decrease answers and the same record
-# codes) and into a FormatEvaluation (yes/no, ternary): harness_tasks.variants is the one table.
-_TASK = re.compile(r"^vocalgrad(?:_(" + "|".join(RECORD_VARIANTS[1:]) + r"))?_([a-z]+)$")
-_FORMAT_TASK = re.compile(r"^vocalgrad_(" + "|".join(LABELLED_FORMATS) + r")_([a-z]+)$")
 _RESULTS = re.compile(r"^results_(.+)\.json$")
 
 
-def _category_task(pattern: re.Pattern, name: str) -> re.Match | None:
-    """Match of a per-category task name (group 2 = a known category), else None."""
-    m = pattern.match(name)
-    return m if m and m.group(2) in vocalgrad.CATEGORY_NAMES else None
-
-
 def parse_task(name: str) -> tuple[str, str] | None:
-    """``(variant, category)`` of a VocalGrad task name, ``None`` for any other task or a group.
+    """``(variant, category)`` of a task read into an :class:`Evaluation` (a variant of
+    :data:`~harness_tasks.variants.RECORD_VARIANTS`), ``None`` for any other task or a group.
 
     >>> parse_task("vocalgrad_swap_pitch")
     ('swap', 'pitch')
-    >>> parse_task("vocalgrad") is None
-    True
     """
-    m = _category_task(_TASK, name)
-    return None if m is None else (m.group(1) or "default", m.group(2))
+    task = split_task(name)
+    return task if task is not None and task[0] in RECORD_VARIANTS else None
 
 
 def parse_format_task(name: str) -> tuple[str, str] | None:
-    """``(format, category)`` of a yes/no or ternary task name, ``None`` otherwise.
-
-    >>> parse_format_task("vocalgrad_ternary_echo")
-    ('ternary', 'echo')
-    >>> parse_format_task("vocalgrad_ternary") is None
-    True
-    """
-    m = _category_task(_FORMAT_TASK, name)
-    return None if m is None else (m.group(1), m.group(2))
+    """``(format, category)`` of a yes/no or ternary task name, read into a
+    :class:`FormatEvaluation`; ``None`` otherwise."""
+    task = split_task(name)
+    return task if task is not None and task[0] in LABELLED_FORMATS else None
 
 
 def sample_lines(path: Path):
