@@ -127,11 +127,8 @@ def _hub_side(root: Path) -> Side:
         for cid in sorted(wanted - set(where)) if wanted is not None else ():
             yield cid, None
 
-    meta = {}
-    info = root / "render.json"
-    if info.is_file():
-        meta = json.loads(info.read_text())
-    return Side(root, "hub", meta, rows, iter_bytes)
+    # a Hub folder keeps no render settings: the checks that need them (frozen ids) are the render's
+    return Side(root, "hub", {}, rows, iter_bytes)
 
 
 def load_side(path) -> Side:
