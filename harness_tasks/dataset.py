@@ -116,7 +116,7 @@ def format_label(direction: str, fmt: str) -> str:
     raise ValueError(f"no {fmt!r} label for direction {direction!r}")
 
 
-def _replace_columns(ds, **columns):
+def replace_columns(ds, **columns):
     """``ds`` with the given columns replaced (same position and type); the audio is not rewritten."""
     order = ds.column_names
     feats = ds.features
@@ -133,7 +133,7 @@ def with_source_clips(ds, category: str, *, source: str | None = None):
     src = load_split(SOURCES_CONFIG, source=source)
     cat = vocalgrad.category(category)
     n = len(src)
-    src = _replace_columns(src, id=[f"{sid}__{cat.name}__source" for sid in src["source_id"]],
+    src = replace_columns(src, id=[f"{sid}__{cat.name}__source" for sid in src["source_id"]],
                            category=[cat.name] * n, attribute=[cat.attribute] * n,
                            direction=[vocalgrad.CONSTANT] * n, label=[vocalgrad.CONSTANT] * n)
     try:

@@ -14,7 +14,7 @@ import vocalgrad
 
 from . import metrics, prompts
 from .aggregations import LOGIT_METRICS, RECORD_METRICS, label_metric_names
-from .dataset import _replace_columns, format_label, load_split, with_source_clips
+from .dataset import replace_columns, format_label, load_split, with_source_clips
 from .fewshot import DEFAULT_FEWSHOT_K, attach_fewshot
 from .logit_answers import split_logit_answer
 from .parsing import classify_answer, is_exact_match
@@ -56,7 +56,7 @@ def load_task_dataset(*, vocalgrad_config: str, vocalgrad_category: str | None =
         raise ValueError(f"vocalgrad_format must be one of {', '.join(FORMATS)}, got {vocalgrad_format!r}")
     if vocalgrad_format != "binary":
         ds = with_source_clips(ds, vocalgrad_category or vocalgrad_config, source=vocalgrad_dataset)
-        ds = _replace_columns(ds, label=[format_label(d, vocalgrad_format) for d in ds["direction"]])
+        ds = replace_columns(ds, label=[format_label(d, vocalgrad_format) for d in ds["direction"]])
     if _as_bool(vocalgrad_fewshot):
         ds = attach_fewshot(ds, vocalgrad_category or vocalgrad_config, k=vocalgrad_fewshot_k,
                             seed=vocalgrad_fewshot_seed, source=vocalgrad_dataset)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .metrics import _div, _percentile, parse_record_code
+from .metrics import div_or_nan, percentile_interval, parse_record_code
 from .variants import FORMAT_LABELS
 
 __all__ = ["UNPARSED", "bootstrap_ci_labels", "confusion", "f1_per_label", "label_metric", "macro_f1",
@@ -72,7 +72,7 @@ def _f1_from_confusion(table: np.ndarray) -> np.ndarray:
     tp = np.diagonal(table[..., :k], axis1=-2, axis2=-1)
     gold = table.sum(axis=-1)                 # row sums include unparsed (= false negatives)
     pred = table[..., :k].sum(axis=-2)        # column sums over gold labels
-    return _div(2 * tp, gold + pred)
+    return div_or_nan(2 * tp, gold + pred)
 
 
 def f1_per_label(records, labels) -> dict[str, float]:
@@ -86,7 +86,7 @@ def _macro_f1(table: np.ndarray) -> np.ndarray:
     f1 = _f1_from_confusion(table)
     with np.errstate(invalid="ignore"):
         ok = ~np.isnan(f1)
-        return _div(np.where(ok, f1, 0.0).sum(axis=-1), ok.sum(axis=-1))
+        return div_or_nan(np.where(ok, f1, 0.0).sum(axis=-1), ok.sum(axis=-1))
 
 
 def macro_f1(records, labels) -> float:
@@ -109,7 +109,7 @@ def prediction_distribution(records, labels) -> dict[str, dict[str, float]]:
     cols = (*labels, UNPARSED)
     rows = {lab: table[i] for i, lab in enumerate(labels)}
     rows["all"] = table.sum(axis=0)
-    return {name: {c: float(v) for c, v in zip(cols, _div(row, np.full(row.shape, row.sum())))}
+    return {name: {c: float(v) for c, v in zip(cols, div_or_nan(row, np.full(row.shape, row.sum())))}
             for name, row in rows.items()}
 
 
@@ -121,12 +121,12 @@ def summarize_labels(records, labels) -> dict[str, float]:
     n = int(table.sum())
     k = len(labels)
     out: dict[str, float] = {
-        "acc": float(_div(np.trace(table[:, :k]), n)),
+        "acc": float(div_or_nan(np.trace(table[:, :k]), n)),
         "macro_f1": float(_macro_f1(table)),
-        "unparsed_rate": float(_div(table[:, k].sum(), n)),
+        "unparsed_rate": float(div_or_nan(table[:, k].sum(), n)),
     }
     out.update({f"f1_{lab}": float(v) for lab, v in zip(labels, _f1_from_confusion(table))})
-    shares = _div(table.sum(axis=0), np.full(k + 1, n))
+    shares = div_or_nan(table.sum(axis=0), np.full(k + 1, n))
     out.update({f"pred_{c}": float(v) for c, v in zip((*labels, UNPARSED), shares)})
     out["n"] = n
     return out
@@ -169,4 +169,4 @@ def bootstrap_ci_labels(records, labels, metric: str = "macro_f1", *, draws: int
             per.append(_macro_f1(sims))
         else:
             per.append(np.trace(sims[..., :k], axis1=-2, axis2=-1) / n)
-    return _percentile(np.mean(np.stack(per, axis=-1), axis=-1), level)
+    return percentile_interval(np.mean(np.stack(per, axis=-1), axis=-1), level)

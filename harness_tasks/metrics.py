@@ -161,7 +161,8 @@ def tabulate(records: Iterable[Mapping[str, Any] | str]) -> np.ndarray:
     return table
 
 
-def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def div_or_nan(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` element-wise in float64, nan where ``den`` is 0 (no warning)."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -186,14 +187,14 @@ def _parsed(t):
 
 def _dir_acc(t, d):
     g = _GOLD[d]
-    return _div(_sum(t, g, _INC if g == 0 else _DEC), t[..., g, :].sum(axis=-1))
+    return div_or_nan(_sum(t, g, _INC if g == 0 else _DEC), t[..., g, :].sum(axis=-1))
 
 
 def _balanced(t):
     a = np.stack([_dir_acc(t, d) for d in vocalgrad.DIRECTIONS], axis=-1)
     with np.errstate(invalid="ignore"):
         ok = ~np.isnan(a)
-        return _div(np.where(ok, a, 0.0).sum(axis=-1), ok.sum(axis=-1))
+        return div_or_nan(np.where(ok, a, 0.0).sum(axis=-1), ok.sum(axis=-1))
 
 
 def _inc_answers(t):
@@ -206,17 +207,17 @@ def _status(t, cell):
 
 #: Metric name -> function of a count table (any leading batch shape) -> float array.
 METRICS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "acc": lambda t: _div(_correct(t), _n(t)),
-    "acc_parsed": lambda t: _div(_correct(t), _parsed(t)),
+    "acc": lambda t: div_or_nan(_correct(t), _n(t)),
+    "acc_parsed": lambda t: div_or_nan(_correct(t), _parsed(t)),
     "balanced_acc": _balanced,
     "acc_increase": lambda t: _dir_acc(t, "increase"),
     "acc_decrease": lambda t: _dir_acc(t, "decrease"),
-    "increase_ratio": lambda t: _div(_inc_answers(t), _parsed(t)),
-    "increase_ratio_all": lambda t: _div(_inc_answers(t), _n(t)),
-    "unparsed_rate": lambda t: _div(_n(t) - _parsed(t), _n(t)),
-    "ambiguous_rate": lambda t: _div(_status(t, 5), _n(t)),
-    "error_rate": lambda t: _div(_status(t, 6), _n(t)),
-    "exact_match_rate": lambda t: _div(_sum(t, 0, _EXACT) + _sum(t, 1, _EXACT), _n(t)),
+    "increase_ratio": lambda t: div_or_nan(_inc_answers(t), _parsed(t)),
+    "increase_ratio_all": lambda t: div_or_nan(_inc_answers(t), _n(t)),
+    "unparsed_rate": lambda t: div_or_nan(_n(t) - _parsed(t), _n(t)),
+    "ambiguous_rate": lambda t: div_or_nan(_status(t, 5), _n(t)),
+    "error_rate": lambda t: div_or_nan(_status(t, 6), _n(t)),
+    "exact_match_rate": lambda t: div_or_nan(_sum(t, 0, _EXACT) + _sum(t, 1, _EXACT), _n(t)),
 }
 
 
@@ -398,7 +399,7 @@ def bootstrap_ci(
         sims = _macro_draws(records, macro_by, cluster, rng, draws)
         fn = METRICS[metric]
         vals = np.mean(fn(sims), axis=-1)
-        return _percentile(vals, level)
+        return percentile_interval(vals, level)
     if cluster is None:
         t = tabulate(records)
         n = int(t.sum())
@@ -416,10 +417,11 @@ def bootstrap_ci(
         mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)  # (draws, k)
         sims = np.tensordot(mult, tables, axes=(1, 0))
     vals = METRICS[metric](sims) if metric in METRICS else metric_from_table(metric, sims)
-    return _percentile(vals, level)
+    return percentile_interval(vals, level)
 
 
-def _percentile(vals: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_interval(vals: np.ndarray, level: float) -> tuple[float, float]:
+    """Central ``level`` percentile interval of ``vals`` ignoring nans; ``(nan, nan)`` when none is left."""
     vals = vals[~np.isnan(vals)]
     if vals.size == 0:
         return math.nan, math.nan

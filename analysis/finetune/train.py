@@ -67,8 +67,7 @@ class FinetuneData:
 def _audio_digest(clips, row: int) -> str:
     import hashlib
 
-    audio = clips._dataset[clips._rows[row]]["audio"]
-    data = audio.get("bytes") if isinstance(audio, dict) else None
+    data = clips.audio_bytes(row)
     return hashlib.sha1(data).hexdigest() if data else ""
 
 

@@ -54,6 +54,11 @@ class ClipSet:
         """SHA-1 of the clip ids (identifies the clip list in the feature cache)."""
         return hashlib.sha1("\n".join(self.ids).encode()).hexdigest()
 
+    def audio_bytes(self, i: int) -> bytes | None:
+        """The encoded file of clip ``i`` as stored in the dataset (``None`` when it holds a path only)."""
+        audio = self._dataset[self._rows[i]]["audio"]
+        return audio.get("bytes") if isinstance(audio, dict) else None
+
     def audio(self, i: int) -> tuple[np.ndarray, int]:
         """Decode clip ``i``: mono float32 samples and the sample rate."""
         from harness_tasks.clip_audio import decode_audio

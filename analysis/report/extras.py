@@ -29,7 +29,7 @@ from harness_tasks import prompts
 from harness_tasks.metrics import source_bias, summarize
 from harness_tasks.parsing import classify_answer
 
-from .loading import (_RESULTS, ResultsError, _args_text, _read_json, _results_files, _split_spec, logged_samples,
+from .loading import (RESULTS_FILE, ResultsError, args_text, read_json, results_files, split_spec, logged_samples,
                       model_label, read_samples)
 
 __all__ = ["ExtraRun", "analyse_extras", "extras_markdown", "load_extras", "parse_extra_task", "plot_xattr"]
@@ -103,19 +103,19 @@ def load_extras(specs) -> dict[str, list[ExtraRun]]:
     runs: dict[tuple[str, str], ExtraRun] = {}
     stamps: dict[tuple[str, str, str], str] = {}
     for spec in specs:
-        label_override, path = _split_spec(spec)
+        label_override, path = split_spec(spec)
         try:
-            files = _results_files(path)
+            files = results_files(path)
         except ResultsError:
             continue
-        files.sort(key=lambda p: _RESULTS.match(p.name).group(1))
+        files.sort(key=lambda p: RESULTS_FILE.match(p.name).group(1))
         for rfile in files:
-            data = _read_json(rfile)
+            data = read_json(rfile)
             cfg = data.get("config") or {}
             model = str(cfg.get("model") or data.get("model_name") or "model")
-            margs = _args_text(cfg.get("model_args"))
+            margs = args_text(cfg.get("model_args"))
             label = label_override or model_label(model, margs)
-            stamp = _RESULTS.match(rfile.name).group(1)
+            stamp = RESULTS_FILE.match(rfile.name).group(1)
             for task in data["results"]:
                 parsed = parse_extra_task(task)
                 if parsed is None:

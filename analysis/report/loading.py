@@ -33,7 +33,8 @@ from .evaluation import Evaluation, FormatEvaluation, ResultsError
 __all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_evaluations", "parse_format_task",
            "parse_task", "read_format_samples", "read_samples"]
 
-_RESULTS = re.compile(r"^results_(.+)\.json$")
+#: Name of an lm-eval results file (group 1: its timestamp).
+RESULTS_FILE = re.compile(r"^results_(.+)\.json$")
 
 
 def parse_task(name: str) -> tuple[str, str] | None:
@@ -140,7 +141,8 @@ def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, A
     return records
 
 
-def _args_text(args: Any) -> str:
+def args_text(args: Any) -> str:
+    """lm-eval's ``model_args`` (a mapping or ``k=v,...`` text) as ``k=v,...`` text."""
     if isinstance(args, dict):
         return ",".join(f"{k}={v}" for k, v in args.items())
     return str(args or "")
@@ -164,7 +166,8 @@ def model_label(model: str, model_args: str) -> str:
     return f"{model} ({model_args})" if model_args else model
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
+    """An lm-eval results JSON; :class:`ResultsError` naming the file when it is not one."""
     try:
         data = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -229,21 +232,23 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
     return records
 
 
-def _results_files(path: Path) -> list[Path]:
+def results_files(path: Path) -> list[Path]:
+    """``path`` itself (a results file) or every ``results_*.json`` below it (a folder), sorted."""
     if path.is_file():
-        if not _RESULTS.match(path.name):
+        if not RESULTS_FILE.match(path.name):
             raise ResultsError(f"{path}: expected an lm-eval results_<timestamp>.json file or a folder")
         return [path]
     if not path.is_dir():
         raise ResultsError(f"{path}: no such file or folder")
-    found = sorted(p for p in path.rglob("results_*.json") if _RESULTS.match(p.name))
+    found = sorted(p for p in path.rglob("results_*.json") if RESULTS_FILE.match(p.name))
     if not found:
         raise ResultsError(f"{path}: no lm-eval results_*.json below this folder; run vocalgrad-eval "
                            f"with --output_path {path} --log_samples")
     return found
 
 
-def _split_spec(spec: str | Path) -> tuple[str | None, Path]:
+def split_spec(spec: str | Path) -> tuple[str | None, Path]:
+    """``"LABEL=PATH"`` -> ``(LABEL, PATH)``; a plain path (or one that exists with ``=`` in it) -> ``(None, PATH)``."""
     text = str(spec)
     if "=" in text and not Path(text).exists():
         label, _, path = text.partition("=")
@@ -295,25 +300,25 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
     stamps: dict[tuple[str, str, str], str] = {}
     replaced: dict[int, tuple] = {}  # id(ev) -> (ev, {(new stamp, old stamp): [categories]})
     for spec in specs:
-        label_override, path = _split_spec(spec)
+        label_override, path = split_spec(spec)
         if is_raw_predictions(path):
             for ev in load_raw_predictions(path, label=label_override):
                 if (ev.label, ev.variant) in evals:
                     ev.label += " (authors' files)"
                 evals[(ev.label, ev.variant)] = ev
             continue
-        files = _results_files(path)
+        files = results_files(path)
         # order by the timestamp in the file name so that later runs win
-        files.sort(key=lambda p: _RESULTS.match(p.name).group(1))
+        files.sort(key=lambda p: RESULTS_FILE.match(p.name).group(1))
         loaded = []
         for rfile in files:
-            data = _read_json(rfile)
+            data = read_json(rfile)
             cfg = data.get("config") or {}
             model = str(cfg.get("model") or data.get("model_name") or "model")
-            loaded.append((rfile, data, model, _args_text(cfg.get("model_args"))))
+            loaded.append((rfile, data, model, args_text(cfg.get("model_args"))))
         models_here = {(m, a) for _, _, m, a in loaded}
         for rfile, data, model, margs in loaded:
-            stamp = _RESULTS.match(rfile.name).group(1)
+            stamp = RESULTS_FILE.match(rfile.name).group(1)
             base = model_label(model, margs)
             if label_override:
                 base = label_override if len(models_here) == 1 else f"{label_override} / {base}"
