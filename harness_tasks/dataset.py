@@ -39,8 +39,8 @@ DATASET_ENV = "VOCALGRAD_DATASET"
 #: Hub config holding the unmodified source clips (defined once, in vocalgrad.py).
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
-# store key -> audio-only dataset; docs point into it with "audio_ref" = "<key>#<row>".
-_AUDIO_STORES: dict[str, Any] = {}
+#: Store key -> audio-only dataset; docs point into it with ``audio_ref`` = ``"<key>#<row>"`` (few-shot examples too).
+AUDIO_STORES: dict[str, Any] = {}
 _PROCESSED: dict[str, Any] = {}
 
 
@@ -155,7 +155,7 @@ def process_docs(dataset):
     key = getattr(dataset, "_fingerprint", None) or f"ds{id(dataset)}"
     if key in _PROCESSED:
         return _PROCESSED[key]
-    _AUDIO_STORES[key] = dataset.select_columns(["audio"])
+    AUDIO_STORES[key] = dataset.select_columns(["audio"])
     meta = dataset.remove_columns(["audio"])
     docs = DocList(meta.to_list())
     for row, doc in enumerate(docs):
@@ -191,9 +191,9 @@ def doc_to_audio(doc: Mapping[str, Any]) -> list[ClipAudio]:
     if doc.get("audio") is not None:
         return [ClipAudio(cid, doc["audio"])]
     key, _, row = str(doc.get("audio_ref") or "").rpartition("#")
-    if key not in _AUDIO_STORES:
+    if key not in AUDIO_STORES:
         raise KeyError(
             f"no audio for clip {cid!r}: the doc has no 'audio' field and no audio_ref from "
             f"process_docs in this process"
         )
-    return [ClipAudio(cid, _AUDIO_STORES[key], int(row))]
+    return [ClipAudio(cid, AUDIO_STORES[key], int(row))]

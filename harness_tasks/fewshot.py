@@ -13,7 +13,7 @@ import vocalgrad
 
 from . import prompts
 from .clip_audio import AUDIO_MARKER, ClipAudio
-from .dataset import _AUDIO_STORES, doc_to_audio, load_split
+from .dataset import AUDIO_STORES, doc_to_audio, load_split
 
 __all__ = ["DEFAULT_FEWSHOT_K", "FEWSHOT_CONFIG", "attach_fewshot", "choose_fewshot", "doc_to_audio_fewshot",
            "doc_to_text_fewshot"]
@@ -85,7 +85,7 @@ def attach_fewshot(ds, category: str, *, k: Any = DEFAULT_FEWSHOT_K, seed: Any =
     rows = choose_fewshot(ds["id"], ds["source_id"], pool["label"], pool["source_id"],
                           k=int(k), seed=int(seed))
     key = "fewshot:" + (getattr(pool, "_fingerprint", None) or f"ds{id(pool)}")
-    _AUDIO_STORES.setdefault(key, pool.select_columns(["audio"]))
+    AUDIO_STORES.setdefault(key, pool.select_columns(["audio"]))
     ids, labels = pool["id"], pool["label"]
     ds = ds.add_column("fewshot_ids", [[ids[i] for i in r] for r in rows])
     ds = ds.add_column("fewshot_labels", [[labels[i] for i in r] for r in rows])
@@ -113,7 +113,7 @@ def doc_to_audio_fewshot(doc: Mapping[str, Any]) -> list[ClipAudio]:
     clips = []
     for cid, ref in zip(doc.get("fewshot_ids") or [], doc.get("fewshot_refs") or []):
         key, _, row = str(ref).rpartition("#")
-        if key not in _AUDIO_STORES:
+        if key not in AUDIO_STORES:
             raise KeyError(f"no audio for few-shot example {cid!r}: its store {key!r} was not loaded in this process")
-        clips.append(ClipAudio(cid, _AUDIO_STORES[key], int(row)))
+        clips.append(ClipAudio(cid, AUDIO_STORES[key], int(row)))
     return clips + doc_to_audio(doc)

@@ -276,3 +276,27 @@ def test_task_yaml_functions_resolve_to_named_definitions():
     # and the table holds nothing the YAMLs do not use
     assert set(aggregations.AGGREGATIONS) == {r for r in refs if r.startswith("agg_")}
     assert "globals()[" not in sources
+
+
+def test_no_private_name_is_imported_from_another_toolkit_module():
+    # what one module shares with another is public (named without a leading underscore)
+    offenders = []
+    for name in toolkit_module_names():
+        rel = Path(*name.split("."))
+        path = ROOT / (f"{rel}.py" if (ROOT / f"{rel}.py").is_file() else rel / "__init__.py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in _import_nodes(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            ours = node.level > 0 or (node.module or "").split(".")[0] in ("vocalgrad", *PACKAGES)
+            offenders += [f"{name}: from {'.' * node.level}{node.module or ''} import {a.name}"
+                          for a in node.names
+                          if ours and a.name.startswith("_") and not a.name.startswith("__")]
+    assert not offenders, offenders
+
+
+def test_private_import_check_sees_one():
+    tree = ast.parse("from .metrics import _div, ok\nfrom numpy import _x\n")
+    found = [a.name for n in _import_nodes(tree) if isinstance(n, ast.ImportFrom) and n.level > 0
+             for a in n.names if a.name.startswith("_")]
+    assert found == ["_div"]
