@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -278,15 +277,12 @@ def clip_warnings(category: str, direction: str, effect: float, clipped_ratio: f
 
 
 # --------------------------------------------------------------------------------------------
-def write_label_checks(out_dir: Path, parts_dir: str = ".parts") -> Counter:
+def write_label_checks(out_dir: Path) -> Counter:
     """Write ``DIR/label_checks.csv`` from the render's part files; returns warning-code counts."""
     from . import audio as aio
+    from .render_files import part_rows
 
-    out_dir = Path(out_dir)
-    rows = []
-    for part in sorted((out_dir / parts_dir).glob("*.json")):
-        rows.extend(json.loads(part.read_text()))
-    rows.sort(key=lambda r: (r["category"], r["clip_id"]))
+    rows = part_rows(Path(out_dir))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(LABEL_CHECK_COLUMNS)

@@ -22,8 +22,6 @@ Output layout::
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import sys
@@ -39,6 +37,8 @@ from . import audio as aio
 from . import label_validity as lv
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
+from .render_files import (clean_stale_temps, csv_bytes, part_path, span_part_path, write_manifest,
+                           write_selection, write_span_check)
 from .schedule import make_schedule
 from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
 from .frozen import recorded_span
@@ -50,7 +50,6 @@ __all__ = ["render", "render_source_category", "RenderError", "RenderSummary"]
 
 TOOLKIT_VERSION = "0.1.0"
 MIN_DURATION_SEC = 0.5
-PARTS_DIR = ".parts"
 #: A frozen source whose detected span differs from the recorded one by more than this is listed in span_check.csv.
 SPAN_CHECK_TOLERANCE_SEC = 0.010
 
@@ -160,7 +159,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     """Render the 24 clips of one (source, category) unit and return their manifest rows."""
     x, span = prepare_source(item, recipe)
     proc_sr = recipe.sample_rate
-    check_path = out_dir / PARTS_DIR / "span" / f"{item.source_id}.json"
+    check_path = span_part_path(out_dir, item.source_id)
     if item.extra.get("recorded_onset_sec") not in (None, "") and not check_path.exists():
         aio.atomic_write_bytes(check_path, json.dumps(span_check(item, x, span, recipe)).encode())
     src_path = out_dir / "sources" / f"{item.source_id}.flac"
@@ -208,12 +207,8 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
 
 
 # --------------------------------------------------------------------------------------------
-# Output folder bookkeeping
+# Output folder settings (the other bookkeeping files: generation.render_files)
 # --------------------------------------------------------------------------------------------
-def _part_path(out_dir: Path, source_id: str, category: str) -> Path:
-    return out_dir / PARTS_DIR / f"{source_id}__{category}.json"
-
-
 def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
     rd = RenderDir(out_dir)
     path = rd.meta_path
@@ -240,83 +235,6 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
     aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` of this host still runs. A zombie (killed, not yet reaped — in a container
-    whose init does not reap orphans it may stay so) does not run and can write nothing."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True  # no /proc: trust kill(0)
-    return state not in ("Z", "X")
-
-
-def _clean_stale_temps(out_dir: Path) -> None:
-    """Remove temp files left by killed processes of this host (others may still be writing)."""
-    host = aio.HOST_TAG
-    for tmp in out_dir.rglob(".*.tmp"):
-        parts = tmp.name.rsplit(".", 3)  # .name . host . pid . tmp
-        if len(parts) == 4 and parts[1] == host and parts[2].isdigit() and not _pid_alive(int(parts[2])):
-            tmp.unlink(missing_ok=True)
-
-
-def _csv_bytes(header: list[str], rows: list[list]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue().encode()
-
-
-def write_selection(out_dir: Path, items: list[SourceItem]) -> None:
-    """Write ``selection.csv``: one row per selected source with its metadata and extras."""
-    extra_keys = sorted({k for it in items for k in it.extra})
-    header = ["source_id", "speaker_id", "sentence_id", "gender", "accent", "text", "audio"] + extra_keys
-    rows = [[it.source_id, it.speaker_id, it.sentence_id, it.gender, it.accent, it.text,
-             str(it.audio) if isinstance(it.audio, (str, os.PathLike)) else repr(it.audio)]
-            + [it.extra.get(k, "") for k in extra_keys] for it in items]
-    aio.atomic_write_bytes(RenderDir(out_dir).selection_path, _csv_bytes(header, rows))
-
-
-def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
-    """Write ``span_check.csv`` from the per-source checks of the sources rendered so far; returns its rows."""
-    header = ["source_id", "corpus_id", "recorded_onset_sec", "detected_onset_sec", "recorded_offset_sec",
-              "detected_offset_sec", "onset_diff_ms", "offset_diff_ms", "detected_found"]
-    rows = []
-    for it in items:
-        path = out_dir / PARTS_DIR / "span" / f"{it.source_id}.json"
-        row = json.loads(path.read_text()) if path.is_file() else None
-        if row:
-            rows.append([row[k] for k in header])
-    path = RenderDir(out_dir).span_check_path
-    if rows or path.exists():
-        aio.atomic_write_bytes(path, _csv_bytes(header, rows))
-    return len(rows)
-
-
-def write_manifest(out_dir: Path) -> int:
-    """Rebuild ``manifest.parquet`` from every complete unit's part file; returns the row count."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = []
-    for part in sorted((out_dir / PARTS_DIR).glob("*.json")):
-        rows.extend(json.loads(part.read_text()))
-    rows.sort(key=lambda r: (r["category"], r["clip_id"]))
-    types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
-    schema = pa.schema([(name, types[t]) for name, t, _ in vg.MANIFEST_COLUMNS])
-    table = pa.Table.from_pylist(rows, schema=schema)
-    buf = pa.BufferOutputStream()
-    pq.write_table(table, buf, compression="zstd")
-    aio.atomic_write_bytes(RenderDir(out_dir).manifest_path, buf.getvalue().to_pybytes())
-    return len(rows)
-
-
 # --------------------------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------------------------
@@ -326,7 +244,7 @@ def _run_unit(args):
         rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate)
     except SkipSource as exc:
         return item, category, None, str(exc)
-    part = _part_path(out_dir, item.source_id, category)
+    part = part_path(out_dir, item.source_id, category)
     aio.atomic_write_bytes(part, json.dumps(rows).encode())
     return item, category, len(rows), None
 
@@ -442,14 +360,14 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
                                    "source": source, "toolkit_version": TOOLKIT_VERSION, "selection": kind,
                                    "selection_note": note, "categories": sorted(categories),
                                    "domain": domain})
-    _clean_stale_temps(out)
+    clean_stale_temps(out)
     write_selection(out, items)
 
     shard_i, shard_n = shard
     units = [(it, c) for it in items for c in categories]
     units = [u for k, u in enumerate(units) if k % shard_n == shard_i]
     per_unit = vg.CONDITIONS_PER_CATEGORY
-    todo = [u for u in units if not _part_path(out, u[0].source_id, u[1]).exists()]
+    todo = [u for u in units if not part_path(out, u[0].source_id, u[1]).exists()]
     summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo))
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
@@ -489,13 +407,13 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
             pool.join()
     summary.skipped = sorted(skipped.items())
     by_id = {it.source_id: it for it in items}
-    aio.atomic_write_bytes(RenderDir(out).skipped_path, _csv_bytes(
+    aio.atomic_write_bytes(RenderDir(out).skipped_path, csv_bytes(
         ["source_id", "audio", "reason"],
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
     summary.clips_total -= skipped_units * per_unit
     summary.span_checks = write_span_check(out, items)
     write_manifest(out)
-    summary.label_warnings = dict(lv.write_label_checks(out, PARTS_DIR))
+    summary.label_warnings = dict(lv.write_label_checks(out))
     if summary.label_warnings:
         import warnings
 

@@ -193,25 +193,25 @@ def test_tones_beep_split(tmp_path):
 def test_stale_temp_of_a_zombie_is_removed(tmp_path):
     """A killed worker that nobody reaped (a zombie) cannot write: its temp file is stale."""
     from generation import audio as aio
-    from generation.render import _clean_stale_temps, _pid_alive
+    from generation.render_files import clean_stale_temps, pid_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     deadline = time.time() + 30
     while time.time() < deadline and Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
         time.sleep(0.05)  # exited, not yet waited for: a zombie
-    assert _pid_alive(os.getpid()) and not _pid_alive(child.pid)
+    assert pid_alive(os.getpid()) and not pid_alive(child.pid)
     zombie = tmp_path / f".a.flac.{aio.HOST_TAG}.{child.pid}.tmp"
     mine = tmp_path / f".b.flac.{aio.HOST_TAG}.{os.getpid()}.tmp"
     zombie.write_bytes(b"x")
     mine.write_bytes(b"x")
-    _clean_stale_temps(tmp_path)
+    clean_stale_temps(tmp_path)
     child.wait()
     assert not zombie.exists() and mine.exists()
 
 
 def test_every_file_of_a_render_folder_is_named_by_render_dir(corpus, tmp_path):
     # the render writes, and verify records, only what RenderDir names (its one owner)
-    from generation.render import PARTS_DIR
+    from generation.render_files import PARTS_DIR
     from generation.render_dir import RenderDir
     from generation.verify import verify
 
