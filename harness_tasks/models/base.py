@@ -64,7 +64,7 @@ from .answer_log import AnswerLog, answer_key, default_log_root
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["Answer", "ChatLM", "FatalAdapterError", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout",
+__all__ = ["Answer", "FatalAdapterError", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout",
            "positive_int"]
 
 #: generation_kwargs keys that carry task settings to the adapters (removed from gen_kwargs).
@@ -476,29 +476,3 @@ class VocalGradLM(LM):
     def barrier(self) -> None:
         if self.accelerator is not None:
             self.accelerator.wait_for_everyone()
-
-
-class ChatLM(VocalGradLM):
-    """Base of the adapters that send each query as one chat turn to a model (hf, openai, worker).
-
-    Parameters
-    ----------
-    audio_first : bool
-        Clips before the text (default false: text, then clips); a task's
-        ``vocalgrad_audio_first`` wins over it.
-    system_prompt : str, optional
-        A system turn before the user turn.
-    **kwargs
-        :class:`VocalGradLM`'s.
-    """
-
-    RETRIES = True
-
-    def __init__(self, *, audio_first: Any = False, system_prompt: str | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.audio_first = as_bool(audio_first, name="audio_first")
-        self.system_prompt = system_prompt or None
-
-    def audio_first_of(self, q: Query) -> bool:
-        """Whether ``q``'s clips go before its text: the task's setting, else the adapter's."""
-        return self.audio_first if q.audio_first is None else q.audio_first

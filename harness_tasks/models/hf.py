@@ -50,7 +50,8 @@ import vocalgrad
 
 from ..logit_answers import logit_answer
 from ..parsing import error_answer
-from .base import ChatLM, Query, as_bool
+from .base import Query, as_bool
+from .chat import ChatLM
 from .families import Item, LoadedModel, as_item, load, resolve_model_class
 
 log = logging.getLogger("vocalgrad")

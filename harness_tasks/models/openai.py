@@ -65,7 +65,8 @@ from vocalgrad import VocalGradError
 
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
-from .base import ChatLM, Query, VocalGradLM, layout, positive_int
+from .base import Query, VocalGradLM, layout, positive_int
+from .chat import ChatLM
 
 log = logging.getLogger("vocalgrad")
 

@@ -49,7 +49,8 @@ from generation.audio import resample
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
 from ..workers.protocol import PREFIX, PROTOCOL_VERSION
-from .base import ChatLM, FatalAdapterError, Query, VocalGradLM, layout
+from .base import FatalAdapterError, Query, VocalGradLM, layout
+from .chat import ChatLM
 
 log = logging.getLogger("vocalgrad")
 
