@@ -254,8 +254,8 @@ def test_split_task_inverts_the_generated_task_names():
 
 def test_task_yaml_functions_resolve_to_named_definitions():
     # every `vocalgrad_utils.<name>` of the YAMLs is either a function defined with `def` in a module
-    # of harness_tasks (grep finds it) or an aggregation of the one table built from the metric
-    # tables, never created through globals()
+    # of harness_tasks or an aggregation of the one table built from the metric tables, bound by
+    # name; grep finds each, none is created through globals()
     import re
 
     from harness_tasks import aggregations, utils
@@ -273,8 +273,16 @@ def test_task_yaml_functions_resolve_to_named_definitions():
             assert fn is aggregations.AGGREGATIONS[name], name
         else:
             assert f"def {name}(" in sources, name
-    # and the table holds nothing the YAMLs do not use
+    # the table holds nothing the YAMLs do not use, and each entry is bound by its own name at
+    # module level (a plain assignment that grep finds, not a generated attribute)
     assert set(aggregations.AGGREGATIONS) == {r for r in refs if r.startswith("agg_")}
+    tree = ast.parse((ROOT / "harness_tasks" / "aggregations.py").read_text(encoding="utf-8"))
+    bound = [elt.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple)
+             for elt in node.targets[0].elts]
+    assert bound == list(aggregations.AGGREGATIONS)
+    for name, agg in aggregations.AGGREGATIONS.items():
+        assert vars(aggregations)[name] is agg and agg.__name__ == name
+    assert not hasattr(aggregations, "__getattr__")
     assert "globals()[" not in sources
 
 
