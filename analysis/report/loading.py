@@ -295,80 +295,117 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
     ResultsError
         When a path holds no results, a file cannot be read, or no VocalGrad task is found.
     """
-    evals: dict[tuple[str, str], Evaluation] = {}
-    fevals: dict[tuple[str, str], FormatEvaluation] = {}
-    stamps: dict[tuple[str, str, str], str] = {}
-    replaced: dict[int, tuple] = {}  # id(ev) -> (ev, {(new stamp, old stamp): [categories]})
+    runs = _Runs(strict=strict)
     for spec in specs:
         label_override, path = split_spec(spec)
         if is_raw_predictions(path):
-            for ev in load_raw_predictions(path, label=label_override):
-                if (ev.label, ev.variant) in evals:
-                    ev.label += " (authors' files)"
-                evals[(ev.label, ev.variant)] = ev
+            runs.add_authors_files(path, label_override)
             continue
-        files = results_files(path)
-        # order by the timestamp in the file name so that later runs win
-        files.sort(key=lambda p: RESULTS_FILE.match(p.name).group(1))
-        loaded = []
-        for rfile in files:
-            data = read_json(rfile)
-            cfg = data.get("config") or {}
-            model = str(cfg.get("model") or data.get("model_name") or "model")
-            loaded.append((rfile, data, model, args_text(cfg.get("model_args"))))
-        models_here = {(m, a) for _, _, m, a in loaded}
-        for rfile, data, model, margs in loaded:
-            stamp = RESULTS_FILE.match(rfile.name).group(1)
-            base = model_label(model, margs)
-            if label_override:
-                base = label_override if len(models_here) == 1 else f"{label_override} / {base}"
-            nsamp = data.get("n-samples") or {}
+        for rfile, data, model, margs, base in _labelled_results(path, label_override):
             for task, res in data["results"].items():
-                parsed = parse_task(task)
-                fparsed = parse_format_task(task) if parsed is None else None
-                if parsed is None and fparsed is None:
-                    continue
-                if fparsed is not None:
-                    variant, cat = fparsed
-                    label = base
-                    ev = fevals.setdefault((label, variant), FormatEvaluation(label, model, margs, variant))
-                else:
-                    variant, cat = parsed
-                    label = base if variant == "default" else f"{base} [{variant}]"
-                    ev = evals.setdefault((label, variant), Evaluation(label, model, margs, variant))
-                prev = stamps.get((label, variant, cat))
-                if prev is not None:  # the replaced run's warnings about this category no longer apply
-                    ev.warnings = [w for w in ev.warnings if not w.startswith(f"{cat}: ")]
-                    replaced.setdefault(id(ev), (ev, {}))[1].setdefault((stamp, prev), []).append(cat)
-                    ev.records = [r for r in ev.records if r["category"] != cat]
-                    ev.n_samples.pop(cat, None)
-                stamps[(label, variant, cat)] = stamp
-                ev.task_metrics[cat] = {k.split(",")[0]: v for k, v in res.items()
-                                        if isinstance(v, (int, float)) and not k.split(",")[0].endswith("_stderr")}
-                n = (nsamp.get(task) or {}).get("effective")
-                if n is not None:
-                    ev.n_samples[cat] = int(n)
-                if rfile not in ev.files:
-                    ev.files.append(rfile)
-                sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
-                if sfile.is_file():
-                    recs = read_samples(sfile, cat) if fparsed is None else read_format_samples(sfile, variant, cat)
-                    ev.records.extend(recs)
-                    ev.files.append(sfile)
-                    _check_counts(ev, cat, recs, sfile)
-                else:
-                    msg = (f"{cat}: no sample log {sfile.name} next to {rfile}; intervals and "
-                           f"breakdowns need lm-eval's --log_samples")
-                    if strict:
-                        raise ResultsError(msg)
-                    ev.warnings.append(msg)
-    for ev, runs in replaced.values():  # one line per replaced run, not one per category
-        ev.warnings += [f"results of {new} replace those of {old} ({', '.join(cats)})"
-                        for (new, old), cats in runs.items()]
-    if not evals and not fevals:
-        raise ResultsError("no VocalGrad tasks (vocalgrad_<category>, vocalgrad_yesno_<category>, "
-                           "vocalgrad_ternary_<category>) in " + ", ".join(str(s) for s in specs))
-    return list(evals.values()), list(fevals.values())
+                runs.add_task(task, res, rfile, data, model, margs, base)
+    return runs.finish(specs)
+
+
+def _labelled_results(path: Path, label_override: str | None):
+    """``(file, data, model, model_args, label)`` of each results file under ``path``, oldest first
+    (later runs win). ``label_override`` names the model; with several models here it prefixes theirs."""
+    files = results_files(path)
+    files.sort(key=lambda p: RESULTS_FILE.match(p.name).group(1))  # by the timestamp in the name
+    loaded = []
+    for rfile in files:
+        data = read_json(rfile)
+        cfg = data.get("config") or {}
+        model = str(cfg.get("model") or data.get("model_name") or "model")
+        loaded.append((rfile, data, model, args_text(cfg.get("model_args"))))
+    models_here = {(m, a) for _, _, m, a in loaded}
+    for rfile, data, model, margs in loaded:
+        base = model_label(model, margs)
+        if label_override:
+            base = label_override if len(models_here) == 1 else f"{label_override} / {base}"
+        yield rfile, data, model, margs, base
+
+
+class _Runs:
+    """What :func:`load_all` gathers: evaluations by (label, variant), format evaluations by
+    (label, format), and the run (timestamp) each (label, variant, category) was last read from."""
+
+    def __init__(self, *, strict: bool):
+        self.strict = strict
+        self.evals: dict[tuple[str, str], Evaluation] = {}
+        self.fevals: dict[tuple[str, str], FormatEvaluation] = {}
+        self.stamps: dict[tuple[str, str, str], str] = {}
+        self.replaced: dict[int, tuple] = {}  # id(ev) -> (ev, {(new stamp, old stamp): [categories]})
+
+    def add_authors_files(self, path: Path, label: str | None) -> None:
+        """The evaluations of a folder of the authors' prediction files."""
+        for ev in load_raw_predictions(path, label=label):
+            if (ev.label, ev.variant) in self.evals:
+                ev.label += " (authors' files)"
+            self.evals[(ev.label, ev.variant)] = ev
+
+    def _evaluation(self, task: str, model: str, margs: str, base: str):
+        """``(evaluation, variant, category, is_format)`` a task is read into, None for other tasks."""
+        parsed = parse_task(task)
+        if parsed is not None:
+            variant, cat = parsed
+            label = base if variant == "default" else f"{base} [{variant}]"
+            ev = self.evals.setdefault((label, variant), Evaluation(label, model, margs, variant))
+            return ev, variant, cat, False
+        fparsed = parse_format_task(task)
+        if fparsed is not None:
+            variant, cat = fparsed
+            ev = self.fevals.setdefault((base, variant), FormatEvaluation(base, model, margs, variant))
+            return ev, variant, cat, True
+        return None
+
+    def _replace_earlier(self, ev, variant: str, cat: str, stamp: str) -> None:
+        """Forget what an earlier run of the same (label, variant, category) contributed."""
+        prev = self.stamps.get((ev.label, variant, cat))
+        if prev is not None:  # the replaced run's warnings about this category no longer apply
+            ev.warnings = [w for w in ev.warnings if not w.startswith(f"{cat}: ")]
+            self.replaced.setdefault(id(ev), (ev, {}))[1].setdefault((stamp, prev), []).append(cat)
+            ev.records = [r for r in ev.records if r["category"] != cat]
+            ev.n_samples.pop(cat, None)
+        self.stamps[(ev.label, variant, cat)] = stamp
+
+    def add_task(self, task: str, res: dict, rfile: Path, data: dict, model: str, margs: str, base: str) -> None:
+        """One task's aggregated metrics and sample log from one results file."""
+        found = self._evaluation(task, model, margs, base)
+        if found is None:
+            return
+        ev, variant, cat, is_format = found
+        stamp = RESULTS_FILE.match(rfile.name).group(1)
+        self._replace_earlier(ev, variant, cat, stamp)
+        ev.task_metrics[cat] = {k.split(",")[0]: v for k, v in res.items()
+                                if isinstance(v, (int, float)) and not k.split(",")[0].endswith("_stderr")}
+        n = ((data.get("n-samples") or {}).get(task) or {}).get("effective")
+        if n is not None:
+            ev.n_samples[cat] = int(n)
+        if rfile not in ev.files:
+            ev.files.append(rfile)
+        sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
+        if sfile.is_file():
+            recs = read_format_samples(sfile, variant, cat) if is_format else read_samples(sfile, cat)
+            ev.records.extend(recs)
+            ev.files.append(sfile)
+            _check_counts(ev, cat, recs, sfile)
+        else:
+            msg = (f"{cat}: no sample log {sfile.name} next to {rfile}; intervals and "
+                   f"breakdowns need lm-eval's --log_samples")
+            if self.strict:
+                raise ResultsError(msg)
+            ev.warnings.append(msg)
+
+    def finish(self, specs) -> tuple[list[Evaluation], list[FormatEvaluation]]:
+        """The evaluations, with one warning per replaced run (not one per category)."""
+        for ev, runs in self.replaced.values():
+            ev.warnings += [f"results of {new} replace those of {old} ({', '.join(cats)})"
+                            for (new, old), cats in runs.items()]
+        if not self.evals and not self.fevals:
+            raise ResultsError("no VocalGrad tasks (vocalgrad_<category>, vocalgrad_yesno_<category>, "
+                               "vocalgrad_ternary_<category>) in " + ", ".join(str(s) for s in specs))
+        return list(self.evals.values()), list(self.fevals.values())
 
 
 def _check_counts(ev: Evaluation | FormatEvaluation, cat: str, recs: list[dict], sfile: Path) -> None:
