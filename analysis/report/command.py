@@ -66,7 +66,25 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
-    from .extras import analyse_extras, load_extras, plot_xattr
+    evaluations, format_evals, extras = _load_runs(specs)
+    agreement = _add_human(evaluations, human)
+    if not evaluations and not format_evals and not extras:
+        raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
+    report = analyse(evaluations, draws=draws, seed=seed, top=top)
+    report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)  # yes/no and ternary, {} when absent
+    report["extras"] = extras  # cross-attribute, source-clip bias, paraphrases ({} when absent)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plot_paths = _draw_plots(report, out) if plots else {}
+    md = _markdown(report, plot_paths, agreement, render_dir)
+    report["paths"] = _write(out, report, md, plot_paths)
+    return report
+
+
+def _load_runs(specs: list[str]) -> tuple[list, list, dict]:
+    """Evaluations, format evaluations and the analysed extra groups of the result ``specs``; a
+    folder with extra groups only (no per-category task) is not an error."""
+    from .extras import analyse_extras, load_extras
 
     extras = analyse_extras(load_extras(specs)) if specs else {}
     try:
@@ -75,21 +93,24 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         if not extras:
             raise
         evaluations, format_evals = [], []
-    agreement = None
-    if human:
-        from analysis.listen.answers import annotator_agreement, human_evaluation
+    return evaluations, format_evals, extras
 
-        evaluations.append(human_evaluation(human))
-        agreement = annotator_agreement(evaluations[-1].records)
-    if not evaluations and not format_evals and not extras:
-        raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
-    report = analyse(evaluations, draws=draws, seed=seed, top=top)
-    report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)
-    report["extras"] = extras  # cross-attribute, source-clip bias, paraphrases ({} when absent)  # yes/no and ternary, {} when absent
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    plot_paths: dict[str, str] = {}
-    if plots and report["models"]:
+
+def _add_human(evaluations: list, human) -> dict | None:
+    """Append the listening-test answers as one "human" evaluation; return the annotators' agreement."""
+    if not human:
+        return None
+    from analysis.listen.answers import annotator_agreement, human_evaluation
+
+    evaluations.append(human_evaluation(human))
+    return annotator_agreement(evaluations[-1].records)
+
+
+def _draw_plots(report: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Draw each model's figure, the comparison and the cross-attribute matrices; their paths
+    relative to ``out`` (``"xattr"`` maps labels to paths)."""
+    plot_paths: dict[str, Any] = {}
+    if report["models"]:
         from .plots import plot_comparison, plot_model
 
         used = set()
@@ -103,15 +124,23 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
             plot_paths[m["label"]] = rel
         plot_comparison(report, out / "plots" / "comparison.png")
         plot_paths["comparison"] = "plots/comparison.png"
-    if plots and extras.get("xattr"):
+    if report["extras"].get("xattr"):
+        from .extras import plot_xattr
+
         plot_paths["xattr"] = {}
-        for e in extras["xattr"]:
+        for e in report["extras"]["xattr"]:
             rel = f"plots/xattr-{slug(e['label'])}.png"
             plot_xattr(e, out / rel)
             plot_paths["xattr"][e["label"]] = rel
-    md = render_markdown(report, plots=plot_paths)
+    return plot_paths
+
+
+def _markdown(report: dict[str, Any], plot_paths: dict, agreement: dict | None, render_dir) -> str:
+    """``report.md``: the main sections, then domains, annotator agreement and label validity
+    (each also added to ``report``)."""
     from .domains import domain_markdown, domain_rows
 
+    md = render_markdown(report, plots=plot_paths)
     report["domains"] = domain_rows(report)
     md += domain_markdown(report)
     if agreement is not None:
@@ -122,14 +151,18 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
 
         report["label_validity"] = label_warning_summary(render_dir)
         md += label_warnings_markdown(render_dir)
+    return md
+
+
+def _write(out: Path, report: dict[str, Any], md: str, plot_paths: dict) -> dict[str, str]:
+    """Write ``report.md`` and ``report.json``; return every file written by name."""
     atomic_write_text(out / "report.md", md)
     report["plots"] = plot_paths
     atomic_write_text(out / "report.json", json.dumps(_jsonable(report), indent=1, ensure_ascii=False) + "\n")
     written = {"report.md": str(out / "report.md"), "report.json": str(out / "report.json")}
     written.update({k: str(out / v) for k, v in plot_paths.items() if isinstance(v, str)})
     written.update({f"xattr:{k}": str(out / v) for k, v in plot_paths.get("xattr", {}).items()})
-    report["paths"] = written
-    return report
+    return written
 
 
 def _agreement_markdown(agr: dict[str, Any]) -> str:
