@@ -162,8 +162,9 @@ def select_test(
     list of SourceItem
         Ordered by utterance number, then by speaker in an order that keeps gender, and within a
         gender the accent group, balanced at every prefix (:func:`interleave`), so that the first N
-        items cover N speakers as balanced as the selection allows (``--sources N``). With speaker ids, items are renamed
-        ``{speaker}_{NN}`` and the original id is kept in ``sentence_id`` and ``extra["corpus_id"]``.
+        items cover N speakers as balanced as the selection allows (``--sources N``). With speaker
+        ids, items are renamed ``{speaker}_{NN}`` and the original id is kept in ``sentence_id`` and
+        ``extra["corpus_id"]``.
 
     Raises
     ------
@@ -180,7 +181,28 @@ def select_test(
     per = 1 if utterance_mode else plan.per_speaker
     wanted = plan.n_speakers * plan.per_speaker if utterance_mode else plan.n_speakers
 
-    # Walk speakers in seeded order; a speaker is eligible when `per` of its utterances are long enough.
+    chosen_utts, groups = _eligible(by_speaker, plan, per, duration_of)
+    if len(chosen_utts) < wanted and not plan.allow_small:
+        unit = "utterances" if utterance_mode else "speakers"
+        by_gender: dict[str, int] = {}
+        for (g, _), spks in groups.items():
+            by_gender[g] = by_gender.get(g, 0) + len(spks)
+        need = (f"{wanted} utterances of >= {plan.min_duration:g} s" if utterance_mode else
+                f"{wanted} speakers with {per} utterances of >= {plan.min_duration:g} s each")
+        raise SelectionError(
+            f"{where}: the test selection needs {need}; found {len(chosen_utts)} eligible {unit} "
+            f"(by gender: {_describe(by_gender)}) among {len(by_speaker)} {unit} and {len(items)} utterances. "
+            f"Use --allow-small to take a smaller balanced selection, or ask for fewer."
+        )
+    selected = _balanced_order(groups, wanted, plan.seed)
+    return _by_utterance_number(selected, chosen_utts, utterance_mode)
+
+
+def _eligible(by_speaker: dict[str, list[SourceItem]], plan: SelectionPlan, per: int,
+              duration_of: Callable[[SourceItem], float]):
+    """Walk the speakers in seeded order; a speaker is eligible when ``per`` of its utterances (in
+    seeded order) are long enough. Returns speaker -> those utterances, and (gender, accent group)
+    -> eligible speakers in walking order."""
     chosen_utts: dict[str, list[SourceItem]] = {}
     groups: dict[tuple[str, str], list[str]] = {}
     for spk in sorted(by_speaker, key=lambda s: rank_key(plan.seed, "spk:" + s)):
@@ -196,34 +218,30 @@ def select_test(
         chosen_utts[spk] = picked
         first = by_speaker[spk][0]
         groups.setdefault((first.gender, accent_group(first.accent)), []).append(spk)
+    return chosen_utts, groups
 
-    n_eligible = len(chosen_utts)
-    if n_eligible < wanted and not plan.allow_small:
-        unit = "utterances" if utterance_mode else "speakers"
-        by_gender: dict[str, int] = {}
-        for (g, _), spks in groups.items():
-            by_gender[g] = by_gender.get(g, 0) + len(spks)
-        need = (f"{wanted} utterances of >= {plan.min_duration:g} s" if utterance_mode else
-                f"{wanted} speakers with {per} utterances of >= {plan.min_duration:g} s each")
-        raise SelectionError(
-            f"{where}: the test selection needs {need}; found {n_eligible} eligible {unit} "
-            f"(by gender: {_describe(by_gender)}) among {len(by_speaker)} {unit} and {len(items)} utterances. "
-            f"Use --allow-small to take a smaller balanced selection, or ask for fewer."
-        )
 
+def _balanced_order(groups: dict[tuple[str, str], list[str]], wanted: int, seed: int) -> list[str]:
+    """``wanted`` speakers shared out over genders, then accent groups (:func:`water_fill`), in an
+    order balanced at every prefix (:func:`interleave`)."""
     genders = sorted({g for g, _ in groups})
     gender_cap = {g: sum(len(s) for (gg, _), s in groups.items() if gg == g) for g in genders}
-    gender_alloc = water_fill(gender_cap, wanted, seed=plan.seed, salt="gender:")
+    gender_alloc = water_fill(gender_cap, wanted, seed=seed, salt="gender:")
     per_gender: dict[str, list[str]] = {}
     for g in genders:
         accents = {a: len(s) for (gg, a), s in groups.items() if gg == g}
-        accent_alloc = water_fill(accents, gender_alloc[g], seed=plan.seed, salt=f"accent:{g}:")
+        accent_alloc = water_fill(accents, gender_alloc[g], seed=seed, salt=f"accent:{g}:")
         # groups keep the seeded speaker order; accents take turns in proportion to their shares
         per_gender[g] = interleave({a: groups[(g, a)][:n] for a, n in accent_alloc.items() if n},
-                                   seed=plan.seed, salt=f"order:{g}:")
-    selected = interleave(per_gender, seed=plan.seed, salt="order:gender:")
-    rank = {spk: i for i, spk in enumerate(selected)}
+                                   seed=seed, salt=f"order:{g}:")
+    return interleave(per_gender, seed=seed, salt="order:gender:")
 
+
+def _by_utterance_number(selected: list[str], chosen_utts: dict[str, list[SourceItem]],
+                         utterance_mode: bool) -> list[SourceItem]:
+    """The chosen utterances ordered by utterance number, then speaker rank; with speaker ids,
+    renamed ``{speaker}_{NN}`` (the corpus id kept in ``sentence_id`` and ``extra["corpus_id"]``)."""
+    rank = {spk: i for i, spk in enumerate(selected)}
     out: list[tuple[int, str, SourceItem]] = []
     for spk in selected:
         utts = sorted(chosen_utts[spk], key=lambda it: (it.sentence_id or it.source_id, it.source_id))
