@@ -134,6 +134,84 @@ def _top_heading(n: int) -> str:
     return "The most frequent raw output" if n == 1 else f"The {n} most frequent raw outputs"
 
 
+def _intro(s: dict[str, Any], n_models: int) -> list[str]:
+    """How to read the figures: accuracy, intervals, the overall figures and the chance flags."""
+    return [f"{n_models} evaluation(s). Accuracy counts unparsed answers as wrong (toolkit docs/benchmark.md "
+            "§7–§8). "
+            f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
+            "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
+            "source utterances (the 24 conditions of a source per category are not independent). ", "",
+            f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
+            f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
+            "category (or each source with all its categories) and average the categories in every draw.", "",
+            "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows "
+            "of a table (categories, tiers, ...) are flagged by "
+            f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
+            "comparisons); **not different from chance** otherwise.", ""]
+
+
+def _summary(models: list[dict[str, Any]]) -> list[str]:
+    """The summary table: one row per model."""
+    rows = []
+    for m in models:
+        ov = m["overall"]
+        if m["has_samples"]:
+            rows.append([m["label"], ov["n"], ov["n_sources"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
+                         ci(ov["ci"]["acc"]["clustered"]), pct(ov["balanced_acc"]), pct(ov["acc_parsed"]),
+                         pct(ov["parse_rate"]), pct(ov["exact_match_rate"]), pct(ov["increase_ratio"]),
+                         _mark(ov)])
+        else:
+            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "–", "–", "–", "–", "–", "–",
+                         "n/a (no sample log)"])
+    header = ["model", "clips", "sources", "acc %", "95 % CI binomial", "95 % CI clustered", "balanced acc %",
+              "acc parsed %", "parsed %", "exact match %", "increase ratio %", "vs chance"]
+    return ["## Summary", ""] + _table(header, rows)
+
+
+def _category_table(models: list[dict[str, Any]], paper: dict[str, Any]) -> list[str]:
+    """Accuracy by category, the paper's rows below the models'."""
+    cats = list(vocalgrad.CATEGORY_NAMES)
+    lines = ["## Accuracy by category, with the paper's numbers", "",
+              "Rows marked *(paper)* are the published results of the paper on its VCTK test set "
+              f"({paper['source']}), copied as data for comparison — they were not computed from "
+              "these results. *avg* is the unweighted mean over categories (the overall figure); † = not different "
+              "from chance (Holm-adjusted over the categories).", ""]
+    rows = []
+    for m in models:
+        cells = []
+        for c in cats:
+            g = m["by_category"].get(c)
+            if g is None:
+                cells.append("")
+            else:
+                mark = "†" if g.get("verdict") == "not different from chance" else ""
+                cells.append(pct(g.get("acc")) + mark)
+        rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
+    for name, row in paper["category_acc"].items():
+        rows.append([f"{name} (paper)"] + [f"{row[c]:.1f}" for c in cats] + [f"{row['avg']:.1f}"])
+    lines += _table(["model"] + cats + ["avg"], rows)
+    return lines
+
+
+def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
+    """Paired comparisons on the same clips (nothing when there are none)."""
+    lines: list[str] = []
+    if comparisons:
+        lines = ["## Paired comparisons (same clips)", "",
+                  "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
+                  "intervals (clips / source utterances resampled) and the exact McNemar test on the "
+                  "clips only one of them got right.", ""]
+        rows = []
+        for c in comparisons:
+            for scope, p in [("all", c["overall"])] + list(c["by_category"].items()):
+                rows.append([c["a"], c["b"], scope, p["n"], pct(p["acc_a"]), pct(p["acc_b"]),
+                             f"{100 * p['diff']:+.1f}", ci(p["ci"]["binomial"]), ci(p["ci"]["clustered"]),
+                             p["only_a"], p["only_b"], _pval(p["mcnemar_p"])])
+        lines += _table(["A", "B", "scope", "clips", "acc A %", "acc B %", "A − B (pts)", "95 % CI binomial",
+                         "95 % CI clustered", "only A right", "only B right", "McNemar p"], rows)
+    return lines
+
+
 def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = None) -> str:
     """The Markdown text of ``report.md``.
 
@@ -151,69 +229,11 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     if not models:  # only yes/no, ternary or the appendix analyses
         lines += formats_markdown(report.get("formats") or {}) + extras_markdown(report.get("extras") or {}, plots)
         return "\n".join(lines).rstrip() + "\n"
-    lines += [f"{len(models)} evaluation(s). Accuracy counts unparsed answers as wrong (toolkit docs/benchmark.md §7–§8). "
-             f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
-             "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
-             "source utterances (the 24 conditions of a source per category are not independent). ", "",
-             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
-             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
-             "category (or each source with all its categories) and average the categories in every draw.", "",
-             "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows "
-             "of a table (categories, tiers, ...) are flagged by "
-             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
-             "comparisons); **not different from chance** otherwise.", ""]
-    lines += ["## Summary", ""]
-    rows = []
-    for m in models:
-        ov = m["overall"]
-        if m["has_samples"]:
-            rows.append([m["label"], ov["n"], ov["n_sources"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
-                         ci(ov["ci"]["acc"]["clustered"]), pct(ov["balanced_acc"]), pct(ov["acc_parsed"]),
-                         pct(ov["parse_rate"]), pct(ov["exact_match_rate"]), pct(ov["increase_ratio"]),
-                         _mark(ov)])
-        else:
-            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "–", "–", "–", "–", "–", "–",
-                         "n/a (no sample log)"])
-    lines += _table(["model", "clips", "sources", "acc %", "95 % CI binomial", "95 % CI clustered",
-                     "balanced acc %", "acc parsed %", "parsed %", "exact match %", "increase ratio %",
-                     "vs chance"], rows)
-    # category table next to the paper's rows
-    cats = list(vocalgrad.CATEGORY_NAMES)
-    lines += ["## Accuracy by category, with the paper's numbers", "",
-              "Rows marked *(paper)* are the published results of the paper on its VCTK test set "
-              f"({report['paper']['source']}), copied as data for comparison — they were not computed from "
-              "these results. *avg* is the unweighted mean over categories (the overall figure); † = not different "
-              "from chance (Holm-adjusted over the categories).", ""]
-    rows = []
-    for m in models:
-        cells = []
-        for c in cats:
-            g = m["by_category"].get(c)
-            if g is None:
-                cells.append("")
-            else:
-                mark = "†" if g.get("verdict") == "not different from chance" else ""
-                cells.append(pct(g.get("acc")) + mark)
-        rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
-    for name, row in report["paper"]["category_acc"].items():
-        rows.append([f"{name} (paper)"] + [f"{row[c]:.1f}" for c in cats] + [f"{row['avg']:.1f}"])
-    lines += _table(["model"] + cats + ["avg"], rows)
+    lines += _intro(s, len(models)) + _summary(models) + _category_table(models, report["paper"])
     if any(m["has_samples"] for m in models):
         lines += trajectory_markdown({m["label"]: m["trajectory_table"] for m in models if m["has_samples"]},
                                      report["paper"].get("trajectory_acc", {}))
-    if report["comparisons"]:
-        lines += ["## Paired comparisons (same clips)", "",
-                  "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
-                  "intervals (clips / source utterances resampled) and the exact McNemar test on the "
-                  "clips only one of them got right.", ""]
-        rows = []
-        for c in report["comparisons"]:
-            for scope, p in [("all", c["overall"])] + list(c["by_category"].items()):
-                rows.append([c["a"], c["b"], scope, p["n"], pct(p["acc_a"]), pct(p["acc_b"]),
-                             f"{100 * p['diff']:+.1f}", ci(p["ci"]["binomial"]), ci(p["ci"]["clustered"]),
-                             p["only_a"], p["only_b"], _pval(p["mcnemar_p"])])
-        lines += _table(["A", "B", "scope", "clips", "acc A %", "acc B %", "A − B (pts)", "95 % CI binomial",
-                         "95 % CI clustered", "only A right", "only B right", "McNemar p"], rows)
+    lines += _comparisons(report["comparisons"])
     if "comparison" in plots:
         lines += ["## All models", "", f"![comparison]({plots['comparison']})", ""]
     lines += formats_markdown(report.get("formats") or {})
