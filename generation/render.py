@@ -348,18 +348,8 @@ def selection_kind(items: list[SourceItem]) -> str:
 
 def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
                  jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float) -> RenderSummary:
-    kind = selection_kind(items)
-    seeds = sorted({it.extra["selection_seed"] for it in items if "selection_seed" in it.extra})
-    note = " + ".join(SELECTION_NOTES.get(k, k) for k in kind.split("+"))
-    domain = source_domain(source, items)
-    if domain in ("loquacious", "cv-spontaneous"):
-        note = f"{domain}, an alternate source domain of the paper's Table 15: {note}"
-    if seeds:
-        note += f" (seed {', '.join(map(str, seeds))})"
-    _check_or_write_settings(out, {"recipe": rec.name, "sample_rate": sample_rate, "split": split,
-                                   "source": source, "toolkit_version": TOOLKIT_VERSION, "selection": kind,
-                                   "selection_note": note, "categories": sorted(categories),
-                                   "domain": domain})
+    _check_or_write_settings(out, _settings(items, rec, source=source, split=split, categories=categories,
+                                            sample_rate=sample_rate))
     clean_stale_temps(out)
     write_selection(out, items)
 
@@ -378,6 +368,37 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
 
     bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
                desc=f"render {split}", disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    try:
+        skipped, skipped_units = _run_units(tasks, jobs, bar, summary, strict=strict)
+    finally:
+        bar.close()
+    summary.skipped = sorted(skipped.items())
+    summary.clips_total -= skipped_units * per_unit
+    _finish(out, items, summary)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _settings(items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
+              sample_rate: int) -> dict:
+    """What render.json records (and a rerun must match): recipe, rate, split, source, selection."""
+    kind = selection_kind(items)
+    seeds = sorted({it.extra["selection_seed"] for it in items if "selection_seed" in it.extra})
+    note = " + ".join(SELECTION_NOTES.get(k, k) for k in kind.split("+"))
+    domain = source_domain(source, items)
+    if domain in ("loquacious", "cv-spontaneous"):
+        note = f"{domain}, an alternate source domain of the paper's Table 15: {note}"
+    if seeds:
+        note += f" (seed {', '.join(map(str, seeds))})"
+    return {"recipe": rec.name, "sample_rate": sample_rate, "split": split, "source": source,
+            "toolkit_version": TOOLKIT_VERSION, "selection": kind, "selection_note": note,
+            "categories": sorted(categories), "domain": domain}
+
+
+def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: bool) -> tuple[dict[str, str], int]:
+    """Render the units (in ``jobs`` processes), counting clips into ``summary`` and ``bar``;
+    return the skipped sources (id -> reason) and the number of skipped units."""
+    per_unit = vg.CONDITIONS_PER_CATEGORY
     skipped: dict[str, str] = {}
     skipped_units = 0
     pool = None
@@ -401,16 +422,18 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
                 summary.clips_rendered += n_rows
                 bar.update(n_rows)
     finally:
-        bar.close()
         if pool is not None:
             pool.terminate()
             pool.join()
-    summary.skipped = sorted(skipped.items())
+    return skipped, skipped_units
+
+
+def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
+    """Write skipped.csv, span_check.csv, the manifest and label_checks.csv; warn on label warnings."""
     by_id = {it.source_id: it for it in items}
     aio.atomic_write_bytes(RenderDir(out).skipped_path, csv_bytes(
         ["source_id", "audio", "reason"],
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
-    summary.clips_total -= skipped_units * per_unit
     summary.span_checks = write_span_check(out, items)
     write_manifest(out)
     summary.label_warnings = dict(lv.write_label_checks(out))
@@ -420,6 +443,4 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
         warnings.warn(lv.LabelWarning(
             "some clips may not carry their label: " + ", ".join(
                 f"{code} {n}" for code, n in sorted(summary.label_warnings.items()))
-            + f" (see {RenderDir(out).label_checks_path})"), stacklevel=2)
-    summary.seconds = time.perf_counter() - t0
-    return summary
+            + f" (see {RenderDir(out).label_checks_path})"), stacklevel=3)  # points at render()
