@@ -81,9 +81,31 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     HubBuildError
         With what is wrong, before anything is written.
     """
-    import pyarrow as pa
-
     out = Path(out_dir)
+    folder, rows, template = _checked_release(src, out, card_template)
+    sample_rate = _sample_rate(rows)
+    feats = published.published_features(sample_rate)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(rows), unit="clip", desc="from-published", disable=not progress)
+    sizes = {r["id"]: Path(r["audio"]["path"]).stat().st_size for r in rows}
+    keyed = [{**r, "clip_id": r["id"]} for r in rows]  # the shard writer keys rows by clip_id
+    check = _release_check(src, folder, keyed, sample_rate)
+    try:
+        with aio.staged_folder(out) as stage:
+            configs, files = _write_category_configs(stage, keyed, sizes, _table_maker(feats, bar),
+                                                     max_shard_bytes=max_shard_bytes, row_group_rows=row_group_rows)
+            configs.append(_all_config(configs))
+            files.append(_write_readme(stage, template, check, configs, feats))
+    finally:
+        bar.close()
+    return {"configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size}
+                        for c in configs}, "files": sorted(files)}
+
+
+def _checked_release(src, out: Path, card_template) -> tuple[Path, list[dict], Path]:
+    """The release folder, its rows and the card template; raise if the release, ``out`` or the card is unusable."""
     try:
         folder = published.local_copy(src)
         rows = published.load_published_rows(folder)
@@ -98,12 +120,21 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     template = Path(card_template) if card_template else _hub.CARD_TEMPLATE
     if not template.is_file():
         raise _hub.HubBuildError(f"{template}: card template not found; pass card_template= (--card PATH)")
-    sample_rate = _sample_rate(rows)
-    feats = published.published_features(sample_rate)
+    return folder, rows, template
 
-    from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(rows), unit="clip", desc="from-published", disable=not progress)
+def _release_check(src, folder: Path, keyed: list[dict], sample_rate: int) -> _hub.RenderCheck:
+    """The release as a render check (rows and the render.json fields the card reads), for the card writer."""
+    shown = src if published.published_folder(src) is None else Path(src).name  # no local paths in the card
+    return _hub.RenderCheck(path=folder, rows=keyed, meta={
+        "source": f"the authors' release ({shown})", "recipe": "as published by the authors",
+        "sample_rate": sample_rate,
+        "toolkit_version": f"{_toolkit_version()}; converted with --from-published, not rendered"})
+
+
+def _table_maker(feats, bar):
+    """``to_table`` of :func:`generation.hub.write_config`: a shard's release rows as arrow, ticking ``bar``."""
+    import pyarrow as pa
 
     def to_table(shard: list[dict]):
         records = []
@@ -112,37 +143,39 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
             bar.update(1)
         return pa.Table.from_pylist([{k: rec[k] for k in feats} for rec in records], schema=feats.arrow_schema)
 
-    sizes = {r["id"]: Path(r["audio"]["path"]).stat().st_size for r in rows}
-    keyed = [{**r, "clip_id": r["id"]} for r in rows]  # the shard writer keys rows by clip_id
-    shown = src if published.published_folder(src) is None else Path(src).name  # no local paths in the card
-    check = _hub.RenderCheck(path=folder, rows=keyed, meta={
-        "source": f"the authors' release ({shown})", "recipe": "as published by the authors",
-        "sample_rate": sample_rate,
-        "toolkit_version": f"{_toolkit_version()}; converted with --from-published, not rendered"})
+    return to_table
+
+
+def _write_category_configs(stage: Path, keyed: list[dict], sizes: dict, to_table, *, max_shard_bytes: int,
+                            row_group_rows: int) -> tuple[list, list[str]]:
+    """Write one config per category that has clips; return the configs and the files written."""
     configs, files = [], []
-    try:
-        with aio.staged_folder(out) as stage:
-            for cat in vocalgrad.CATEGORY_NAMES:
-                cat_rows = [r for r in keyed if r["category"] == cat]
-                if not cat_rows:
-                    continue
-                cfg = _hub.HubConfig(cat, "test", [f"{cat}/test-*.parquet"], categories=(cat,))
-                shards = _hub.shard_rows(cat_rows, sizes, max_shard_bytes)
-                files += _hub.write_config(stage, cfg, shards, to_table, row_group_rows=row_group_rows)
-                configs.append(cfg)
-            configs.append(_hub.HubConfig(
-                "all", "test", [f for c in configs for f in c.data_files], sum(c.rows for c in configs),
-                sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
-                tuple(c.name for c in configs)))
-            by_split = {"test": check}
-            readme = (_hub.yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
-                      + CONVERSION_NOTE)
-            (stage / "README.md").write_text(readme, encoding="utf-8")
-            files.append("README.md")
-    finally:
-        bar.close()
-    return {"configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size}
-                        for c in configs}, "files": sorted(files)}
+    for cat in vocalgrad.CATEGORY_NAMES:
+        cat_rows = [r for r in keyed if r["category"] == cat]
+        if not cat_rows:
+            continue
+        cfg = _hub.HubConfig(cat, "test", [f"{cat}/test-*.parquet"], categories=(cat,))
+        shards = _hub.shard_rows(cat_rows, sizes, max_shard_bytes)
+        files += _hub.write_config(stage, cfg, shards, to_table, row_group_rows=row_group_rows)
+        configs.append(cfg)
+    return configs, files
+
+
+def _all_config(configs: list) -> "_hub.HubConfig":
+    """The default ``all`` config: every category config's shards and counts."""
+    return _hub.HubConfig(
+        "all", "test", [f for c in configs for f in c.data_files], sum(c.rows for c in configs),
+        sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
+        tuple(c.name for c in configs))
+
+
+def _write_readme(stage: Path, template: Path, check, configs: list, feats) -> str:
+    """Write ``README.md``: the YAML header, the card and :data:`CONVERSION_NOTE`; return its relative path."""
+    by_split = {"test": check}
+    readme = (_hub.yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
+              + CONVERSION_NOTE)
+    (stage / "README.md").write_text(readme, encoding="utf-8")
+    return "README.md"
 
 
 def _toolkit_version() -> str:

@@ -213,105 +213,168 @@ def build_hub(
     HubBuildError
         With every problem found, before anything is written.
     """
+    inputs = _check_inputs(render_dirs, Path(out_dir), allow_partial=allow_partial, verify_sha256=verify_sha256,
+                           sources=sources, card_template=card_template)
+    feats = vocalgrad.features(inputs.sample_rate)
+    with aio.staged_folder(inputs.out) as stage:
+        configs, files = _write_render_configs(stage, inputs.by_split, feats, max_shard_bytes=max_shard_bytes,
+                                               row_group_rows=row_group_rows)
+        if inputs.sources:
+            files += _write_sources_config(stage, inputs.by_split["test"], feats, configs,
+                                           max_shard_bytes=max_shard_bytes, row_group_rows=row_group_rows)
+        _insert_all_config(configs)
+        files.append(_write_readme(stage, inputs, configs, feats, repo_id=repo_id, license_id=license_id))
+    return {
+        "configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size} for c in configs},
+        "files": sorted(files),
+    }
+
+
+@dataclass
+class _Inputs:
+    """The checked inputs of :func:`build_hub`: output folder, renders by split, sample rate, sources flag, card."""
+
+    out: Path
+    by_split: dict
+    sample_rate: int
+    sources: bool
+    template: Path
+
+
+def _check_inputs(render_dirs, out: Path, *, allow_partial: bool, verify_sha256: bool, sources: bool | None,
+                  card_template) -> _Inputs:
+    """Check the renders, the output folder, the sources clips and the card template; raise with every problem."""
     if isinstance(render_dirs, (str, os.PathLike)):
         render_dirs = [render_dirs]
-    out = Path(out_dir)
     checks = [check_render(d, verify_sha256=verify_sha256) for d in render_dirs]
-    problems = []
-    by_split: dict[str, RenderCheck] = {}
-    for c in checks:
-        problems += c.problems
-        if not allow_partial and c.missing:
-            problems += listed("condition not rendered", c.missing)
-            chosen = c.meta.get("categories")
-            left = sorted({m.split("__")[1] for m in c.missing} - set(chosen or []))
-            if chosen and left:  # partial by choice (--categories): re-running the same command adds nothing
-                problems.append(f"{c.path}: rendered with --categories {','.join(chosen)}; render the others into "
-                                f"the same folder (--categories {','.join(left)}) or pass --allow-partial")
-            else:
-                problems.append(f"{c.path}: render is partial; finish it (re-run the same render command) "
-                                "or pass --allow-partial")
-        split = c.meta.get("split")
-        if split in by_split:
-            problems.append(f"{c.path}: a second render with split {split!r} (first: {by_split[split].path})")
-        by_split[split] = c
+    problems, by_split = _render_problems(checks, allow_partial=allow_partial)
     rates = {int(c.meta.get("sample_rate", 48000)) for c in checks}
     if len(rates) > 1:
         problems.append(f"renders have different sample rates {sorted(rates)}; render them at one rate")
-    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
-        problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
-    if out.resolve() in {Path(d).resolve() for d in render_dirs}:
-        problems.append(f"{out}: --out must differ from the render directory")
+    problems += _output_problems(out, render_dirs)
     if sources is None:
         sources = "test" in by_split and RenderDir(by_split["test"].path).sources_dir.is_dir()
     if sources:
-        if "test" not in by_split:
-            problems.append("the sources config needs the test render; pass it or drop --sources")
-        else:
-            t = by_split["test"]
-            rd = RenderDir(t.path)
-            lacking = [str(rd.source_path(sid)) for sid in sorted({r["source_id"] for r in t.rows})
-                       if not rd.source_path(sid).is_file()]
-            problems += listed("source clip missing (needed by the sources config; re-run the render, "
-                                "or pass --no-sources)", lacking)
+        problems += _sources_problems(by_split)
     template = Path(card_template) if card_template else CARD_TEMPLATE
     if not template.is_file():
         problems.append(f"{template}: card template not found; pass card_template= (--card PATH)")
     if problems:
         raise HubBuildError("cannot build the Hub folder:\n  " + "\n  ".join(problems))
+    return _Inputs(out, by_split, rates.pop(), sources, template)
 
-    sample_rate = rates.pop()
-    feats = vocalgrad.features(sample_rate)
+
+def _render_problems(checks: list[RenderCheck], *, allow_partial: bool) -> tuple[list[str], dict]:
+    """Each render's contract problems, its missing conditions (unless ``allow_partial``) and repeated splits."""
+    problems = []
+    by_split: dict[str, RenderCheck] = {}
+    for c in checks:
+        problems += c.problems
+        if not allow_partial and c.missing:
+            problems += _partial_problems(c)
+        split = c.meta.get("split")
+        if split in by_split:
+            problems.append(f"{c.path}: a second render with split {split!r} (first: {by_split[split].path})")
+        by_split[split] = c
+    return problems, by_split
+
+
+def _partial_problems(c: RenderCheck) -> list[str]:
+    """The missing conditions of a partial render and how to finish it."""
+    problems = listed("condition not rendered", c.missing)
+    chosen = c.meta.get("categories")
+    left = sorted({m.split("__")[1] for m in c.missing} - set(chosen or []))
+    if chosen and left:  # partial by choice (--categories): re-running the same command adds nothing
+        problems.append(f"{c.path}: rendered with --categories {','.join(chosen)}; render the others into "
+                        f"the same folder (--categories {','.join(left)}) or pass --allow-partial")
+    else:
+        problems.append(f"{c.path}: render is partial; finish it (re-run the same render command) "
+                        "or pass --allow-partial")
+    return problems
+
+
+def _output_problems(out: Path, render_dirs) -> list[str]:
+    """The output folder must be empty or an earlier Hub folder, and not one of the renders."""
+    problems = []
+    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
+        problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
+    if out.resolve() in {Path(d).resolve() for d in render_dirs}:
+        problems.append(f"{out}: --out must differ from the render directory")
+    return problems
+
+
+def _sources_problems(by_split: dict) -> list[str]:
+    """The sources config needs the test render and every one of its source clips."""
+    if "test" not in by_split:
+        return ["the sources config needs the test render; pass it or drop --sources"]
+    t = by_split["test"]
+    rd = RenderDir(t.path)
+    lacking = [str(rd.source_path(sid)) for sid in sorted({r["source_id"] for r in t.rows})
+               if not rd.source_path(sid).is_file()]
+    return listed("source clip missing (needed by the sources config; re-run the render, "
+                  "or pass --no-sources)", lacking)
+
+
+def _write_render_configs(stage: Path, by_split: dict, feats, *, max_shard_bytes: int,
+                          row_group_rows: int) -> tuple[list[HubConfig], list[str]]:
+    """Write the configs of the renders (the categories of the test render, then beep, train); skip empty ones."""
     specs = vocalgrad.builder_config_specs()  # name -> (categories, render split, Hub split)
     order = list(specs)  # categories, all, beep, train
-
     configs: list[HubConfig] = []
     files: list[str] = []
-    with aio.staged_folder(out) as stage:
-        for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
-            sizes = {r["clip_id"]: (check.path / r["path"]).stat().st_size for r in check.rows}
-            if split == "test":  # one config per category; `all` lists their folders
-                groups = [(cat, specs[cat][0], specs[cat][2]) for cat in vocalgrad.CATEGORY_NAMES]
-            else:
-                groups = [(split, specs[split][0], specs[split][2])]
-            for name, cats, hub_split in groups:
-                rows = [r for r in check.rows if r["category"] in cats]
-                if not rows:
-                    continue
-                cfg = HubConfig(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
-                              categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
-                files += write_config(stage, cfg, shard_rows(rows, sizes, max_shard_bytes),
-                                       lambda shard: _rows_to_table(shard, check.path, feats),
-                                       row_group_rows=row_group_rows)
-                configs.append(cfg)
-        if sources:
-            import pyarrow as pa
-
-            check = by_split["test"]
-            srows = source_rows(check)
-            cfg = HubConfig(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
-            sizes = {r["id"]: len(r["audio"]["bytes"]) for r in srows}
-            shards = shard_rows([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
-            files += write_config(
-                stage, cfg, shards,
-                lambda shard: pa.Table.from_pylist([{k: r[k] for k in feats} for r in shard],
-                                                   schema=feats.arrow_schema),
-                row_group_rows=row_group_rows)
+    for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
+        sizes = {r["clip_id"]: (check.path / r["path"]).stat().st_size for r in check.rows}
+        if split == "test":  # one config per category; `all` lists their folders
+            groups = [(cat, specs[cat][0], specs[cat][2]) for cat in vocalgrad.CATEGORY_NAMES]
+        else:
+            groups = [(split, specs[split][0], specs[split][2])]
+        for name, cats, hub_split in groups:
+            rows = [r for r in check.rows if r["category"] in cats]
+            if not rows:
+                continue
+            cfg = HubConfig(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
+                            categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
+            files += write_config(stage, cfg, shard_rows(rows, sizes, max_shard_bytes),
+                                  lambda shard: _rows_to_table(shard, check.path, feats),
+                                  row_group_rows=row_group_rows)
             configs.append(cfg)
-        cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
-        if cats_cfgs:
-            configs.insert(len(cats_cfgs), HubConfig(
-                "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
-                sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
-                tuple(n for c in cats_cfgs for n in c.categories)))
-        readme = (yaml_header(configs, feats, by_split, license_id=license_id)
-                  + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id))
-        (stage / "README.md").write_text(readme, encoding="utf-8")
-        files.append("README.md")
-    return {
-        "configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size} for c in configs},
-        "files": sorted(files),
-    }
+    return configs, files
+
+
+def _write_sources_config(stage: Path, check: RenderCheck, feats, configs: list[HubConfig], *,
+                          max_shard_bytes: int, row_group_rows: int) -> list[str]:
+    """Write the ``sources`` config from the test render's source clips; append it to ``configs``."""
+    import pyarrow as pa
+
+    srows = source_rows(check)
+    cfg = HubConfig(SOURCES_CONFIG, "test", [f"{SOURCES_CONFIG}/test-*.parquet"])
+    sizes = {r["id"]: len(r["audio"]["bytes"]) for r in srows}
+    shards = shard_rows([{**r, "clip_id": r["id"]} for r in srows], sizes, max_shard_bytes)
+    files = write_config(
+        stage, cfg, shards,
+        lambda shard: pa.Table.from_pylist([{k: r[k] for k in feats} for r in shard], schema=feats.arrow_schema),
+        row_group_rows=row_group_rows)
+    configs.append(cfg)
+    return files
+
+
+def _insert_all_config(configs: list[HubConfig]) -> None:
+    """Insert the ``all`` config (the category configs' shards and counts together) after the categories."""
+    cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
+    if cats_cfgs:
+        configs.insert(len(cats_cfgs), HubConfig(
+            "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
+            sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
+            tuple(n for c in cats_cfgs for n in c.categories)))
+
+
+def _write_readme(stage: Path, inputs: _Inputs, configs: list[HubConfig], feats, *, repo_id: str | None,
+                  license_id: str | None) -> str:
+    """Write ``README.md`` (YAML header and card); return its relative path."""
+    readme = (yaml_header(configs, feats, inputs.by_split, license_id=license_id)
+              + render_card(inputs.template, inputs.by_split, configs, repo_id=repo_id, license_id=license_id))
+    (stage / "README.md").write_text(readme, encoding="utf-8")
+    return "README.md"
 
 
 def source_rows(check: RenderCheck) -> list[dict]:
