@@ -319,88 +319,125 @@ def plot_alignment(aligns: list[dict], layer: int, path: Path) -> Path | None:
 
 
 # ---------------------------------------------------------------------------------- report
-def build_finetune_report(paths, out, *, align_layer: int | None = None, metric: str = "acc") -> dict:
-    """Read the RUN folders and write ``finetune_report.md`` / ``.json`` and the PNGs to ``out``."""
+@dataclass
+class _Report:
+    """The report being built: Markdown lines, the JSON data and the files written so far."""
+
+    out: Path
+    md: list[str]
+    data: dict
+    files: list[Path] = field(default_factory=list)
+
+    def write(self) -> dict:
+        """Write ``finetune_report.md`` / ``.json``; the data with the list of files."""
+        for name, text in (("finetune_report.md", "\n".join(self.md) + "\n"),
+                           ("finetune_report.json", json.dumps(_clean(self.data), indent=2))):
+            atomic_write_text(self.out / name, text)
+            self.files.append(self.out / name)
+        return {"files": [str(f) for f in self.files], **self.data}
+
+
+def _in_domain_section(rep: _Report, runs: list[Run], bases: list[Run]) -> dict:
+    """Table 4 and the per-run base/adapted table; returns the train → test matrices."""
+    metric = rep.data["metric"]
+    rows = in_domain(runs, bases)
+    rep.data["in_domain"] = rows
+    mats = transfer_matrices(runs, bases)
+    rep.md += ["## In-domain accuracy (Table 4 layout)", "",
+               f"Test accuracy (%, lm-eval metric `{metric}`) of the adapter trained on a category, on that "
+               "category (the diagonal of the train → test matrix); best per scope and category in bold.", ""]
+    rep.md += table4(mats) + [""]
+    rep.md += ["Per run: base vs adapted on the trained category, mean over the other categories, validation "
+               "accuracy by answer logits before/after training.", ""]
+    head = ["model", "scope", "settings", "trained on", "base", "adapted", "Δ", "others base", "others adapted",
+            "val before", "val after", "trainable params"]
+    rep.md += _table(head, [
+        [r["model"], r["scope"], r["variant"] or "paper", r["category"], _pct(r["base"]), _pct(r["adapted"]),
+         "–" if r["base"] is None or r["adapted"] is None else f"{100 * (r['adapted'] - r['base']):+.1f}",
+         _pct(r["base_other"]), _pct(r["adapted_other"]), _pct(r["val_before"]), _pct(r["val_after"]),
+         f"{r['trainable_parameters']:,}"] for r in rows]) + [""]
+    return mats
+
+
+def _matrix_section(rep: _Report, mats: dict) -> None:
+    """The train → test matrices (data always; figure and tables when there are any)."""
+    rep.data["transfer_matrix"] = {k: {"delta": v["delta"].tolist(), "acc": v["acc"].tolist(), "categories": CATS}
+                                   for k, v in mats.items()}
+    if not mats:
+        return
+    rep.files.append(plot_matrices(mats, rep.out / "transfer_matrix.png"))
+    rep.md += ["## Train → test matrix (Figure 4 left, Table 20)", "",
+               "Adapted minus base accuracy (pp); rows: trained category, columns: test category.", "",
+               "![transfer matrix](transfer_matrix.png)", ""]
+    for key, m in mats.items():
+        rep.md += [f"**{key}**", ""]
+        rep.md += _table(["trained on"] + CATS,
+                         [[c] + ["–" if not np.isfinite(v) else f"{100 * v:+.1f}" for v in m["delta"][i]]
+                          for i, c in enumerate(CATS) if np.isfinite(m["acc"][i]).any()]) + [""]
+
+
+def _probe_section(rep: _Report, base0: Run | None, runs: list[Run]) -> None:
+    """Probe accuracy per layer, base vs adapted (data and figure)."""
+    rep.data["probe"] = {r.label: probe_curves(r) for r in ([base0] if base0 else []) + runs if r and r.probe}
+    p = plot_probes(base0, runs, rep.out / "probe_curves.png")
+    if p:
+        rep.files.append(p)
+        rep.md += ["## Probes per layer, base vs adapted (Figure 4 right)", "",
+                   "Balanced accuracy of the linear probe on the LM state at the last input position.", "",
+                   "![probe curves](probe_curves.png)", ""]
+
+
+def _alignment_section(rep: _Report, aligns: list[dict], align_layer: int | None) -> None:
+    """Mean |cosine| and mean cosine per shared layer, and the heat map at ``align_layer``."""
+    if not aligns:
+        return
+    layers = sorted(set.intersection(*(set(a["layers"]) for a in aligns)))
+    layer = align_layer if align_layer is not None else (layers[-1] if layers else aligns[0]["layers"][-1])
+    rep.data["alignment"] = [{k: a[k] for k in ("label", "layers", "categories", "cosine")} for a in aligns]
+    rep.md += ["## Direction alignment (Table 21, Figure 9)", "",
+               "Mean |cosine| and mean signed cosine over the category pairs, per layer.", ""]
+    head = ["model"] + [f"L{l} mean abs" for l in layers] + [f"L{l} mean" for l in layers]
+    trows = []
+    for a in aligns:
+        cos = np.array(a["cosine"], dtype=float)
+        iu = np.triu_indices(len(a["categories"]), 1)
+        vals = [cos[a["layers"].index(l)][iu] for l in layers]
+        trows.append([a["label"]] + [_f(np.abs(v)) for v in vals] + [_f(v) for v in vals])
+    rep.md += _table(head, trows) + [""]
+    p = plot_alignment(aligns, layer, rep.out / "alignment.png")
+    if p:
+        rep.files.append(p)
+        rep.md += [f"Signed cosine at layer {layer}:", "", "![alignment](alignment.png)", ""]
+
+
+def _transfer_section(rep: _Report, transfers: list[dict]) -> None:
+    """Scores of the transfer task (Table 22), when any run has them."""
     from .transfer import transfer_markdown
 
+    if transfers:
+        rep.data["transfer_task"] = transfers
+        rep.md += ["## Transfer to another task (Table 22)", "", transfer_markdown(transfers)]
+
+
+def build_finetune_report(paths, out, *, align_layer: int | None = None, metric: str = "acc") -> dict:
+    """Read the RUN folders and write ``finetune_report.md`` / ``.json`` and the PNGs to ``out``."""
     all_runs = [load_run(p, metric=metric) for p in paths]
     bases = [r for r in all_runs if r.is_base]
     runs = [r for r in all_runs if not r.is_base]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    md = ["# Fine-tuning study", "", f"Runs: {len(runs)} adapted, {len(bases)} base "
-          f"({', '.join(str(r.path) for r in all_runs)}).", ""]
-    files, data = [], {"metric": metric,
-                       "runs": [{"path": str(r.path), "label": r.label, "model": r.model} for r in all_runs]}
-
-    rows = in_domain(runs, bases)
-    data["in_domain"] = rows
-    mats = transfer_matrices(runs, bases)
-    md += ["## In-domain accuracy (Table 4 layout)", "",
-           f"Test accuracy (%, lm-eval metric `{metric}`) of the adapter trained on a category, on that category "
-           "(the diagonal of the train → test matrix); best per scope and category in bold.", ""]
-    md += table4(mats) + [""]
-    md += ["Per run: base vs adapted on the trained category, mean over the other categories, validation "
-           "accuracy by answer logits before/after training.", ""]
-    md += _table(["model", "scope", "settings", "trained on", "base", "adapted", "Δ", "others base", "others adapted",
-                  "val before", "val after", "trainable params"],
-                 [[r["model"], r["scope"], r["variant"] or "paper", r["category"], _pct(r["base"]), _pct(r["adapted"]),
-                   "–" if r["base"] is None or r["adapted"] is None else f"{100 * (r['adapted'] - r['base']):+.1f}",
-                   _pct(r["base_other"]), _pct(r["adapted_other"]), _pct(r["val_before"]), _pct(r["val_after"]),
-                   f"{r['trainable_parameters']:,}"] for r in rows]) + [""]
-
-    data["transfer_matrix"] = {k: {"delta": v["delta"].tolist(), "acc": v["acc"].tolist(), "categories": CATS}
-                               for k, v in mats.items()}
-    if mats:
-        files.append(plot_matrices(mats, out / "transfer_matrix.png"))
-        md += ["## Train → test matrix (Figure 4 left, Table 20)", "",
-               "Adapted minus base accuracy (pp); rows: trained category, columns: test category.", "",
-               "![transfer matrix](transfer_matrix.png)", ""]
-        for key, m in mats.items():
-            md += [f"**{key}**", ""]
-            md += _table(["trained on"] + CATS,
-                         [[c] + ["–" if not np.isfinite(v) else f"{100 * v:+.1f}" for v in m["delta"][i]]
-                          for i, c in enumerate(CATS) if np.isfinite(m["acc"][i]).any()]) + [""]
-
+    rep = _Report(out, md=["# Fine-tuning study", "", f"Runs: {len(runs)} adapted, {len(bases)} base "
+                           f"({', '.join(str(r.path) for r in all_runs)}).", ""],
+                  data={"metric": metric,
+                        "runs": [{"path": str(r.path), "label": r.label, "model": r.model} for r in all_runs]})
+    mats = _in_domain_section(rep, runs, bases)
+    _matrix_section(rep, mats)
     base0 = bases[0] if bases else None
-    data["probe"] = {r.label: probe_curves(r) for r in ([base0] if base0 else []) + runs if r and r.probe}
-    p = plot_probes(base0, runs, out / "probe_curves.png")
-    if p:
-        files.append(p)
-        md += ["## Probes per layer, base vs adapted (Figure 4 right)", "",
-               "Balanced accuracy of the linear probe on the LM state at the last input position.", "",
-               "![probe curves](probe_curves.png)", ""]
-
-    aligns = [r.alignment for r in ([base0] if base0 else []) + runs if r and r.alignment]
-    if aligns:
-        layers = sorted(set.intersection(*(set(a["layers"]) for a in aligns)))
-        layer = align_layer if align_layer is not None else (layers[-1] if layers else aligns[0]["layers"][-1])
-        data["alignment"] = [{k: a[k] for k in ("label", "layers", "categories", "cosine")} for a in aligns]
-        md += ["## Direction alignment (Table 21, Figure 9)", "",
-               "Mean |cosine| and mean signed cosine over the category pairs, per layer.", ""]
-        head = ["model"] + [f"L{l} mean abs" for l in layers] + [f"L{l} mean" for l in layers]
-        trows = []
-        for a in aligns:
-            cos = np.array(a["cosine"], dtype=float)
-            iu = np.triu_indices(len(a["categories"]), 1)
-            vals = [cos[a["layers"].index(l)][iu] for l in layers]
-            trows.append([a["label"]] + [_f(np.abs(v)) for v in vals] + [_f(v) for v in vals])
-        md += _table(head, trows) + [""]
-        p = plot_alignment(aligns, layer, out / "alignment.png")
-        if p:
-            files.append(p)
-            md += [f"Signed cosine at layer {layer}:", "", "![alignment](alignment.png)", ""]
-
-    transfers = [r.transfer for r in ([base0] if base0 else []) + runs if r and r.transfer]
-    if transfers:
-        data["transfer_task"] = transfers
-        md += ["## Transfer to another task (Table 22)", "", transfer_markdown(transfers)]
-
-    for name, text in (("finetune_report.md", "\n".join(md) + "\n"),
-                       ("finetune_report.json", json.dumps(_clean(data), indent=2))):
-        atomic_write_text(out / name, text)
-        files.append(out / name)
-    return {"files": [str(f) for f in files], **data}
+    _probe_section(rep, base0, runs)
+    with_base = ([base0] if base0 else []) + runs
+    _alignment_section(rep, [r.alignment for r in with_base if r and r.alignment], align_layer)
+    _transfer_section(rep, [r.transfer for r in with_base if r and r.transfer])
+    return rep.write()
 
 
 def _f(v) -> str:

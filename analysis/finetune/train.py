@@ -176,6 +176,182 @@ def _write_json(path: Path, obj: dict) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, default=str))
 
 
+@dataclass
+class _Run:
+    """What the steps of :func:`run_finetune` share: runner, data, model, optimizer and state."""
+
+    cfg: FinetuneConfig
+    out: Path
+    key: dict                   # cfg.training_key()
+    acc: Any                    # the runner of analysis.finetune.distributed
+    data: FinetuneData
+    lm: Any                     # the model layer's LM; ``lm.model`` is the peft model once wrapped
+    base_prov: dict
+    val_before: dict | None
+    targets: list[str]
+    trainable: int
+    total: int
+    params: list
+    optimizer: Any
+    ddp_model: Any
+    state: dict
+
+
+def _finished_run(out: Path, key: dict, *, overwrite: bool) -> dict | None:
+    """Clear ``out`` if ``overwrite``; the finished run's ``finetune.json`` if it holds one with ``key``."""
+    if overwrite:
+        for p in ("adapter", "checkpoint", "checkpoint.old", "finetune.json"):
+            q = out / p
+            shutil.rmtree(q) if q.is_dir() else q.unlink(missing_ok=True)
+    result_path = out / "finetune.json"
+    if result_path.is_file():
+        done = json.loads(result_path.read_text())
+        if done.get("training_key") != key:
+            raise ValueError(f"{out} holds a finished run with other settings; use another --out or --overwrite")
+        return done
+    return None
+
+
+def _prepare(cfg: FinetuneConfig, out: Path, key: dict, *, progress: bool) -> _Run:
+    """Runner, data, base model scored on validation, LoRA wrapping and optimizer."""
+    import torch
+
+    from harness_tasks.models.families import load
+
+    from .distributed import make_runner
+
+    acc = make_runner(cfg.device)
+    device = str(acc.device)
+    data = load_finetune_data(cfg)
+    lm = load(cfg.model, dtype=cfg.dtype, device=device, trust_remote_code=cfg.trust_remote_code, family=cfg.family)
+    base_prov = {**lm.provenance(), "commit_hash": _base_revision(lm.model)}
+    val_before = validation_scores(lm, data, data.val_rows, cfg, progress=progress and acc.is_main_process,
+                                   desc="validation (base)") if acc.is_main_process else None
+    targets = _wrap_lora(lm, cfg)
+    trainable, total = _counts(lm.model)
+    lm.model.train()
+    params = [p for p in lm.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    ddp_model, optimizer = acc.prepare(lm.model, optimizer)
+    state = {"training_key": key, "epoch": 0, "position": 0, "step": 0, "history": []}
+    return _Run(cfg=cfg, out=out, key=key, acc=acc, data=data, lm=lm, base_prov=base_prov,
+                val_before=val_before, targets=targets, trainable=trainable, total=total, params=params,
+                optimizer=optimizer, ddp_model=ddp_model, state=state)
+
+
+def _resume(run: _Run, *, progress: bool) -> None:
+    """Restore ``out/checkpoint`` (weights, optimizer, RNGs, position) if there is one."""
+    from .checkpoint import load_checkpoint
+
+    acc = run.acc
+    saved = load_checkpoint(run.out, model=acc.unwrap_model(run.ddp_model), optimizer=run.optimizer)
+    if saved is None:
+        return
+    if saved.get("training_key") != run.key:
+        raise ValueError(f"{run.out}/checkpoint was made with other settings; use another --out or --overwrite")
+    run.state = saved
+    if progress and acc.is_main_process:
+        print(f"resuming from step {saved['step']} (epoch {saved['epoch'] + 1}, clip {saved['position']})")
+
+
+def _micro_step(run: _Run, batch, *, last: bool) -> float:
+    """Forward and backward of one micro-batch (no gradient sync unless ``last``); its loss."""
+    acc = run.acc
+    ctx = acc.no_sync(run.ddp_model) if not last else contextlib.nullcontext()
+    with ctx:
+        loss = run.ddp_model(**batch, use_cache=False).loss
+        acc.backward(loss / run.cfg.grad_accum)
+    return float(loss.detach().float().cpu())
+
+
+def _optimizer_step(run: _Run, bar, *, epoch: int, pos: int, n_order: int, losses: list[float]) -> None:
+    """Clip, step, log the mean loss, and checkpoint every ``save_every`` steps (not at an epoch's end)."""
+    from .checkpoint import save_checkpoint
+
+    cfg, acc, state = run.cfg, run.acc, run.state
+    if cfg.max_grad_norm > 0:
+        acc.clip_grad_norm_(run.params, cfg.max_grad_norm)
+    run.optimizer.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    state["step"] += 1
+    state["history"].append({"step": state["step"], "epoch": epoch + 1, "clips": pos * acc.num_processes,
+                             "loss": float(np.mean(losses))})
+    bar.set_postfix(loss=f"{np.mean(losses):.4f}", step=state["step"])
+    state.update(epoch=epoch, position=pos)
+    if state["step"] % cfg.save_every == 0 and pos < n_order:
+        acc.wait_for_everyone()
+        if acc.is_main_process:
+            save_checkpoint(run.out, model=acc.unwrap_model(run.ddp_model), optimizer=run.optimizer, state=state)
+
+
+def _train_epoch(run: _Run, epoch: int, *, progress: bool, kill_at: int | None) -> None:
+    """One epoch over this rank's share of the shuffled order, from the saved position."""
+    from tqdm.auto import tqdm
+
+    cfg, acc, data, state = run.cfg, run.acc, run.data, run.state
+    order = _epoch_order(len(data.train_rows), cfg.seed, epoch)[acc.process_index::acc.num_processes]
+    start = state["position"] if epoch == state["epoch"] else 0
+    bar = tqdm(total=len(order), initial=start, desc=f"finetune {cfg.category} {cfg.scope} e{epoch + 1}",
+               disable=not (progress and acc.is_main_process), unit="clip")
+    losses: list[float] = []
+    micro = 0
+    pos = start
+    while pos < len(order):
+        if kill_at is not None and pos == kill_at:
+            raise _Killed(f"simulated kill at clip {pos}")
+        chunk = order[pos:pos + cfg.batch_size]
+        batch = run.lm.batch([_item(data, data.train_rows[i], cfg, target=True) for i in chunk])
+        pos += len(chunk)
+        micro += 1
+        last = micro >= cfg.grad_accum or pos >= len(order)
+        losses.append(_micro_step(run, batch, last=last))
+        bar.update(len(chunk))
+        if last:
+            _optimizer_step(run, bar, epoch=epoch, pos=pos, n_order=len(order), losses=losses)
+            losses, micro = [], 0
+    bar.close()
+
+
+def _result(run: _Run, val_after: dict | None, train_seconds: float) -> dict:
+    """The content of ``finetune.json`` (and of the adapter's provenance file)."""
+    cfg, data, state = run.cfg, run.data, run.state
+    labels = {cid: data.label(i) for i, cid in enumerate(data.clips.ids)}
+    return {
+        "training_key": run.key,
+        "base_model": run.base_prov,
+        "data": {"source": str(cfg.data), "category": data.clips.category, "split": "train",
+                 "fingerprint": data.fingerprint, "n_clips": len(data.clips),
+                 "n_train": len(data.train_rows), "n_val": len(data.val_rows),
+                 "label_counts": data.split.counts(labels)},
+        "settings": cfg.to_dict(),
+        "lora": {"scope": cfg.scope, "include_audio_encoder": cfg.include_audio_encoder,
+                 "target_modules": run.targets, "n_target_modules": len(run.targets)},
+        "trainable_parameters": run.trainable, "total_parameters": run.total,
+        "processes": run.acc.num_processes, "steps": state["step"], "history": state["history"],
+        "final_loss": state["history"][-1]["loss"] if state["history"] else None,
+        "train_seconds": train_seconds,
+        "validation_before": run.val_before, "validation_after": val_after,
+        "toolkit": _toolkit_versions(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _save_run(out: Path, model, result: dict) -> None:
+    """Adapter + provenance (via ``adapter.tmp``, renamed), ``finetune.json``; remove the checkpoints."""
+    tmp = out / "adapter.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.save_pretrained(str(tmp), save_embedding_layers=False)
+    _write_json(tmp / PROVENANCE_FILE, result)
+    if (out / "adapter").exists():
+        shutil.rmtree(out / "adapter")
+    os.replace(tmp, out / "adapter")
+    _write_json(out / "finetune.json", result)
+    for p in ("checkpoint", "checkpoint.old"):
+        if (out / p).exists():
+            shutil.rmtree(out / p)
+
+
 def run_finetune(cfg: FinetuneConfig, out, *, progress: bool = True, overwrite: bool = False,
                  _kill_at: int | None = None) -> dict:
     """Train one adapter; resume from ``out/checkpoint`` if a previous run was killed.
@@ -201,129 +377,27 @@ def run_finetune(cfg: FinetuneConfig, out, *, progress: bool = True, overwrite: 
     ValueError
         If ``out`` holds a run (finished or checkpointed) with other training settings.
     """
-    import torch
-    from tqdm.auto import tqdm
-
-    from harness_tasks.models.families import load
-
-    from .checkpoint import load_checkpoint, save_checkpoint
-    from .distributed import make_runner
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    result_path = out / "finetune.json"
     key = cfg.training_key()
-    if overwrite:
-        for p in ("adapter", "checkpoint", "checkpoint.old", "finetune.json"):
-            q = out / p
-            shutil.rmtree(q) if q.is_dir() else q.unlink(missing_ok=True)
-    if result_path.is_file():
-        done = json.loads(result_path.read_text())
-        if done.get("training_key") != key:
-            raise ValueError(f"{out} holds a finished run with other settings; use another --out or --overwrite")
+    done = _finished_run(out, key, overwrite=overwrite)
+    if done is not None:
         return done
-
-    acc = make_runner(cfg.device)
-    device = str(acc.device)
-    data = load_finetune_data(cfg)
-    lm = load(cfg.model, dtype=cfg.dtype, device=device, trust_remote_code=cfg.trust_remote_code, family=cfg.family)
-    base_prov = {**lm.provenance(), "commit_hash": _base_revision(lm.model)}
-    val_before = validation_scores(lm, data, data.val_rows, cfg, progress=progress and acc.is_main_process,
-                                   desc="validation (base)") if acc.is_main_process else None
-    targets = _wrap_lora(lm, cfg)
-    trainable, total = _counts(lm.model)
-    lm.model.train()
-    params = [p for p in lm.model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    ddp_model, optimizer = acc.prepare(lm.model, optimizer)
-
-    state = {"training_key": key, "epoch": 0, "position": 0, "step": 0, "history": []}
-    saved = load_checkpoint(out, model=acc.unwrap_model(ddp_model), optimizer=optimizer)
-    if saved is not None:
-        if saved.get("training_key") != key:
-            raise ValueError(f"{out}/checkpoint was made with other settings; use another --out or --overwrite")
-        state = saved
-        if progress and acc.is_main_process:
-            print(f"resuming from step {state['step']} (epoch {state['epoch'] + 1}, clip {state['position']})")
-
-    rank, world = acc.process_index, acc.num_processes
+    run = _prepare(cfg, out, key, progress=progress)
+    _resume(run, progress=progress)
     t0 = time.perf_counter()
-    for epoch in range(state["epoch"], cfg.epochs):
-        order = _epoch_order(len(data.train_rows), cfg.seed, epoch)[rank::world]
-        start = state["position"] if epoch == state["epoch"] else 0
-        bar = tqdm(total=len(order), initial=start, desc=f"finetune {cfg.category} {cfg.scope} e{epoch + 1}",
-                   disable=not (progress and acc.is_main_process), unit="clip")
-        losses: list[float] = []
-        micro = 0
-        pos = start
-        while pos < len(order):
-            if _kill_at is not None and pos == _kill_at:
-                raise _Killed(f"simulated kill at clip {pos}")
-            chunk = order[pos:pos + cfg.batch_size]
-            batch = lm.batch([_item(data, data.train_rows[i], cfg, target=True) for i in chunk])
-            pos += len(chunk)
-            micro += 1
-            last = micro >= cfg.grad_accum or pos >= len(order)
-            ctx = acc.no_sync(ddp_model) if not last else contextlib.nullcontext()
-            with ctx:
-                loss = ddp_model(**batch, use_cache=False).loss
-                acc.backward(loss / cfg.grad_accum)
-            losses.append(float(loss.detach().float().cpu()))
-            bar.update(len(chunk))
-            if last:
-                if cfg.max_grad_norm > 0:
-                    acc.clip_grad_norm_(params, cfg.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-                state["step"] += 1
-                state["history"].append({"step": state["step"], "epoch": epoch + 1, "clips": pos * world,
-                                         "loss": float(np.mean(losses))})
-                bar.set_postfix(loss=f"{np.mean(losses):.4f}", step=state["step"])
-                losses, micro = [], 0
-                state.update(epoch=epoch, position=pos)
-                if state["step"] % cfg.save_every == 0 and pos < len(order):
-                    acc.wait_for_everyone()
-                    if acc.is_main_process:
-                        save_checkpoint(out, model=acc.unwrap_model(ddp_model), optimizer=optimizer, state=state)
-        bar.close()
-        state.update(epoch=epoch + 1, position=0)
+    for epoch in range(run.state["epoch"], cfg.epochs):
+        _train_epoch(run, epoch, progress=progress, kill_at=_kill_at)
+        run.state.update(epoch=epoch + 1, position=0)
     train_seconds = time.perf_counter() - t0
 
-    acc.wait_for_everyone()
-    model = acc.unwrap_model(ddp_model)
-    lm.model = model
-    if not acc.is_main_process:
+    run.acc.wait_for_everyone()
+    model = run.acc.unwrap_model(run.ddp_model)
+    run.lm.model = model
+    if not run.acc.is_main_process:
         return {}
-    val_after = validation_scores(lm, data, data.val_rows, cfg, progress=progress, desc="validation (adapted)")
-    labels = {cid: data.label(i) for i, cid in enumerate(data.clips.ids)}
-    result = {
-        "training_key": key,
-        "base_model": base_prov,
-        "data": {"source": str(cfg.data), "category": data.clips.category, "split": "train",
-                 "fingerprint": data.fingerprint, "n_clips": len(data.clips),
-                 "n_train": len(data.train_rows), "n_val": len(data.val_rows),
-                 "label_counts": data.split.counts(labels)},
-        "settings": cfg.to_dict(),
-        "lora": {"scope": cfg.scope, "include_audio_encoder": cfg.include_audio_encoder,
-                 "target_modules": targets, "n_target_modules": len(targets)},
-        "trainable_parameters": trainable, "total_parameters": total,
-        "processes": world, "steps": state["step"], "history": state["history"],
-        "final_loss": state["history"][-1]["loss"] if state["history"] else None,
-        "train_seconds": train_seconds,
-        "validation_before": val_before, "validation_after": val_after,
-        "toolkit": _toolkit_versions(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    tmp = out / "adapter.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    model.save_pretrained(str(tmp), save_embedding_layers=False)
-    _write_json(tmp / PROVENANCE_FILE, result)
-    if (out / "adapter").exists():
-        shutil.rmtree(out / "adapter")
-    os.replace(tmp, out / "adapter")
-    _write_json(result_path, result)
-    for p in ("checkpoint", "checkpoint.old"):
-        if (out / p).exists():
-            shutil.rmtree(out / p)
+    val_after = validation_scores(run.lm, run.data, run.data.val_rows, cfg, progress=progress,
+                                  desc="validation (adapted)")
+    result = _result(run, val_after, train_seconds)
+    _save_run(out, model, result)
     return result
