@@ -26,6 +26,7 @@ layer ``l``. The position table averages the probe accuracies of the categories 
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,10 @@ import numpy as np
 
 from analysis.cli_options import ordered_subset
 from generation.audio import atomic_path, atomic_write_text
+
+from .cache import FeatureCache, FeatureKey, fingerprint_digest
+from .run import (LazyFeatures, extract_each, fill_cache, fit_cached, model_config, model_identity, prepare_run,
+                  short_name, source_id)
 
 __all__ = ["AUDIO_QUERY_ONLY", "DEFAULT_LAYERS", "ORDERS", "PAPER_POSITIONS", "POSITIONS", "PositionFeatures",
            "find_unique", "locate", "parse_positions", "position_table", "segment_ends", "write_position_markdown"]
@@ -246,100 +251,101 @@ def run_positions(*, data: str, out, model: Any, processor: Any = None, categori
 
     Audio-query-only positions are skipped for the ``query_audio`` order.
     """
-    import csv
-    import time
-
-    import vocalgrad
-
-    from .cache import FeatureCache, FeatureKey, fingerprint_digest
-    from .data import PROBE_SPLITS, load_clips
-    from .model_features import ModelFeatures, num_lm_layers
-    from .run import data_categories, model_identity, progress_bar, source_id
-    from .trainer import train_probe
+    from .model_features import ModelFeatures
 
     pos_list = parse_positions(positions)
     bad = [o for o in orders if o not in ORDERS]
     if bad or not orders:
         raise ValueError(f"unknown order(s) {bad or orders}; choose from {', '.join(ORDERS)}")
-    cats = [vocalgrad.category(c).name for c in (categories or data_categories(data))]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    cats, out = prepare_run(data, categories, out)
     name, identity = model_identity(model)
-    holder: dict[str, Any] = {}
+    get = LazyFeatures(lambda: PositionFeatures(ModelFeatures(
+        model, processor=processor, device=device, dtype=dtype, system_prompt=system_prompt,
+        model_class=model_class, trust_remote_code=trust_remote_code)))
+    layer_list = _checked_layers(model, layers, trust_remote_code)
+    fp = {"data": source_id(data), "model": identity, "dtype": dtype, "system_prompt": system_prompt,
+          "prompt": "default", "kind": "positions-v1"}
+    cache = FeatureCache(Path(cache_dir) if cache_dir else out / "cache",
+                         f"positions-{short_name(name)}-{fingerprint_digest(fp)[:8]}", fp)
+    plan = [(o, p) for o in orders for p in pos_list if o == "audio_query" or p not in AUDIO_QUERY_ONLY]
+    t0 = time.perf_counter()
+    computed = {"model": 0}
 
-    def get():
-        if "pf" not in holder:
-            holder["pf"] = PositionFeatures(ModelFeatures(
-                model, processor=processor, device=device, dtype=dtype, system_prompt=system_prompt,
-                model_class=model_class, trust_remote_code=trust_remote_code))
-        return holder["pf"]
+    def extract(clips) -> None:
+        for order in orders:
+            computed["model"] += _extract_order(clips, order, plan=plan, layers=layer_list, cache=cache, get=get,
+                                                batch_size=batch_size, progress=progress)
 
-    if isinstance(model, (str, Path)):
-        import transformers
+    clipsets = extract_each(data, cats, extract)
+    extract_s = time.perf_counter() - t0
+    probe_device = _probe_device(probe_device, get)
+    t1 = time.perf_counter()
+    rows = [{"model": name, "category": cat, "order": order, "position": p, "layer": layer,
+             **fit_cached(cache, f"pos_{order}_{p}", layer, cat, clipsets, epochs=epochs,
+                          device=probe_device).as_dict()}
+            for cat in cats for order, p in plan for layer in layer_list]
+    probe_s = time.perf_counter() - t1
+    csv_path = _write_csv(rows, out / "positions.csv")
+    md = write_position_markdown(rows, out / "probe.md", model=name, data=str(data), epochs=epochs)
+    return {"rows": rows, "files": [csv_path, md], "computed": {"mel": 0, "model": computed["model"]},
+            "extract_seconds": extract_s, "probe_seconds": probe_s}
 
-        n_layers = num_lm_layers(transformers.AutoConfig.from_pretrained(str(model), trust_remote_code=trust_remote_code))
-    else:
-        n_layers = num_lm_layers(model.config)
+
+# ----------------------------------------------------------------------------- steps of run_positions
+def _checked_layers(model: Any, layers: Sequence[int], trust_remote_code: bool) -> list[int]:
+    """Sorted unique layer numbers, each within the model's 0..N LM layers."""
+    from .model_features import num_lm_layers
+
+    n_layers = num_lm_layers(model_config(model, trust_remote_code))
     layer_list = sorted({int(x) for x in layers})
     if any(not 0 <= x <= n_layers for x in layer_list):
         raise ValueError(f"layer(s) {layer_list} out of range: the model has {n_layers} LM layers; "
                          f"pass --layers (default {','.join(map(str, DEFAULT_LAYERS))})")
-    fp = {"data": source_id(data), "model": identity, "dtype": dtype, "system_prompt": system_prompt,
-          "prompt": "default", "kind": "positions-v1"}
-    cache = FeatureCache(Path(cache_dir) if cache_dir else out / "cache",
-                         f"positions-{Path(str(name).rstrip('/')).name}-{fingerprint_digest(fp)[:8]}", fp)
-    plan = [(o, p) for o in orders for p in pos_list if o == "audio_query" or p not in AUDIO_QUERY_ONLY]
-    t0 = time.perf_counter()
-    computed = 0
-    clipsets = {}
-    for cat in cats:
-        for split in PROBE_SPLITS:
-            clips = load_clips(data, split, cat)
-            clipsets[(split, cat)] = clips
-            for order in orders:
-                keys = [FeatureKey(f"pos_{order}_{p}", layer, split, cat) for o, p in plan if o == order
-                        for layer in layer_list]
-                missing = [k for k in keys if not cache.has(k, clips.ids_digest)]
-                if not missing:
-                    continue
-                w = cache.writer(missing, len(clips), clips.ids_digest)
-                pf = get()
-                prefix = f"pos_{order}_"
-                want = sorted({k.stage[len(prefix):] for k in w.keys}, key=POSITIONS.index)
-                with progress_bar(len(clips), w.start, f"positions {order} {split}/{cat}", progress) as bar:
-                    for start in range(w.start, len(clips), batch_size):
-                        idx = list(range(start, min(len(clips), start + batch_size)))
-                        feats = pf.features([clips.prompt] * len(idx), [clips.audio(i) for i in idx],
-                                            attribute=vocalgrad.category(cat).attribute, order=order,
-                                            positions=want, layers=layer_list, ids=[clips.ids[i] for i in idx])
-                        w.write({k: feats[(k.stage[len(prefix):], k.layer)] for k in w.keys})
-                        bar.update(len(idx))
-                        computed += len(idx)
-                w.close()
-    extract_s = time.perf_counter() - t0
-    if probe_device in (None, "auto"):
+    return layer_list
+
+
+def _extract_order(clips, order: str, *, plan: list[tuple[str, str]], layers: list[int], cache, get: LazyFeatures,
+                   batch_size: int, progress: bool) -> int:
+    """Cache the missing position features of one ClipSet in one input order; clips computed."""
+    import vocalgrad
+
+    keys = [FeatureKey(f"pos_{order}_{p}", layer, clips.split, clips.category) for o, p in plan if o == order
+            for layer in layers]
+    missing = [k for k in keys if not cache.has(k, clips.ids_digest)]
+    if not missing:
+        return 0
+    w = cache.writer(missing, len(clips), clips.ids_digest)
+    pf = get()
+    prefix = f"pos_{order}_"
+    want = sorted({k.stage[len(prefix):] for k in w.keys}, key=POSITIONS.index)
+    attribute = vocalgrad.category(clips.category).attribute
+
+    def compute(idx: list[int]) -> dict:
+        feats = pf.features([clips.prompt] * len(idx), [clips.audio(i) for i in idx], attribute=attribute,
+                            order=order, positions=want, layers=layers, ids=[clips.ids[i] for i in idx])
+        return {k: feats[(k.stage[len(prefix):], k.layer)] for k in w.keys}
+
+    return fill_cache(w, len(clips), batch_size, f"positions {order} {clips.split}/{clips.category}", progress,
+                      compute)
+
+
+def _probe_device(requested: str | None, get: LazyFeatures) -> str:
+    """Probe-training device: as asked, else (also for ``auto``) the loaded model's, else cuda when available."""
+    if requested in (None, "auto"):
         import torch
 
-        probe_device = holder["pf"].mf.device if "pf" in holder else ("cuda" if torch.cuda.is_available() else "cpu")
-    rows = []
-    t1 = time.perf_counter()
-    for cat in cats:
-        for order, p in plan:
-            for layer in layer_list:
-                key = lambda split: FeatureKey(f"pos_{order}_{p}", layer, split, cat)  # noqa: E731
-                tr, te = clipsets[("train", cat)], clipsets[("test", cat)]
-                res = train_probe(cache.load(key("train"), tr.ids_digest), tr.labels,
-                                  cache.load(key("test"), te.ids_digest), te.labels, epochs=epochs, device=probe_device)
-                rows.append({"model": name, "category": cat, "order": order, "position": p, "layer": layer,
-                             **res.as_dict()})
-    probe_s = time.perf_counter() - t1
-    csv_path = out / "positions.csv"
+        return get.loaded.mf.device if get.loaded is not None else ("cuda" if torch.cuda.is_available() else "cpu")
+    return requested
+
+
+def _write_csv(rows: list[dict], path: Path) -> Path:
+    """``positions.csv``: one row per probe (atomic write)."""
+    import csv
+
     cols = ("model", "category", "order", "position", "layer", "accuracy", "balanced_accuracy", "train_accuracy",
             "n_train", "n_test", "dim", "seconds")
-    with atomic_path(csv_path) as tmp, open(tmp, "w", newline="") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
         wr = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
         wr.writeheader()
         wr.writerows(rows)
-    md = write_position_markdown(rows, out / "probe.md", model=name, data=str(data), epochs=epochs)
-    return {"rows": rows, "files": [csv_path, md], "computed": {"mel": 0, "model": computed},
-            "extract_seconds": extract_s, "probe_seconds": probe_s}
+    return path

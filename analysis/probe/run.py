@@ -8,6 +8,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,9 @@ from .pooling import N_SEGMENTS
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["STAGES", "data_categories", "extract_features", "model_identity", "parse_layers", "parse_stages",
-           "progress_bar", "run_probe", "source_id"]
+__all__ = ["STAGES", "LazyFeatures", "data_categories", "extract_each", "extract_features", "fill_cache",
+           "fit_cached", "model_config", "model_identity", "parse_layers", "parse_stages", "prepare_run",
+           "progress_bar", "run_probe", "short_name", "source_id"]
 
 #: Feature stages, from the waveform to the LM's answer position (benchmark.md §10).
 STAGES: tuple[str, ...] = ("mel", "pre_lm", "lm_audio", "lm_text")
@@ -108,6 +110,23 @@ def progress_bar(total: int, initial: int, desc: str, enabled: bool, unit: str =
                 file=sys.stderr, leave=False)
 
 
+def fill_cache(writer, n: int, step: int, desc: str, progress: bool,
+               compute: Callable[[list[int]], dict[FeatureKey, np.ndarray]]) -> int:
+    """Write ``compute(indices)`` for clips ``writer.start .. n - 1``, ``step`` at a time, under a bar.
+
+    Returns the number of clips computed; closes the writer.
+    """
+    done = 0
+    with progress_bar(n, writer.start, desc, progress) as bar:
+        for start in range(writer.start, n, step):
+            idx = list(range(start, min(n, start + step)))
+            writer.write(compute(idx))
+            bar.update(len(idx))
+            done += len(idx)
+    writer.close()
+    return done
+
+
 def extract_features(clips: ClipSet, *, mel_cache: FeatureCache | None, model_cache: FeatureCache | None,
                      model_stages: Sequence[str] = (), layers: Sequence[int] = (),
                      get_model: Callable[[], Any] | None = None, batch_size: int = 8,
@@ -125,13 +144,8 @@ def extract_features(clips: ClipSet, *, mel_cache: FeatureCache | None, model_ca
         key = FeatureKey("mel", None, clips.split, clips.category)
         if not mel_cache.has(key, digest):
             w = mel_cache.writer([key], n, digest)
-            with progress_bar(n, w.start, f"mel {clips.split}/{clips.category}", progress) as bar:
-                for start in range(w.start, n, MEL_CHUNK):
-                    idx = range(start, min(n, start + MEL_CHUNK))
-                    w.write({key: np.stack([mel_feature(*clips.audio(i)) for i in idx])})
-                    bar.update(len(idx))
-                    done["mel"] += len(idx)
-            w.close()
+            done["mel"] = fill_cache(w, n, MEL_CHUNK, f"mel {clips.split}/{clips.category}", progress,
+                                     lambda idx: {key: np.stack([mel_feature(*clips.audio(i)) for i in idx])})
     if model_cache is not None and model_stages:
         wanted = [FeatureKey(s, None if s == "pre_lm" else layer, clips.split, clips.category)
                   for s in model_stages for layer in ([None] if s == "pre_lm" else layers)]
@@ -142,16 +156,74 @@ def extract_features(clips: ClipSet, *, mel_cache: FeatureCache | None, model_ca
             w = model_cache.writer(missing, n, digest)
             mf = get_model()
             pairs = [(k.stage, k.layer) for k in w.keys]
-            with progress_bar(n, w.start, f"model {clips.split}/{clips.category}", progress) as bar:
-                for start in range(w.start, n, batch_size):
-                    idx = list(range(start, min(n, start + batch_size)))
-                    feats = mf.features([clips.prompt] * len(idx), [clips.audio(i) for i in idx],
-                                        wanted=pairs, ids=[clips.ids[i] for i in idx])
-                    w.write({k: feats[(k.stage, k.layer)] for k in w.keys})
-                    bar.update(len(idx))
-                    done["model"] += len(idx)
-            w.close()
+
+            def compute(idx):
+                feats = mf.features([clips.prompt] * len(idx), [clips.audio(i) for i in idx], wanted=pairs,
+                                    ids=[clips.ids[i] for i in idx])
+                return {k: feats[(k.stage, k.layer)] for k in w.keys}
+
+            done["model"] = fill_cache(w, n, batch_size, f"model {clips.split}/{clips.category}", progress, compute)
     return done
+
+
+# ----------------------------------------------------------------------------- steps shared with positions.py
+def prepare_run(data: str, categories: Sequence[str] | None, out) -> tuple[list[str], Path]:
+    """Canonical category names (default: those in the data) and the created output folder."""
+    cats = [vocalgrad.category(c).name for c in (categories or data_categories(data))]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return cats, out
+
+
+def model_config(model: Any, trust_remote_code: bool):
+    """The transformers config of a model argument (path/repo id, or a loaded model)."""
+    if isinstance(model, (str, Path)):
+        import transformers
+
+        return transformers.AutoConfig.from_pretrained(str(model), trust_remote_code=trust_remote_code)
+    return model.config
+
+
+def short_name(model_name: Any) -> str:
+    """Last path component of a model name (cache tags, figure titles)."""
+    return Path(str(model_name).rstrip("/")).name
+
+
+class LazyFeatures:
+    """A feature extractor built on first call (a fully cached run never loads the model)."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self.loaded: Any = None
+
+    def __call__(self) -> Any:
+        if self.loaded is None:
+            self.loaded = self._build()
+        return self.loaded
+
+
+def extract_each(data: str, cats: Sequence[str], extract: Callable[[ClipSet], None]) -> dict[tuple[str, str], ClipSet]:
+    """Load every (split, category) :class:`ClipSet` in turn and ``extract`` it before loading the next."""
+    clipsets: dict[tuple[str, str], ClipSet] = {}
+    for cat in cats:
+        for split in PROBE_SPLITS:
+            clips = load_clips(data, split, cat)
+            clipsets[(split, cat)] = clips
+            extract(clips)
+    return clipsets
+
+
+def fit_cached(cache: FeatureCache, stage: str, layer: int | None, cat: str,
+               clipsets: dict[tuple[str, str], ClipSet], *, epochs: int, device: str):
+    """Train one probe on the cached train features of (stage, layer, category) and score it on test."""
+    from .trainer import train_probe
+
+    mats = {}
+    for split in PROBE_SPLITS:
+        cs = clipsets[(split, cat)]
+        mats[split] = (cache.load(FeatureKey(stage, layer, split, cat), cs.ids_digest), cs.labels)
+    return train_probe(mats["train"][0], mats["train"][1], mats["test"][0], mats["test"][1],
+                       epochs=epochs, device=device)
 
 
 def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
@@ -196,6 +268,45 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
         per producer), ``extract_seconds`` and ``probe_seconds``.
     """
     stage_list = parse_stages(stages)
+    model_stages = _check_inputs(data, stage_list, model)
+    cats, out = prepare_run(data, categories, out)
+    cache_root = Path(cache_dir) if cache_dir else out / "cache"
+    mel_cache = _mel_cache(cache_root, data) if "mel" in stage_list else None
+    side = _ModelSide()
+    if model_stages:
+        side = _model_side(model, model_stages, layers, cache_root, data, dict(
+            processor=processor, device=device, dtype=dtype, audio_first=audio_first, system_prompt=system_prompt,
+            model_class=model_class, trust_remote_code=trust_remote_code, peft=adapter))
+    if not progress:
+        import datasets
+
+        datasets.disable_progress_bars()
+    t0 = time.perf_counter()
+    computed = {"mel": 0, "model": 0}
+
+    def extract(clips: ClipSet) -> None:
+        got = extract_features(clips, mel_cache=mel_cache, model_cache=side.cache, model_stages=model_stages,
+                               layers=side.layers, get_model=side.get_model, batch_size=batch_size,
+                               progress=progress)
+        for k in computed:
+            computed[k] += got[k]
+
+    clipsets = extract_each(data, cats, extract)
+    extract_s = time.perf_counter() - t0
+    probe_device = _probe_device(probe_device, side.get_model)
+    t1 = time.perf_counter()
+    caches = {s: mel_cache if s == "mel" else side.cache for s in stage_list}
+    rows = _fit_probes(cats, stage_list, side, caches, clipsets, epochs=epochs, device=probe_device,
+                       progress=progress)
+    probe_s = time.perf_counter() - t1
+    files = _write_outputs(rows, out, model_name=side.name, data=data, epochs=epochs, plots=plots)
+    return {"rows": rows, "files": files, "computed": computed, "extract_seconds": extract_s,
+            "probe_seconds": probe_s}
+
+
+# ----------------------------------------------------------------------------- steps of run_probe
+def _check_inputs(data: str, stage_list: list[str], model: Any) -> list[str]:
+    """Fail early on a missing local data folder or a model stage without a model; the model stages."""
     if str(data).startswith(("/", "./", "../", "~")) and not Path(data).expanduser().is_dir():
         raise FileNotFoundError(f"--data {data}: no such folder; build it with "
                                 f"`vocalgrad hub TEST_RENDER TRAIN_RENDER --out HUB` or pass a Hub repo id")
@@ -203,103 +314,91 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     if model_stages and model is None:
         raise ValueError(f"stage(s) {', '.join(model_stages)} need --model; use --stages mel to probe "
                          f"the log-mel features alone")
-    cats = [vocalgrad.category(c).name for c in (categories or data_categories(data))]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    cache_root = Path(cache_dir) if cache_dir else out / "cache"
-    source = source_id(data)
+    return model_stages
 
-    mel_cache = None
-    if "mel" in stage_list:
-        mel_fp = {"data": source, "mel": MEL_SETTINGS, "segments": N_SEGMENTS}
-        mel_cache = FeatureCache(cache_root, f"mel-{fingerprint_digest(mel_fp)[:8]}", mel_fp)
-    model_cache, layer_list, model_name, holder = None, [], None, {}
-    if model_stages:
-        model_name, identity = model_identity(model)
-        if isinstance(model, (str, Path)):
-            import transformers
 
-            cfg = transformers.AutoConfig.from_pretrained(str(model), trust_remote_code=trust_remote_code)
-        else:
-            cfg = model.config
-        from .model_features import num_lm_layers
+def _mel_cache(cache_root: Path, data: str) -> FeatureCache:
+    """The log-mel feature cache (keyed by the data and the mel settings)."""
+    mel_fp = {"data": source_id(data), "mel": MEL_SETTINGS, "segments": N_SEGMENTS}
+    return FeatureCache(cache_root, f"mel-{fingerprint_digest(mel_fp)[:8]}", mel_fp)
 
-        layer_list = parse_layers(layers, num_lm_layers(cfg)) if any(
-            s in LAYERED_STAGES for s in model_stages) else []
-        fp = {"data": source, "model": identity, "dtype": dtype, "audio_first": bool(audio_first),
-              "system_prompt": system_prompt, "prompt": "default", "segments": N_SEGMENTS}
-        if adapter:
-            fp["adapter"] = _adapter_identity(adapter)
-        tag = f"model-{Path(str(model_name).rstrip('/')).name}-{fingerprint_digest(fp)[:8]}"
-        model_cache = FeatureCache(cache_root, tag, fp)
 
-        def get_model():
-            if "mf" not in holder:
-                from .model_features import ModelFeatures
+@dataclass
+class _ModelSide:
+    """What the model stages share: their cache, layers, the model's display name and lazy loader."""
 
-                holder["mf"] = ModelFeatures(model, processor=processor, device=device, dtype=dtype,
-                                             audio_first=audio_first, system_prompt=system_prompt,
-                                             model_class=model_class, trust_remote_code=trust_remote_code,
-                                             peft=adapter)
-            return holder["mf"]
-    else:
-        get_model = None
+    cache: FeatureCache | None = None
+    layers: list[int] = field(default_factory=list)
+    name: str | None = None
+    get_model: LazyFeatures | None = None
 
-    if not progress:
-        import datasets
 
-        datasets.disable_progress_bars()
-    t0 = time.perf_counter()
-    computed = {"mel": 0, "model": 0}
-    clipsets: dict[tuple[str, str], ClipSet] = {}
-    for cat in cats:
-        for split in PROBE_SPLITS:
-            clips = load_clips(data, split, cat)
-            clipsets[(split, cat)] = clips
-            got = extract_features(clips, mel_cache=mel_cache, model_cache=model_cache, model_stages=model_stages,
-                                   layers=layer_list, get_model=get_model, batch_size=batch_size, progress=progress)
-            for k in computed:
-                computed[k] += got[k]
-    extract_s = time.perf_counter() - t0
+def _model_side(model: Any, model_stages: list[str], layers: str | Sequence[int], cache_root: Path, data: str,
+                load: dict[str, Any]) -> _ModelSide:
+    """Layers, cache (keyed by data, model, prompt settings and adapter) and lazy loader of the model stages.
 
-    if probe_device is None:
-        probe_device = holder["mf"].device if "mf" in holder else "auto"
-    if probe_device == "auto":
+    ``load`` holds the :class:`ModelFeatures` keyword arguments.
+    """
+    name, identity = model_identity(model)
+    cfg = model_config(model, load["trust_remote_code"])
+    from .model_features import num_lm_layers
+
+    layer_list = parse_layers(layers, num_lm_layers(cfg)) if any(
+        s in LAYERED_STAGES for s in model_stages) else []
+    fp = {"data": source_id(data), "model": identity, "dtype": load["dtype"], "audio_first": bool(load["audio_first"]),
+          "system_prompt": load["system_prompt"], "prompt": "default", "segments": N_SEGMENTS}
+    if load["peft"]:
+        fp["adapter"] = _adapter_identity(load["peft"])
+    cache = FeatureCache(cache_root, f"model-{short_name(name)}-{fingerprint_digest(fp)[:8]}", fp)
+
+    def build():
+        from .model_features import ModelFeatures
+
+        return ModelFeatures(model, **load)
+
+    return _ModelSide(cache, layer_list, name, LazyFeatures(build))
+
+
+def _probe_device(requested: str | None, get_model: LazyFeatures | None) -> str:
+    """Probe-training device: as asked, else the loaded model's, else cuda when available."""
+    if requested is None:
+        requested = get_model.loaded.device if get_model is not None and get_model.loaded is not None else "auto"
+    if requested == "auto":
         import torch
 
-        probe_device = "cuda" if torch.cuda.is_available() else "cpu"
-    from .trainer import train_probe
+        requested = "cuda" if torch.cuda.is_available() else "cpu"
+    return requested
 
+
+def _fit_probes(cats: list[str], stage_list: list[str], side: _ModelSide, caches: dict[str, FeatureCache],
+                clipsets: dict[tuple[str, str], ClipSet], *, epochs: int, device: str, progress: bool) -> list[dict]:
+    """One probe per (category, stage, layer), under a progress bar; one row each."""
     rows: list[dict] = []
-    t1 = time.perf_counter()
     jobs = [(c, s, layer) for c in cats for s in stage_list
-            for layer in (layer_list if s in LAYERED_STAGES else [None])]
+            for layer in (side.layers if s in LAYERED_STAGES else [None])]
     with progress_bar(len(jobs), 0, "probes", progress, unit="probe") as bar:
         for cat, stage, layer in jobs:
-            cache = mel_cache if stage == "mel" else model_cache
-            mats = {}
-            for split in PROBE_SPLITS:
-                cs = clipsets[(split, cat)]
-                mats[split] = (cache.load(FeatureKey(stage, layer, split, cat), cs.ids_digest), cs.labels)
-            res = train_probe(mats["train"][0], mats["train"][1], mats["test"][0], mats["test"][1],
-                              epochs=epochs, device=probe_device)
-            rows.append({"model": model_name or "", "category": cat, "stage": stage, "layer": layer,
+            res = fit_cached(caches[stage], stage, layer, cat, clipsets, epochs=epochs, device=device)
+            rows.append({"model": side.name or "", "category": cat, "stage": stage, "layer": layer,
                          **res.as_dict()})
             bar.update(1)
-    probe_s = time.perf_counter() - t1
+    return rows
 
+
+def _write_outputs(rows: list[dict], out: Path, *, model_name: str | None, data: str, epochs: int,
+                   plots: bool) -> list[Path]:
+    """``probe.csv``, ``probe.md`` and (with matplotlib) the stage and layer figures."""
     from .report import plot_layers, plot_stages, write_csv, write_markdown
 
     files = [write_csv(rows, out / "probe.csv"),
              write_markdown(rows, out / "probe.md", model=model_name, data=str(data), epochs=epochs)]
     if plots:
         try:
-            title = Path(str(model_name).rstrip("/")).name if model_name else "log-mel"
+            title = short_name(model_name) if model_name else "log-mel"
             files.append(plot_stages(rows, out / "probe_stages.png", title=title))
             f = plot_layers(rows, out / "probe_layers.png", title=title)
             if f is not None:
                 files.append(f)
         except ImportError as exc:
             log.warning("probe: plots skipped (%s); pip install 'vocalgrad[report]'", exc)
-    return {"rows": rows, "files": files, "computed": computed, "extract_seconds": extract_s,
-            "probe_seconds": probe_s}
+    return files
