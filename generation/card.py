@@ -1,6 +1,6 @@
 """What the dataset card says about *this* build: licence, repo id, citations, whose results it shows.
 
-:func:`generation.hub.render_card` fills the template's counts; the parts here depend on where the
+:func:`generation.hub_card.render_card` fills the template's counts; the parts here depend on where the
 clips came from (the render's ``source``) and on where they will be published:
 
 * the licence follows the sources: VCTK is CC-BY-4.0; the embedded demo voices are distributed under the

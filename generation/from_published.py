@@ -19,6 +19,7 @@ from harness_tasks import published
 
 from . import audio as aio
 from . import hub as _hub
+from . import hub_card
 from .hub_dir import HubDir
 
 __all__ = ["CONVERSION_NOTE", "build_from_published"]
@@ -172,7 +173,7 @@ def _all_config(configs: list) -> "_hub.HubConfig":
 def _write_readme(stage: Path, template: Path, check, configs: list, feats) -> str:
     """Write ``README.md``: the YAML header, the card and :data:`CONVERSION_NOTE`; return its relative path."""
     by_split = {"test": check}
-    readme = (_hub.yaml_header(configs, feats, by_split) + _hub.render_card(template, by_split, configs)
+    readme = (hub_card.yaml_header(configs, feats, by_split) + hub_card.render_card(template, by_split, configs)
               + CONVERSION_NOTE)
     (stage / "README.md").write_text(readme, encoding="utf-8")
     return "README.md"

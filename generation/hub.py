@@ -15,14 +15,14 @@ sorted by clip id, the writer settings are fixed and nothing time-dependent is w
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
 
 from . import audio as aio
-from .hub_dir import PRETTY_NAME, HubDir
+from .hub_card import render_card, yaml_header
+from .hub_dir import HubBuildError, HubDir
 from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
 __all__ = [
@@ -51,10 +51,6 @@ ROW_GROUP_ROWS = 100
 CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
 #: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
-
-
-class HubBuildError(vocalgrad.VocalGradError, ValueError):
-    """The input renders or the output folder are unusable; the message lists every problem."""
 
 
 def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
@@ -118,13 +114,6 @@ def shard_rows(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]
     if current:
         shards.append(current)
     return shards
-
-
-def _size_category(n: int) -> str:
-    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
-        if n < limit:
-            return label
-    return "1M<n<10M"
 
 
 @dataclass
@@ -395,141 +384,3 @@ def source_rows(check: RenderCheck) -> list[dict]:
         out.append(vocalgrad.source_record(r, path.read_bytes(), duration_sec=info.frames / info.samplerate,
                                            sample_rate=info.samplerate))
     return out
-
-
-def yaml_header(configs: list[HubConfig], feats, by_split, *, license_id: str | None = None) -> str:
-    """The card's YAML header (configs, features, sizes, license) between ``---`` lines."""
-    import yaml
-
-    from .card import card_license
-
-    total = sum(len(c.rows) for c in by_split.values())
-    feature_yaml = feats._to_yaml_list()
-    header = {
-        "license": card_license(_render_sources(by_split), license_id)[0],
-        "pretty_name": PRETTY_NAME,
-        "language": ["en"],
-        "task_categories": ["audio-classification", "audio-text-to-text"],
-        "size_categories": [_size_category(total)],
-        "tags": ["audio", "speech", "benchmark", "acoustic-perception", "audio-language-models", "synthetic"],
-        "configs": [
-            {"config_name": c.name, "data_files": [{"split": c.split, "path": c.data_files}],
-             **({"default": True} if c.name == "all" else {})}
-            for c in configs
-        ],
-        "dataset_info": [
-            {"config_name": c.name, "features": feature_yaml,
-             "splits": [{"name": c.split, "num_bytes": c.num_bytes, "num_examples": c.rows}],
-             "download_size": c.download_size, "dataset_size": c.num_bytes}
-            for c in configs
-        ],
-    }
-    class _Dumper(yaml.SafeDumper):  # write repeated features out in full: no YAML anchors/aliases
-        def ignore_aliases(self, data):
-            return True
-
-    body = yaml.dump(header, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096,
-                     default_flow_style=False)
-    return f"---\n{body}---\n\n"
-
-
-def _md_table(head: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _provenance_note(by_split: dict) -> str:
-    """Card sentences on each render's source selection (render.json), a passed `vocalgrad verify`, and the
-    label-validity warnings of the test render (:func:`generation.label_validity.label_warnings_markdown`)."""
-    from .label_validity import label_warnings_markdown
-
-    out = []
-    for split, c in sorted(by_split.items()):
-        if c.meta.get("selection_note"):
-            out.append(f"**Selection ({split}):** {c.meta['selection_note']}.")
-        v = RenderDir(c.path).verify_record()
-        if v is not None:
-            same = v.get("manifest_sha256") == RenderDir(c.path).manifest_sha256()
-            if v.get("ok") and same:
-                out.append(f"**Verified ({split}):** `vocalgrad verify` passed on {v.get('checked_at', '?')} "
-                           f"({v.get('n_clips')} clips: completeness, ids, label balance, sha256, frozen ids).")
-    text = " ".join(out)
-    if "test" in by_split:
-        text += label_warnings_markdown(by_split["test"].path)
-    return text
-
-
-def _render_sources(by_split: dict) -> list[str]:
-    """``--source`` strings of the renders, test first."""
-    order = sorted(by_split, key=lambda split: split != "test")
-    return [str(by_split[split].meta.get("source", "unknown")) for split in order]
-
-
-def render_card(template, by_split: dict, configs: list, *, repo_id: str | None = None,
-                license_id: str | None = None) -> str:
-    """Fill the ``{{name}}`` placeholders of the card template with counts from the renders.
-
-    The licence, the repo id of the examples, the paper's results and the citations follow the
-    sources (:mod:`generation.card`); ``repo_id`` and ``license_id`` override them.
-
-    Raises
-    ------
-    HubBuildError
-        If the template uses a placeholder this function does not know.
-    """
-    from . import card
-
-    text = Path(template).read_text(encoding="utf-8")
-    srcs = _render_sources(by_split)
-    test = by_split.get("test")
-    any_check = test or next(iter(by_split.values()))
-    rows = test.rows if test else any_check.rows
-    meta = any_check.meta
-    n_by_cat = {cat: sum(r["category"] == cat for r in rows) for cat in vocalgrad.CATEGORY_NAMES}
-    sources = sorted({r["source_id"] for r in rows})
-    speakers = sorted({r["speaker_id"] for r in rows if r["speaker_id"]})
-    durations = [r["duration_sec"] for r in rows]
-    cat_rows = []
-    for c in vocalgrad.CATEGORIES:
-        cat_rows.append([f"`{c.name}`", c.attribute, c.increase_means, c.decrease_means,
-                         "speaker" if c.origin == "speaker" else "environment", n_by_cat[c.name]])
-    config_rows = [[f"`{c.name}`", c.split, c.rows,
-                    "unmodified source clips (label `constant`)" if c.name == SOURCES_CONFIG
-                    else ", ".join(c.categories) if c.name in ("all", "beep", "train")
-                    else vocalgrad.category(c.name).attribute] for c in configs]
-    partial = [f"{c.path.name}: {len(c.missing)} condition(s) missing" for c in by_split.values() if c.missing]
-    values = {
-        "total_clips": f"{len(rows):,}",
-        "n_sources": str(len(sources)),
-        "n_speakers": str(len(speakers)),
-        "source": str(meta.get("source", "unknown")),
-        "recipe": str(meta.get("recipe", "unknown")),
-        "sample_rate": f"{int(meta.get('sample_rate', 48000)):,}",
-        "toolkit_version": str(meta.get("toolkit_version", "unknown")),
-        "mean_duration": f"{sum(durations) / len(durations):.2f}" if durations else "n/a",
-        "categories_table": _md_table(
-            ["config", "attribute (prompt phrase)", "`increase` means", "`decrease` means", "origin", "clips"], cat_rows),
-        "configs_table": _md_table(["config", "split", "clips", "contents"], config_rows),
-        "conditions_table": _md_table(
-            ["tier"] + [f"`{t}`" for t in vocalgrad.TRAJECTORIES] + ["total"],
-            [[tier] + [sum(r["tier"] == tier and r["trajectory"] == t for r in rows) for t in vocalgrad.TRAJECTORIES]
-             + [sum(r["tier"] == tier for r in rows)] for tier in vocalgrad.TIERS]),
-        "example_prompt": vocalgrad.default_prompt("pitch"),
-        "repo_id": repo_id,
-        "license_section": card.card_license(srcs, license_id)[1],
-        "paper_results": card.paper_results_section(str(test.meta.get("source", "unknown")) if test else None),
-        "citations": card.citations_section(srcs),
-        "toolkit_link": card.toolkit_link(),
-        "partial_note": "\n\n".join(n for n in [("**Partial build:** " + "; ".join(partial) + ".") if partial else "",
-                                                  _provenance_note(by_split)] if n),
-    }
-    if not values["repo_id"]:
-        values["repo_id"] = vocalgrad.HUB_REPO_ID if card.is_reference_build(srcs[:1]) else "ORG/NAME"
-    values["repo_marker"] = card.repo_marker(values["repo_id"])
-    unknown = sorted(set(re.findall(r"\{\{\s*(\w+)\s*\}\}", text)) - set(values))
-    if unknown:
-        raise HubBuildError(f"{template}: unknown placeholder(s) {', '.join(unknown)}; "
-                            f"known: {', '.join(sorted(values))}")
-    text = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values[m.group(1)], text)
-    return re.sub(r"\n{3,}", "\n\n", text)  # an empty placeholder leaves no gap

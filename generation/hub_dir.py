@@ -21,10 +21,14 @@ from pathlib import Path
 
 import vocalgrad
 
-__all__ = ["PRETTY_NAME", "HubDir"]
+__all__ = ["PRETTY_NAME", "HubBuildError", "HubDir"]
 
 #: ``pretty_name`` of the card's YAML header: marks a folder as one that ``vocalgrad hub`` wrote.
 PRETTY_NAME = "VocalGrad"
+
+
+class HubBuildError(vocalgrad.VocalGradError, ValueError):
+    """The input renders or the output folder are unusable; the message lists every problem."""
 
 
 class HubDir:
