@@ -19,8 +19,6 @@ from harness_tasks import published
 
 from . import audio as aio
 from . import hub as _hub
-from . import hub_card
-from .hub_dir import HubDir
 
 __all__ = ["CONVERSION_NOTE", "build_from_published"]
 
@@ -97,12 +95,11 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         with aio.staged_folder(out) as stage:
             configs, files = _write_category_configs(stage, keyed, sizes, _table_maker(feats, bar),
                                                      max_shard_bytes=max_shard_bytes, row_group_rows=row_group_rows)
-            configs.append(_all_config(configs))
-            files.append(_write_readme(stage, template, check, configs, feats))
+            configs.append(_hub.all_config(configs))
+            files.append(_hub.write_readme(stage, template, {"test": check}, configs, feats, note=CONVERSION_NOTE))
     finally:
         bar.close()
-    return {"configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size}
-                        for c in configs}, "files": sorted(files)}
+    return _hub.build_summary(configs, files)
 
 
 def _checked_release(src, out: Path, card_template) -> tuple[Path, list[dict], Path]:
@@ -116,11 +113,10 @@ def _checked_release(src, out: Path, card_template) -> tuple[Path, list[dict], P
         raise _hub.HubBuildError(f"{folder / 'metadata.csv'}: no clips")
     if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
         raise _hub.HubBuildError(f"{out}: --out must lie outside the published copy {folder}")
-    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
-        raise _hub.HubBuildError(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
-    template = Path(card_template) if card_template else _hub.CARD_TEMPLATE
-    if not template.is_file():
-        raise _hub.HubBuildError(f"{template}: card template not found; pass card_template= (--card PATH)")
+    template, bad_template = _hub.card_template_path(card_template)
+    problems = _hub.out_problems(out) + bad_template
+    if problems:
+        raise _hub.HubBuildError(problems[0])
     return folder, rows, template
 
 
@@ -160,23 +156,6 @@ def _write_category_configs(stage: Path, keyed: list[dict], sizes: dict, to_tabl
         files += _hub.write_config(stage, cfg, shards, to_table, row_group_rows=row_group_rows)
         configs.append(cfg)
     return configs, files
-
-
-def _all_config(configs: list) -> "_hub.HubConfig":
-    """The default ``all`` config: every category config's shards and counts."""
-    return _hub.HubConfig(
-        "all", "test", [f for c in configs for f in c.data_files], sum(c.rows for c in configs),
-        sum(c.num_bytes for c in configs), sum(c.download_size for c in configs),
-        tuple(c.name for c in configs))
-
-
-def _write_readme(stage: Path, template: Path, check, configs: list, feats) -> str:
-    """Write ``README.md``: the YAML header, the card and :data:`CONVERSION_NOTE`; return its relative path."""
-    by_split = {"test": check}
-    readme = (hub_card.yaml_header(configs, feats, by_split) + hub_card.render_card(template, by_split, configs)
-              + CONVERSION_NOTE)
-    (stage / "README.md").write_text(readme, encoding="utf-8")
-    return "README.md"
 
 
 def _toolkit_version() -> str:

@@ -32,12 +32,17 @@ __all__ = [
     "ROW_GROUP_ROWS",
     "RenderCheck",
     "SOURCES_CONFIG",
+    "all_config",
     "build_hub",
+    "build_summary",
+    "card_template_path",
     "check_render",
+    "out_problems",
     "render_card",
     "shard_rows",
     "source_rows",
     "write_config",
+    "write_readme",
     "yaml_header",
 ]
 
@@ -212,11 +217,9 @@ def build_hub(
             files += _write_sources_config(stage, inputs.by_split["test"], feats, configs,
                                            max_shard_bytes=max_shard_bytes, row_group_rows=row_group_rows)
         _insert_all_config(configs)
-        files.append(_write_readme(stage, inputs, configs, feats, repo_id=repo_id, license_id=license_id))
-    return {
-        "configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size} for c in configs},
-        "files": sorted(files),
-    }
+        files.append(write_readme(stage, inputs.template, inputs.by_split, configs, feats, repo_id=repo_id,
+                                  license_id=license_id))
+    return build_summary(configs, files)
 
 
 @dataclass
@@ -240,14 +243,15 @@ def _check_inputs(render_dirs, out: Path, *, allow_partial: bool, verify_sha256:
     rates = {int(c.meta.get("sample_rate", 48000)) for c in checks}
     if len(rates) > 1:
         problems.append(f"renders have different sample rates {sorted(rates)}; render them at one rate")
-    problems += _output_problems(out, render_dirs)
+    problems += out_problems(out)
+    if out.resolve() in {Path(d).resolve() for d in render_dirs}:
+        problems.append(f"{out}: --out must differ from the render directory")
     if sources is None:
         sources = "test" in by_split and RenderDir(by_split["test"].path).sources_dir.is_dir()
     if sources:
         problems += _sources_problems(by_split)
-    template = Path(card_template) if card_template else CARD_TEMPLATE
-    if not template.is_file():
-        problems.append(f"{template}: card template not found; pass card_template= (--card PATH)")
+    template, bad_template = card_template_path(card_template)
+    problems += bad_template
     if problems:
         raise HubBuildError("cannot build the Hub folder:\n  " + "\n  ".join(problems))
     return _Inputs(out, by_split, rates.pop(), sources, template)
@@ -282,14 +286,19 @@ def _partial_problems(c: RenderCheck) -> list[str]:
     return problems
 
 
-def _output_problems(out: Path, render_dirs) -> list[str]:
-    """The output folder must be empty or an earlier Hub folder, and not one of the renders."""
-    problems = []
+def out_problems(out: Path) -> list[str]:
+    """``out`` must be missing, empty or an earlier VocalGrad Hub folder (which is replaced)."""
     if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
-        problems.append(f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out")
-    if out.resolve() in {Path(d).resolve() for d in render_dirs}:
-        problems.append(f"{out}: --out must differ from the render directory")
-    return problems
+        return [f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out"]
+    return []
+
+
+def card_template_path(card_template) -> tuple[Path, list[str]]:
+    """The card template (default :data:`CARD_TEMPLATE`) and the problem of a missing one."""
+    template = Path(card_template) if card_template else CARD_TEMPLATE
+    if not template.is_file():
+        return template, [f"{template}: card template not found; pass card_template= (--card PATH)"]
+    return template, []
 
 
 def _sources_problems(by_split: dict) -> list[str]:
@@ -347,23 +356,36 @@ def _write_sources_config(stage: Path, check: RenderCheck, feats, configs: list[
     return files
 
 
+def all_config(category_configs: list[HubConfig]) -> HubConfig:
+    """The default ``all`` config: the category configs' shards, counts and categories together."""
+    return HubConfig(
+        "all", "test", [f for c in category_configs for f in c.data_files], sum(c.rows for c in category_configs),
+        sum(c.num_bytes for c in category_configs), sum(c.download_size for c in category_configs),
+        tuple(n for c in category_configs for n in c.categories))
+
+
 def _insert_all_config(configs: list[HubConfig]) -> None:
-    """Insert the ``all`` config (the category configs' shards and counts together) after the categories."""
+    """Insert the ``all`` config after the category configs (none without them)."""
     cats_cfgs = [c for c in configs if c.name in vocalgrad.CATEGORY_NAMES]
     if cats_cfgs:
-        configs.insert(len(cats_cfgs), HubConfig(
-            "all", "test", [f for c in cats_cfgs for f in c.data_files], sum(c.rows for c in cats_cfgs),
-            sum(c.num_bytes for c in cats_cfgs), sum(c.download_size for c in cats_cfgs),
-            tuple(n for c in cats_cfgs for n in c.categories)))
+        configs.insert(len(cats_cfgs), all_config(cats_cfgs))
 
 
-def _write_readme(stage: Path, inputs: _Inputs, configs: list[HubConfig], feats, *, repo_id: str | None,
-                  license_id: str | None) -> str:
-    """Write ``README.md`` (YAML header and card); return its relative path."""
-    readme = (yaml_header(configs, feats, inputs.by_split, license_id=license_id)
-              + render_card(inputs.template, inputs.by_split, configs, repo_id=repo_id, license_id=license_id))
+def write_readme(stage: Path, template: Path, by_split: dict, configs: list[HubConfig], feats, *,
+                 repo_id: str | None = None, license_id: str | None = None, note: str = "") -> str:
+    """Write ``README.md`` (YAML header, card, then ``note``); return its relative path."""
+    readme = (yaml_header(configs, feats, by_split, license_id=license_id)
+              + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id) + note)
     (stage / "README.md").write_text(readme, encoding="utf-8")
     return "README.md"
+
+
+def build_summary(configs: list[HubConfig], files: list[str]) -> dict:
+    """What a Hub build returns: ``configs`` (name -> split, rows, download size) and the ``files`` written."""
+    return {
+        "configs": {c.name: {"split": c.split, "rows": c.rows, "download_size": c.download_size} for c in configs},
+        "files": sorted(files),
+    }
 
 
 def source_rows(check: RenderCheck) -> list[dict]:
