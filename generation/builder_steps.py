@@ -129,15 +129,11 @@ def examples(config, data_dir, rows):
         for row in rows:
             yield row["id"], published.hub_record(row, Path(row["audio"]["path"]).read_bytes())
     elif config.name == vocalgrad.SOURCES_CONFIG:
-        import soundfile as sf
-
         rd = RenderDir(data_dir)
         for row in rows:
-            path = rd.source_path(row["source_id"])
-            info = sf.info(path)
-            rec = vocalgrad.source_record(row, path.read_bytes(), duration_sec=info.frames / info.samplerate,
-                                          sample_rate=info.samplerate)
+            rec = rd.source_record(row)
             yield rec["id"], rec
     else:
+        rd = RenderDir(data_dir)
         for row in rows:
-            yield row["clip_id"], vocalgrad.hub_record(row, Path(data_dir, row["path"]).read_bytes())
+            yield row["clip_id"], rd.clip_record(row)

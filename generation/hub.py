@@ -84,11 +84,10 @@ def check_render(render_dir, *, verify_sha256: bool = True) -> RenderCheck:
         raise HubBuildError(str(exc)) from None
 
 
-def _rows_to_table(rows: list[dict], root: Path, feats):
+def _rows_to_table(rows: list[dict], rd: RenderDir, feats):
     import pyarrow as pa
 
-    records = [vocalgrad.hub_record(r, (root / r["path"]).read_bytes()) for r in rows]
-    return pa.Table.from_pylist(records, schema=feats.arrow_schema)
+    return pa.Table.from_pylist([rd.clip_record(r) for r in rows], schema=feats.arrow_schema)
 
 
 def _write_parquet(table, path: Path, *, row_group_rows: int) -> None:
@@ -321,7 +320,8 @@ def _write_render_configs(stage: Path, by_split: dict, feats, *, max_shard_bytes
     configs: list[HubConfig] = []
     files: list[str] = []
     for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
-        sizes = {r["clip_id"]: (check.path / r["path"]).stat().st_size for r in check.rows}
+        rd = RenderDir(check.path)
+        sizes = {r["clip_id"]: rd.clip_path(r).stat().st_size for r in check.rows}
         if split == "test":  # one config per category; `all` lists their folders
             groups = [(cat, specs[cat][0], specs[cat][2]) for cat in vocalgrad.CATEGORY_NAMES]
         else:
@@ -333,7 +333,7 @@ def _write_render_configs(stage: Path, by_split: dict, feats, *, max_shard_bytes
             cfg = HubConfig(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
                             categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
             files += write_config(stage, cfg, shard_rows(rows, sizes, max_shard_bytes),
-                                  lambda shard: _rows_to_table(shard, check.path, feats),
+                                  lambda shard: _rows_to_table(shard, rd, feats),
                                   row_group_rows=row_group_rows)
             configs.append(cfg)
     return configs, files
@@ -397,12 +397,5 @@ def source_rows(check: RenderCheck) -> list[dict]:
     ``category``, ``attribute``, ``tier``, ``trajectory``, ``prompt`` and ``unit`` are empty and
     the value columns null (each task fills in its category).
     """
-    import soundfile as sf
-
-    out = []
-    for sid, r in first_row_per_source(check.rows).items():
-        path = RenderDir(check.path).source_path(sid)
-        info = sf.info(path)
-        out.append(vocalgrad.source_record(r, path.read_bytes(), duration_sec=info.frames / info.samplerate,
-                                           sample_rate=info.samplerate))
-    return out
+    rd = RenderDir(check.path)
+    return [rd.source_record(r) for r in first_row_per_source(check.rows).values()]

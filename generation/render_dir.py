@@ -120,6 +120,20 @@ class RenderDir:
         """``sources/<source_id>.flac`` (it may not exist)."""
         return self.sources_dir / f"{source_id}.flac"
 
+    def clip_record(self, row: dict) -> dict:
+        """The Hub record of a manifest row (:func:`vocalgrad.hub_record`, its clip's bytes)."""
+        return vocalgrad.hub_record(row, self.clip_path(row).read_bytes())
+
+    def source_record(self, row: dict) -> dict:
+        """The Hub record of a row's source clip (:func:`vocalgrad.source_record`; its length
+        and rate read from ``sources/<source_id>.flac``)."""
+        import soundfile as sf
+
+        path = self.source_path(row["source_id"])
+        info = sf.info(path)
+        return vocalgrad.source_record(row, path.read_bytes(), duration_sec=info.frames / info.samplerate,
+                                       sample_rate=info.samplerate)
+
     @classmethod
     def looks_like(cls, path) -> bool:
         """Whether ``path`` holds a manifest or a render.json (a render folder, maybe a broken one)."""
