@@ -277,12 +277,11 @@ def clip_warnings(category: str, direction: str, effect: float, clipped_ratio: f
 
 
 # --------------------------------------------------------------------------------------------
-def write_label_checks(out_dir: Path) -> Counter:
-    """Write ``DIR/label_checks.csv`` from the render's part files; returns warning-code counts."""
+def write_label_checks(out_dir: Path, rows: list[dict]) -> Counter:
+    """Write ``DIR/label_checks.csv`` from the rows of the render's part files
+    (:func:`generation.render_files.part_rows`); returns warning-code counts."""
     from . import audio as aio
-    from .render_files import part_rows
 
-    rows = part_rows(Path(out_dir))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(LABEL_CHECK_COLUMNS)

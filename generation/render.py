@@ -37,7 +37,7 @@ from . import audio as aio
 from . import label_validity as lv
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
-from .render_files import (clean_stale_temps, csv_bytes, part_path, span_part_path, write_manifest,
+from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, span_part_path, write_manifest,
                            write_selection, write_span_check)
 from .schedule import make_schedule
 from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
@@ -435,8 +435,9 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
         ["source_id", "audio", "reason"],
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
     summary.span_checks = write_span_check(out, items)
-    write_manifest(out)
-    summary.label_warnings = dict(lv.write_label_checks(out))
+    rows = part_rows(out)  # read once: the manifest and label_checks.csv both come from them
+    write_manifest(out, rows)
+    summary.label_warnings = dict(lv.write_label_checks(out, rows))
     if summary.label_warnings:
         import warnings
 

@@ -106,12 +106,11 @@ def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
     return len(rows)
 
 
-def write_manifest(out_dir: Path) -> int:
-    """Rebuild ``manifest.parquet`` from every complete unit's part file; returns the row count."""
+def write_manifest(out_dir: Path, rows: list[dict]) -> int:
+    """Rebuild ``manifest.parquet`` from the rows of every complete unit (:func:`part_rows`); returns the row count."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = part_rows(out_dir)
     types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
     schema = pa.schema([(name, types[t]) for name, t, _ in vg.MANIFEST_COLUMNS])
     table = pa.Table.from_pylist(rows, schema=schema)
