@@ -45,6 +45,16 @@ def synth_clip(category: str, direction: str, *, seed: int = 0, sr: int = 16000,
     return np.clip(y, -1, 1).astype(np.float32)
 
 
+def tone_clip(seed: int, seconds: float = 1.0, sr: int = 48000):
+    """A noisy tone (150 + 100 * seed Hz) as an in-memory :class:`ClipAudio` named ``clip<seed>``."""
+    from harness_tasks.clip_audio import ClipAudio
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * sr)) / sr
+    y = 0.3 * np.sin(2 * np.pi * (150 + 100 * seed) * t) + 0.05 * rng.standard_normal(t.size)
+    return ClipAudio(f"clip{seed}", {"array": y.astype(np.float32), "sampling_rate": sr})
+
+
 def flac_bytes(y: np.ndarray, sr: int) -> bytes:
     buf = io.BytesIO()
     sf.write(buf, y, sr, format="FLAC", subtype="PCM_16")

@@ -9,8 +9,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from _harness_helpers import build_tiny_audio_flamingo3, build_tiny_qwen2_audio  # noqa: E402
+from _harness_helpers import tone_clip as clip  # noqa: E402
 
-from harness_tasks.clip_audio import ClipAudio  # noqa: E402
 from harness_tasks.models.base import Query  # noqa: E402
 from harness_tasks.models.hf import HFAudioLM  # noqa: E402
 from harness_tasks.parsing import classify_answer  # noqa: E402
@@ -27,13 +27,6 @@ def model_dir(request, tmp_path_factory):
 @pytest.fixture(scope="module")
 def lm(model_dir):
     return HFAudioLM(pretrained=str(model_dir), device="cpu", dtype="float32", batch_size=1)
-
-
-def clip(seed: int, seconds: float = 1.0, sr: int = 48000) -> ClipAudio:
-    rng = np.random.default_rng(seed)
-    t = np.arange(int(seconds * sr)) / sr
-    y = 0.3 * np.sin(2 * np.pi * (150 + 100 * seed) * t) + 0.05 * rng.standard_normal(t.size)
-    return ClipAudio(f"clip{seed}", {"array": y.astype(np.float32), "sampling_rate": sr})
 
 
 class Req:

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from _harness_helpers import build_tiny_qwen2_audio, make_hub_folder, offline_lm_eval, run_lm_eval  # noqa: E402
+from _harness_helpers import tone_clip as clip  # noqa: E402
 
-from harness_tasks.clip_audio import ClipAudio  # noqa: E402
 from harness_tasks.logit_answers import split_logit_answer  # noqa: E402
 from harness_tasks.models.base import Query  # noqa: E402
 from harness_tasks.models.hf import HFAudioLM  # noqa: E402
@@ -25,13 +24,6 @@ PROMPT = 'Does the voice pitch increase or decrease over time?\n\nAnswer with on
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     return build_tiny_qwen2_audio(tmp_path_factory.mktemp("qwen2_audio"))
-
-
-def clip(seed: int, seconds: float = 1.0, sr: int = 48000) -> ClipAudio:
-    rng = np.random.default_rng(seed)
-    t = np.arange(int(seconds * sr)) / sr
-    y = 0.3 * np.sin(2 * np.pi * (150 + 100 * seed) * t) + 0.05 * rng.standard_normal(t.size)
-    return ClipAudio(f"clip{seed}", {"array": y.astype(np.float32), "sampling_rate": sr})
 
 
 class Req:
