@@ -27,13 +27,13 @@ def _is_published(data_dir) -> bool:
 def cache_hash(data_dir, config_name: str | None) -> str | None:
     """``datasets`` cache key of a build: follows the render's content, so a re-render is never served stale.
 
-    ``None`` (the ``datasets`` default) without ``data_dir`` or when it holds neither a release
-    (``metadata.csv``) nor a render manifest.
+    ``None`` (the ``datasets`` default) without ``data_dir`` or when it holds neither the authors'
+    release (keyed by its ``metadata.csv``) nor a render manifest.
     """
     if not data_dir:
         return None
-    if Path(data_dir, "metadata.csv").is_file():
-        return hashlib.sha256(Path(data_dir, "metadata.csv").read_bytes()).hexdigest()[:16]
+    if _is_published(data_dir):
+        return hashlib.sha256(Path(data_dir, published.METADATA_FILE).read_bytes()).hexdigest()[:16]
     rd = RenderDir(data_dir)
     return rd.content_hash(with_sources=config_name == vocalgrad.SOURCES_CONFIG) if rd.manifest_path.is_file() else None
 
