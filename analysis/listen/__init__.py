@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 
+from analysis.cli_options import comma_list
+
 from .answers import (AnswerLog, AnswersError, annotator_agreement, human_evaluation, human_evaluation_fields,
                       human_records)
 from .catalog import Catalog, CatalogError, open_catalog
@@ -57,7 +59,7 @@ def _cli(args) -> int:
             print(f"vocalgrad listen: error: --host {args.host} would expose the test to other machines; "
                   "add --allow-remote if that is what you want", file=sys.stderr)
             return 2
-    cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
+    cats = comma_list(args.categories)
     try:
         catalog = open_catalog(args.data, config=args.config)
         app = ListenApp(catalog, args.annotator, args.answers, per_category=args.per_category,
