@@ -10,7 +10,10 @@ A transform is registered under the name a recipe's ``transform`` field uses and
 * ``params`` — an instance of the transform's :attr:`Transform.params_type`, a frozen
   :class:`Params` dataclass built and checked when the recipe loads (per-tier tables resolved,
   ``crossfade`` filled in from the recipe's ``[blocks]``), then bound to the clip with
-  :meth:`Params.for_clip` (noise adds its seed there);
+  :meth:`Params.for_clip` (noise adds its seed there). The parameter class also owns the
+  physical range of the transform's step values (a recipe's tier ends): :meth:`Params.value_range`,
+  the direction of an increase clip :attr:`Params.increase_sign`, and :meth:`Params.check_tier`,
+  which the recipe loader calls;
 * ``cache`` — optional dict shared by all clips of one source; transforms may memoise work that
   depends only on the source in it (STFTs of context segments, IRs). Results never depend on it.
 
@@ -111,6 +114,24 @@ def check_number(value, name: str) -> float:
     return float(value)
 
 
+def _check_pair(pair, allowed: ValueRange, what: str, *, whole: bool = False) -> tuple[float, float]:
+    """``[start, end]`` as two finite floats in ``allowed`` (whole numbers with ``whole``), or ParamError."""
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        raise ParamError("", f"must be [start, end], got {pair!r}")
+    ends = []
+    for name, v in zip(("start", "end"), pair):
+        try:
+            v = check_number(v, name)
+        except ParamError as e:
+            raise ParamError(name, f"{name} {e.message}") from None
+        if v not in allowed:
+            raise ParamError(name, f"{name} {v:g} is outside the {what} range {allowed}")
+        if whole and v != round(v):
+            raise ParamError(name, f"{name} {v:g} is not a whole number ({what})")
+        ends.append(v)
+    return ends[0], ends[1]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     """Base of every transform's parameters: a frozen dataclass checked when it is built.
@@ -169,21 +190,7 @@ class Params:
             ``field`` is ``start`` or ``end`` (or empty for the pair); the recipe loader adds file,
             category and tier.
         """
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ParamError("", f"must be [start, end], got {pair!r}")
-        allowed = cls.value_range(sample_rate)
-        ends = []
-        for name, v in zip(("start", "end"), pair):
-            try:
-                v = check_number(v, name)
-            except ParamError as e:
-                raise ParamError(name, f"{name} {e.message}") from None
-            if v not in allowed:
-                raise ParamError(name, f"{name} {v:g} is outside the {cls.value_name} range {allowed}")
-            if cls.whole_values and v != round(v):
-                raise ParamError(name, f"{name} {v:g} is not a whole number ({cls.value_name})")
-            ends.append(v)
-        start, end = ends
+        start, end = _check_pair(pair, cls.value_range(sample_rate), cls.value_name, whole=cls.whole_values)
         way = "rise" if cls.increase_sign > 0 else "fall"
         if (end - start) * cls.increase_sign <= 0:
             raise ParamError("", f"{cls.value_name} must {way} from start to end in an increase clip, "
@@ -196,19 +203,7 @@ class Params:
     @classmethod
     def check_covary(cls, name: str, pair, *, sample_rate: int) -> tuple[float, float]:
         """Check a co-varying quantity's ``[start, end]``: finite numbers in :meth:`covary_range`."""
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ParamError("", f"must be [start, end], got {pair!r}")
-        allowed = cls.covary_range(name, sample_rate)
-        ends = []
-        for which, v in zip(("start", "end"), pair):
-            try:
-                v = check_number(v, which)
-            except ParamError as e:
-                raise ParamError(which, f"{which} {e.message}") from None
-            if v not in allowed:
-                raise ParamError(which, f"{which} {v:g} is outside the {name} range {allowed}")
-            ends.append(v)
-        return tuple(ends)
+        return _check_pair(pair, cls.covary_range(name, sample_rate), name)
 
     def for_clip(self, clip: ClipKey) -> Params:
         """These parameters for one clip (unchanged unless the effect depends on the clip)."""
