@@ -2,7 +2,8 @@
 
 Each sub-command lives in the module that implements it; that module exposes
 ``register_cli(subparsers)`` which adds its parser and sets ``func`` (called with the parsed
-arguments, returning an exit code). This file only lists the modules.
+arguments, returning an exit code). This file only lists the modules, and sets how the
+toolkit's warnings print (:func:`plain_warnings`, also used by ``vocalgrad-eval``).
 """
 
 from __future__ import annotations
