@@ -216,6 +216,18 @@ def test_metadata_not_utf8_names_the_file(tmp_path):
     assert str(root / "metadata.csv") in str(info.value)
 
 
+def test_cv_spontaneous_tsv_not_utf8_names_the_file(tmp_path):
+    from generation.sources import CV_LOCALES, CV_RELEASE
+
+    for loc in CV_LOCALES:
+        (tmp_path / f"{CV_RELEASE}-{loc}" / "audios").mkdir(parents=True)
+    tsv = tmp_path / f"{CV_RELEASE}-{CV_LOCALES[0]}" / f"ss-corpus-{CV_LOCALES[0]}.tsv"
+    tsv.write_bytes("audio_file\ttranscription\nx.mp3\tcaf\xe9\n".encode("latin-1"))
+    with pytest.raises(SourceSpecError, match=r"not UTF-8 text") as info:
+        read_sources(f"cv-spontaneous:{tmp_path}")
+    assert str(tsv) in str(info.value)
+
+
 def test_long_source_warns(tmp_path, monkeypatch):
     """A source whose clips run past LONG_CLIP_SEC is rendered, with a warning naming it and its length."""
     root = folder(tmp_path, {"short.wav": 1.0, "long.wav": 3.0})
