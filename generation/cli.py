@@ -2,7 +2,8 @@
 
 Each sub-command lives in the module that implements it; that module exposes
 ``register_cli(subparsers)`` which adds its parser and sets ``func`` (called with the parsed
-arguments, returning an exit code). This file only lists the modules.
+arguments, returning an exit code). This file only lists the modules, and sets how the
+toolkit's warnings print (:func:`plain_warnings`, also used by ``vocalgrad-eval``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
+from pathlib import Path
+
+__all__ = ["build_parser", "main", "plain_warnings"]
 
 #: Modules that contribute sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES = (
@@ -29,6 +34,33 @@ COMMAND_MODULES = (
 )
 
 
+#: Where the toolkit's code lives: a warning raised or attributed there is the toolkit's own.
+_OUR_CODE = tuple(str(Path(__file__).resolve().parent.parent / name)
+                  for name in ("generation", "harness_tasks", "analysis", "vocalgrad.py"))
+_OUR_PACKAGES = ("generation", "harness_tasks", "analysis", "vocalgrad")
+
+
+def plain_warnings(prog: str) -> None:
+    """Print the toolkit's warnings as one line, ``PROG: warning: MESSAGE``, without Python's source line.
+
+    Called by the command-line entry points. A warning is the toolkit's when its class is defined in
+    the toolkit (``LabelWarning``, ``SourceWarning``...) or it is attributed to the toolkit's code;
+    other libraries' warnings keep Python's format. Only the formatting changes: filters,
+    ``pytest.warns`` and ``warnings.catch_warnings(record=True)`` see the same warnings.
+    """
+    previous = getattr(warnings.formatwarning, "_vocalgrad_previous", warnings.formatwarning)
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        ours = (category.__module__.split(".")[0] in _OUR_PACKAGES
+                or str(Path(filename).resolve()).startswith(_OUR_CODE))
+        if not ours:
+            return previous(message, category, filename, lineno, line)
+        return f"{prog}: warning: {message}\n"
+
+    formatwarning._vocalgrad_previous = previous
+    warnings.formatwarning = formatwarning
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vocalgrad",
@@ -41,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    plain_warnings("vocalgrad")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

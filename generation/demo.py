@@ -131,14 +131,16 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
 
 
 def register_cli(sub) -> None:
+    from .render_cli import positive_int
+
     p = sub.add_parser(
         "demo", help="render the demo set, build the Hub folder, score baselines, write the report",
         description="""The whole pipeline on the embedded synthetic voices, offline: render, Hub folder, three
             baselines through lm-eval, OUT/summary.md and the full report in OUT/report.""")
     p.add_argument("--out", default="demo_out", help="output folder (default demo_out)")
-    p.add_argument("--sources", type=int, default=4, help="demo sources to render (default 4 = 864 clips)")
+    p.add_argument("--sources", type=positive_int, default=4, help="demo sources to render (default 4 = 864 clips)")
     p.add_argument("--full", action="store_true", help="render all 100 test sources (21,600 clips)")
-    p.add_argument("--jobs", type=int, help="render worker processes (default: all cores)")
+    p.add_argument("--jobs", type=positive_int, help="render worker processes, >= 1 (default: all cores)")
     p.add_argument("--no-eval", action="store_true", help="stop after building the Hub folder")
     p.set_defaults(func=_cli)
 

@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,12 +47,15 @@ from .span import Span, detect_span
 from .transforms import ClipKey, Params, get_transform
 from .warmup import warm_up
 
-__all__ = ["render", "render_source_category", "RenderError", "RenderSummary"]
+__all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "LongSourceWarning", "LONG_CLIP_SEC"]
 
 TOOLKIT_VERSION = "0.1.0"
 MIN_DURATION_SEC = 0.5
 #: A frozen source whose detected span differs from the recorded one by more than this is listed in span_check.csv.
 SPAN_CHECK_TOLERANCE_SEC = 0.010
+#: Clips longer than this draw a :class:`LongSourceWarning`: the paper's sources are 3-10 s utterances, and
+#: Whisper-style audio encoders of many audio LMs read 30-s windows (longer input is cut or refused).
+LONG_CLIP_SEC = 30.0
 
 #: What render.json's ``selection`` says about each kind of source selection (the card repeats it).
 SELECTION_NOTES = {
@@ -66,6 +70,10 @@ SELECTION_NOTES = {
 
 class RenderError(vg.VocalGradError, RuntimeError):
     """A render cannot proceed (incompatible output folder, bad source with ``strict``...)."""
+
+
+class LongSourceWarning(UserWarning):
+    """Some sources gave clips longer than :data:`LONG_CLIP_SEC` (they are rendered all the same)."""
 
 
 class SkipSource(vg.VocalGradError):
@@ -84,6 +92,7 @@ class RenderSummary:
     seconds: float = 0.0
     label_warnings: dict = field(default_factory=dict)  # warning code -> clips (label_checks.csv)
     span_checks: int = 0
+    long_sources: dict = field(default_factory=dict)  # source id -> longest clip (s), over LONG_CLIP_SEC
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,7 +317,11 @@ def render(
     rec = load_recipe(recipe)
     if categories is None:
         categories = list(vg.BEEP_CATEGORIES if split == "beep" else vg.CATEGORY_NAMES)
-    categories = [vg.category(c).name for c in categories]
+    categories = list(dict.fromkeys(vg.category(c).name for c in categories))
+    if not categories:
+        raise ValueError("categories: none given; name at least one of " + ", ".join(vg.CATEGORY_NAMES))
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {jobs}")
     if sample_rate < 8000:
         raise ValueError(f"--sample-rate {sample_rate} is too low (>= 8000 Hz)")
     if n_sources is not None and n_sources < 1:
@@ -395,6 +408,15 @@ def _settings(items: list[SourceItem], rec: Recipe, *, source: str, split: str, 
             "categories": sorted(categories), "domain": domain}
 
 
+def long_sources(rows: list[dict]) -> dict[str, float]:
+    """Source id -> its longest clip (s), for the sources with a clip longer than :data:`LONG_CLIP_SEC`."""
+    longest: dict[str, float] = {}
+    for r in rows:
+        if r["duration_sec"] > LONG_CLIP_SEC:
+            longest[r["source_id"]] = max(longest.get(r["source_id"], 0.0), float(r["duration_sec"]))
+    return dict(sorted(longest.items()))
+
+
 def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: bool) -> tuple[dict[str, str], int]:
     """Render the units (in ``jobs`` processes), counting clips into ``summary`` and ``bar``;
     return the skipped sources (id -> reason) and the number of skipped units."""
@@ -429,7 +451,7 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
 
 
 def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
-    """Write skipped.csv, span_check.csv, the manifest and label_checks.csv; warn on label warnings."""
+    """Write skipped.csv, span_check.csv, the manifest and label_checks.csv; warn on long clips and label warnings."""
     by_id = {it.source_id: it for it in items}
     aio.atomic_write_bytes(RenderDir(out).skipped_path, csv_bytes(
         ["source_id", "audio", "reason"],
@@ -438,9 +460,14 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
     rows = part_rows(out)  # read once: the manifest and label_checks.csv both come from them
     write_manifest(out, rows)
     summary.label_warnings = dict(lv.write_label_checks(out, rows))
+    summary.long_sources = long_sources(rows)
+    if summary.long_sources:
+        longest = max(summary.long_sources, key=summary.long_sources.get)
+        warnings.warn(LongSourceWarning(
+            f"{len(summary.long_sources)} source(s) gave clips longer than {LONG_CLIP_SEC:g} s (longest: {longest}, "
+            f"{summary.long_sources[longest]:.1f} s); the paper's sources are 3-10 s utterances and many audio LMs "
+            "read at most 30 s: cut long recordings into utterances before rendering"), stacklevel=3)
     if summary.label_warnings:
-        import warnings
-
         warnings.warn(lv.LabelWarning(
             "some clips may not carry their label: " + ", ".join(
                 f"{code} {n}" for code, n in sorted(summary.label_warnings.items()))

@@ -4,6 +4,7 @@ printed summary); :mod:`generation.render` does not import it.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import vocalgrad as vg
@@ -13,7 +14,33 @@ from .render import SPAN_CHECK_TOLERANCE_SEC, RenderError, render
 from .render_dir import RenderDir
 from .sources import SourceOptions
 
-__all__ = ["parse_shard", "register_cli"]
+__all__ = ["parse_shard", "positive_int", "category_list", "register_cli"]
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (``--jobs``, ``--sources``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def category_list(text: str) -> list[str]:
+    """argparse type: comma-separated category names (config names or the paper's ids), each once.
+
+    An empty list or an unknown name is an error listing the valid names.
+    """
+    names = list(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError(f"names no category; choose from {','.join(vg.CATEGORY_NAMES)}")
+    bad = [c for c in names if c not in vg.CATEGORY_NAMES and c not in {k.id for k in vg.CATEGORIES}]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown category {', '.join(map(repr, bad))}; "
+                                         f"choose from {','.join(vg.CATEGORY_NAMES)}")
+    return names
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -37,9 +64,10 @@ def register_cli(sub) -> None:
     p.add_argument("--split", default="test", choices=vg.SPLITS,
                    help="test (the benchmark), train (probes, few-shot; speakers disjoint from test) or beep "
                         "(pure-tone ablation, with --source tones); default %(default)s")
-    p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
-    p.add_argument("--sources", type=int, dest="n_sources", help="use only the first N selected sources")
-    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("--categories", type=category_list,
+                   help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
+    p.add_argument("--sources", type=positive_int, dest="n_sources", help="use only the first N selected sources")
+    p.add_argument("--jobs", type=positive_int, help="worker processes, >= 1 (default: all cores)")
     p.add_argument("--shard", default="0/1", help="render only slice I of N (I/N, 0-based)")
     p.add_argument("--sample-rate", type=int, default=48000, help="output sample rate in Hz (default 48000)")
     p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe name or TOML path (default faithful-v1)")
@@ -64,7 +92,7 @@ def register_cli(sub) -> None:
 def _cli(args) -> int:
     try:
         shard = parse_shard(args.shard)
-        cats = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
+        cats = args.categories  # category_list: None (all) or a checked, non-empty list
         opts = SourceOptions(split=args.split, seed=args.seed, vctk_mic=args.vctk_mic,
                              text_column=args.text_column, speaker_column=args.speaker_column,
                              allow_small=args.allow_small, test_speakers=args.test_speakers,

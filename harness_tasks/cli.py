@@ -190,9 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or _wants_help(argv):
         print(USAGE, flush=True)
     _check_model(_requested_model(argv))
+    from generation.cli import plain_warnings
+
     from ._quiet import quiet_known_warnings
 
     quiet_known_warnings()
+    plain_warnings("vocalgrad-eval")
     register_models()
     tasks = _requested_tasks(argv)
     argv = _fewshot_to_metadata(argv, tasks)

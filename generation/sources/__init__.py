@@ -28,7 +28,8 @@ Every public name of the modules is importable from here (``from generation.sour
 
 from __future__ import annotations
 
-from .base import (AUDIO_EXTENSIONS, SelectionPlan, SourceItem, SourceOptions, SourceSpecError, audio_duration,
+from .base import (AUDIO_EXTENSIONS, SelectionPlan, SourceItem, SourceOptions, SourceSpecError, SourceWarning,
+                   audio_duration,
                    frozen_extra, load_source_audio, normalise_gender, read_sources, register_source,
                    require_frozen_test, safe_id, with_id)
 from .cv_spontaneous import CV_LOCALES, CV_RELEASE, CV_SAMPLE_RATE, CVAudio, cv_spontaneous_items
@@ -60,6 +61,7 @@ __all__ = [
     "SourceItem",
     "SourceOptions",
     "SourceSpecError",
+    "SourceWarning",
     "TONE_FREQS",
     "ToneSpec",
     "VCTK_LAYOUTS",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -25,6 +26,7 @@ __all__ = [
     "SourceItem",
     "SourceOptions",
     "SourceSpecError",
+    "SourceWarning",
     "audio_duration",
     "frozen_extra",
     "load_source_audio",
@@ -41,6 +43,10 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
 
 class SourceSpecError(VocalGradError, ValueError):
     """A ``--source`` string is malformed or points at something unusable."""
+
+
+class SourceWarning(UserWarning):
+    """A source is usable but something in it is ignored or unusual (the message says what and where)."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +222,9 @@ def read_sources(spec: str, options: SourceOptions | None = None) -> list[Source
         counts[it.source_id] = counts.get(it.source_id, 0) + 1
     dup = sorted(i for i, n in counts.items() if n > 1)
     if dup:
-        raise SourceSpecError(f"{spec}: duplicate source ids {dup[:5]}")
+        named = "; ".join(f"{i!r}: " + ", ".join(str(it.audio) for it in items if it.source_id == i) for i in dup[:5])
+        raise SourceSpecError(f"{spec}: duplicate source ids {dup[:5]} ({named}); give the files distinct names "
+                              "(a folder source: distinct file stems or a source_id column in metadata.csv)")
     bad = sorted(i for i in counts if not _ID_RE.fullmatch(i))
     if bad:
         raise SourceSpecError(f"{spec}: source ids may hold only letters, digits, '_', '-', '.': {bad[:5]}")
@@ -229,8 +237,24 @@ _ID_RE = re.compile(r"[A-Za-z0-9_.-]+")
 # Shared helpers of the corpus readers
 # --------------------------------------------------------------------------------------------
 def safe_id(text: str) -> str:
-    """``text`` with every character other than letters, digits, ``_``, ``-``, ``.`` replaced by ``_``."""
-    return "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "_-." else "_" for ch in str(text)) or "x"
+    """``text`` as an id of ASCII letters, digits, ``_``, ``-`` and ``.``.
+
+    ASCII letters, digits, ``_``, ``-``, ``.`` are kept (an ASCII id is unchanged); accented
+    letters lose their accents (``é`` -> ``e``, by Unicode NFKD decomposition); other letters and
+    digits become ``u`` and their code point in hex (``ж`` -> ``u0436``), so that names in other
+    scripts stay distinct; anything else becomes ``_``.
+    """
+    out = []
+    for ch in unicodedata.normalize("NFKD", str(text)):
+        if ch.isascii():
+            out.append(ch if ch.isalnum() or ch in "_-." else "_")
+        elif unicodedata.combining(ch):
+            continue
+        elif ch.isalnum():
+            out.append(f"u{ord(ch):04x}")
+        else:
+            out.append("_")
+    return "".join(out) or "x"
 
 
 _GENDERS = {"f": "F", "female": "F", "woman": "F", "w": "F", "m": "M", "male": "M", "man": "M"}

@@ -66,8 +66,12 @@ def _tsv_rows(folder: Path, locale: str) -> dict[str, dict]:
     path = folder / f"ss-corpus-{locale}.tsv"
     if not path.is_file():
         return {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    except UnicodeDecodeError as exc:
+        raise SourceSpecError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the release's "
+                              "files are UTF-8: extract the archive again") from None
     return {Path(r.get("audio_file") or "").stem: r for r in rows if r.get("audio_file")}
 
 

@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
+import warnings
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from .base import (AUDIO_EXTENSIONS, SourceItem, SourceOptions, SourceSpecError, normalise_gender, register_source,
-                   safe_id)
+from .base import (AUDIO_EXTENSIONS, SourceItem, SourceOptions, SourceSpecError, SourceWarning, normalise_gender,
+                   register_source, safe_id)
 
 __all__ = ["FOLDER_COLUMNS", "folder_candidates"]
 
@@ -24,6 +25,18 @@ def folder_candidates(root: Path) -> list[SourceItem]:
     separators as ``-`` and its speaker is the first sub-folder (none for files at the top).
     With ``metadata.csv`` (columns :data:`FOLDER_COLUMNS`, ``file_name`` relative to the folder)
     exactly the listed files are used.
+
+    Raises
+    ------
+    SourceSpecError
+        No audio files; a ``metadata.csv`` that is not UTF-8, has no ``file_name`` column or no
+        rows, a row with more fields than the header, or a ``file_name`` that is empty, absolute,
+        leads out of the folder (``..``) or does not exist (the message names the file and line).
+
+    Warns
+    -----
+    SourceWarning
+        Columns of ``metadata.csv`` the reader does not use (they are not in the manifest).
     """
     meta = root / "metadata.csv"
     if not meta.is_file():
@@ -38,17 +51,13 @@ def folder_candidates(root: Path) -> list[SourceItem]:
                                     sentence_id=sid))
         return items
 
-    with open(meta, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        if "file_name" not in header:
-            raise SourceSpecError(f"{meta}: needs a 'file_name' column (found: {', '.join(header) or 'no header'})")
-        rows = [{(k or "").strip(): (v or "").strip() for k, v in row.items()} for row in reader]
-    if not rows:
-        raise SourceSpecError(f"{meta}: no rows")
+    rows = _read_metadata(meta)
     items = []
-    for line, row in enumerate(rows, start=2):
+    for line, row in rows:
         rel = row["file_name"]
+        if _leaves_folder(rel):
+            raise SourceSpecError(f"{meta}, line {line}: file_name {rel!r} must be a path relative to {root} "
+                                  "without '..' (the folder is the source)")
         path = root / rel
         if not rel or not path.is_file():
             raise SourceSpecError(f"{meta}, line {line}: audio file {rel!r} not found under {root}")
@@ -59,6 +68,42 @@ def folder_candidates(root: Path) -> list[SourceItem]:
                                 gender=normalise_gender(row.get("gender")), accent=row.get("accent", ""),
                                 extra={"file_name": rel}))
     return items
+
+
+def _read_metadata(meta: Path) -> list[tuple[int, dict]]:
+    """(line, row) of every row of a folder's ``metadata.csv``, values stripped; warns on unused columns."""
+    try:
+        with open(meta, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = [h.strip() for h in (reader.fieldnames or [])]
+            if "file_name" not in header:
+                raise SourceSpecError(f"{meta}: needs a 'file_name' column (found: {', '.join(header) or 'no header'})")
+            rows = []
+            for row in reader:
+                if None in row:  # csv puts the fields beyond the header under None
+                    raise SourceSpecError(f"{meta}, line {reader.line_num}: {len(header) + len(row[None])} fields "
+                                          f"but the header has {len(header)} (quote fields that hold commas)")
+                rows.append((reader.line_num, {(k or "").strip(): (v or "").strip() for k, v in row.items()}))
+    except UnicodeDecodeError as exc:
+        raise SourceSpecError(f"{meta}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                              "save it as UTF-8") from None
+    except csv.Error as exc:
+        raise SourceSpecError(f"{meta}: not a readable CSV file ({exc})") from None
+    if not rows:
+        raise SourceSpecError(f"{meta}: no rows")
+    unused = [h for h in header if h and h not in FOLDER_COLUMNS]
+    if unused:
+        warnings.warn(SourceWarning(
+            f"{meta}: column(s) {', '.join(unused)} are not read by the folder source (it reads "
+            f"{', '.join(FOLDER_COLUMNS)}); they are not in the manifest"), stacklevel=2)
+    return rows
+
+
+def _leaves_folder(rel: str) -> bool:
+    """Whether a ``file_name`` is absolute (POSIX or Windows form) or steps out of the folder with ``..``."""
+    posix, windows = PurePosixPath(rel), PureWindowsPath(rel)
+    return (posix.is_absolute() or bool(windows.drive) or windows.root != ""
+            or ".." in posix.parts or ".." in windows.parts)
 
 
 @register_source("folder")

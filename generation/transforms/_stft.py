@@ -33,14 +33,15 @@ __all__ = ["STFTParams", "SegmentSTFT", "segment_stft", "istft_rows", "stretch_r
 
 @dataclass(frozen=True, kw_only=True)
 class STFTParams(ChunkedParams):
-    """STFT settings of the batched effects: ``n_fft`` (> 0) and ``hop_length`` (1..n_fft), Hann window."""
+    """STFT settings of the batched effects: ``n_fft`` (2..65536) and ``hop_length`` (1..n_fft), Hann window."""
 
     n_fft: int
     hop_length: int
 
     def check(self) -> None:
-        if self.n_fft < 2:
-            raise ParamError("n_fft", f"must be >= 2, got {self.n_fft}")
+        super().check()
+        if not 2 <= self.n_fft <= 65536:
+            raise ParamError("n_fft", f"must lie in [2, 65536], got {self.n_fft}")
         if not 1 <= self.hop_length <= self.n_fft:
             raise ParamError("hop_length", f"must lie in [1, n_fft = {self.n_fft}], got {self.hop_length}")
 

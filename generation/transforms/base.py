@@ -10,7 +10,10 @@ A transform is registered under the name a recipe's ``transform`` field uses and
 * ``params`` — an instance of the transform's :attr:`Transform.params_type`, a frozen
   :class:`Params` dataclass built and checked when the recipe loads (per-tier tables resolved,
   ``crossfade`` filled in from the recipe's ``[blocks]``), then bound to the clip with
-  :meth:`Params.for_clip` (noise adds its seed there);
+  :meth:`Params.for_clip` (noise adds its seed there). The parameter class also owns the
+  physical range of the transform's step values (a recipe's tier ends): :meth:`Params.value_range`,
+  the direction of an increase clip :attr:`Params.increase_sign`, and :meth:`Params.check_tier`,
+  which the recipe loader calls;
 * ``cache`` — optional dict shared by all clips of one source; transforms may memoise work that
   depends only on the source in it (STFTs of context segments, IRs). Results never depend on it.
 
@@ -26,6 +29,7 @@ mechanics; the sample-wise family (volume, noise, vibration, echo) expands the s
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
@@ -37,7 +41,8 @@ from vocalgrad import VocalGradError
 if TYPE_CHECKING:  # annotations only: generation.schedule imports the recipe, which imports this
     from ..schedule import Schedule
 
-__all__ = ["Result", "Params", "ChunkedParams", "ParamError", "ClipKey", "Transform", "register", "TRANSFORMS",
+__all__ = ["Result", "Params", "ChunkedParams", "ParamError", "ValueRange", "ClipKey", "Transform", "register",
+           "TRANSFORMS",
            "rms", "match_rms", "rms_scale", "stitch", "render_chunked", "chunk_segments", "chunked",
            "per_sample"]
 
@@ -79,6 +84,54 @@ class ParamError(VocalGradError, ValueError):
         self.message = message
 
 
+@dataclass(frozen=True)
+class ValueRange:
+    """Allowed values of a quantity: ``low``..``high``, each end closed unless marked open.
+
+    ``str()`` writes it the mathematical way: ``[-40, 40]``, ``(0, 24000]``.
+    """
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+
+    def __contains__(self, v: float) -> bool:
+        above = v > self.low if self.low_open else v >= self.low
+        below = v < self.high if self.high_open else v <= self.high
+        return above and below
+
+    def __str__(self) -> str:
+        return f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+
+
+def check_number(value, name: str) -> float:
+    """``value`` as a finite float, or :class:`ParamError` naming ``name`` (a string, a bool, NaN, inf)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParamError(name, f"must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ParamError(name, f"must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _check_pair(pair, allowed: ValueRange, what: str, *, whole: bool = False) -> tuple[float, float]:
+    """``[start, end]`` as two finite floats in ``allowed`` (whole numbers with ``whole``), or ParamError."""
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        raise ParamError("", f"must be [start, end], got {pair!r}")
+    ends = []
+    for name, v in zip(("start", "end"), pair):
+        try:
+            v = check_number(v, name)
+        except ParamError as e:
+            raise ParamError(name, f"{name} {e.message}") from None
+        if v not in allowed:
+            raise ParamError(name, f"{name} {v:g} is outside the {what} range {allowed}")
+        if whole and v != round(v):
+            raise ParamError(name, f"{name} {v:g} is not a whole number ({what})")
+        ends.append(v)
+    return ends[0], ends[1]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     """Base of every transform's parameters: a frozen dataclass checked when it is built.
@@ -92,12 +145,65 @@ class Params:
 
     #: Co-varying schedule quantities (the category table's ``covary``) the transform reads.
     needs_covary: ClassVar[tuple[str, ...]] = ()
+    #: What a step value (a tier end) is, with its unit, for messages.
+    value_name: ClassVar[str] = "value"
+    #: +1: an *increase* clip moves the step value up (louder, faster...); -1: down (a lower
+    #: sample-and-hold rate or fewer bits is more distortion / roughness).
+    increase_sign: ClassVar[int] = 1
+    #: The effect rounds the step value to a whole number (bits): tier ends must be whole numbers.
+    whole_values: ClassVar[bool] = False
 
     def __post_init__(self):
         self.check()
 
     def check(self) -> None:
         """Range checks of the subclass (none here)."""
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        """Physical range of a step value at the processing rate (any finite number here)."""
+        return ValueRange()
+
+    @classmethod
+    def covary_range(cls, name: str, sample_rate: int) -> ValueRange:
+        """Physical range of the co-varying quantity ``name`` (any finite number here)."""
+        return ValueRange()
+
+    @classmethod
+    def value_level(cls, value: float, sample_rate: int) -> float:
+        """What the effect makes of a step value (the value itself unless it rounds or clamps it)."""
+        return value
+
+    @classmethod
+    def check_tier(cls, pair, *, sample_rate: int) -> tuple[float, float]:
+        """Check a tier's ``[start, end]`` (of an increase clip); return it as floats.
+
+        Both ends must be finite numbers in :meth:`value_range` (whole numbers when
+        :attr:`whole_values`), and the end must differ from the start in the direction an
+        increase clip is labelled with (:attr:`increase_sign`), also after the effect's own
+        rounding (:meth:`value_level`): a flat tier would be labelled increase/decrease without
+        any change.
+
+        Raises
+        ------
+        ParamError
+            ``field`` is ``start`` or ``end`` (or empty for the pair); the recipe loader adds file,
+            category and tier.
+        """
+        start, end = _check_pair(pair, cls.value_range(sample_rate), cls.value_name, whole=cls.whole_values)
+        way = "rise" if cls.increase_sign > 0 else "fall"
+        if (end - start) * cls.increase_sign <= 0:
+            raise ParamError("", f"{cls.value_name} must {way} from start to end in an increase clip, "
+                                 f"got [{start:g}, {end:g}]")
+        if cls.value_level(start, sample_rate) == cls.value_level(end, sample_rate):
+            raise ParamError("", f"[{start:g}, {end:g}]: the effect rounds both ends to the same setting, "
+                                 "so the clips would not change")
+        return start, end
+
+    @classmethod
+    def check_covary(cls, name: str, pair, *, sample_rate: int) -> tuple[float, float]:
+        """Check a co-varying quantity's ``[start, end]``: finite numbers in :meth:`covary_range`."""
+        return _check_pair(pair, cls.covary_range(name, sample_rate), name)
 
     def for_clip(self, clip: ClipKey) -> Params:
         """These parameters for one clip (unchanged unless the effect depends on the clip)."""
@@ -109,7 +215,7 @@ class Params:
         return [f.name for f in dataclasses.fields(cls) if not f.metadata.get("engine")]
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any], *, tier: str, tiers: Sequence[str],
+    def from_table(cls, table: Mapping[str, Any], *, tier: str | None = None, tiers: Sequence[str] = (),
                    engine: Mapping[str, Any] | None = None) -> Params:
         """Build the parameters of ``tier`` from a recipe's category parameters.
 
@@ -117,8 +223,9 @@ class Params:
         ----------
         table : mapping
             Parameter name -> value as written in the recipe (no ``transform``/``unit``/...).
-        tier : str
-            Tier to resolve per-tier tables to; ``tiers`` are all tier names.
+        tier : str, optional
+            Tier to resolve per-tier tables to; ``tiers`` are all tier names. Without a tier, no
+            value may be a per-tier table (settings that do not vary by tier).
         engine : mapping
             Values of engine fields (``crossfade``); names the class lacks are ignored.
 
@@ -145,9 +252,9 @@ class Params:
                     raise ParamError(f.name, "missing")
                 continue
             raw = table[f.name]
-            if isinstance(raw, dict) and set(raw) == set(tiers):
+            if tier is not None and isinstance(raw, dict) and set(raw) == set(tiers):
                 raw = raw[tier]
-            values[f.name] = _coerce(raw, hints[f.name], f.name)
+            values[f.name] = _coerce(raw, hints[f.name], f.name, tiered=tier is not None)
         return cls(**values)
 
 
@@ -157,8 +264,13 @@ class ChunkedParams(Params):
 
     crossfade: int = field(default=0, metadata={"engine": True})
 
+    def check(self) -> None:
+        super().check()
+        if self.crossfade < 0:
+            raise ParamError("crossfade", f"must be >= 0 samples, got {self.crossfade}")
 
-def _coerce(value, tp, name: str, *, element: bool = False):
+
+def _coerce(value, tp, name: str, *, element: bool = False, tiered: bool = True):
     """``value`` as type ``tp`` (int, float, str, tuple[float, ...], dict[str, str]) or ParamError."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is tuple:
@@ -172,11 +284,11 @@ def _coerce(value, tp, name: str, *, element: bool = False):
     if tp is int and isinstance(value, int) and not isinstance(value, bool):
         return value
     if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        return check_number(value, name)
     if tp is str and isinstance(value, str):
         return value
     kind = {int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
-    tiers = "" if element else " or a per-tier table {low, medium, high}"
+    tiers = "" if element or not tiered else " or a per-tier table {low, medium, high}"
     raise ParamError(name, f"must be {kind}{tiers}, got {value!r}")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._stft import STFTParams, memo, segment_stft
-from .base import ParamError, Result, register, render_chunked, rms_scale
+from .base import ParamError, Result, ValueRange, register, render_chunked, rms_scale
 
 __all__ = ["LowpassParams", "lowpass_mask", "short_segment_stft", "lowpass_segment", "lowpass"]
 
@@ -27,10 +27,17 @@ class LowpassParams(STFTParams):
     min_fft : int
         Smallest ``n_fft`` for audio before the onset / after the offset shorter than ``n_fft``
         (see :func:`short_segment_stft`), >= 1.
+
+    Step values are cut-offs in (0, Nyquist] Hz; an increase clip (clearer) raises the cut-off.
     """
 
     transition_hz: float
     min_fft: int = 32
+    value_name = "cut-off (Hz)"
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(0.0, sample_rate / 2, low_open=True)
 
     def check(self) -> None:
         super().check()

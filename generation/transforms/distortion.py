@@ -6,14 +6,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import ChunkedParams, Result, chunked, register
+from .base import ChunkedParams, Result, ValueRange, chunked, register
 
 __all__ = ["SampleHoldParams", "hold_samples", "sample_hold_segment", "sample_hold"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class SampleHoldParams(ChunkedParams):
-    """Only the recipe's cross-fade; the step values (effective rate, Hz) come from the schedule."""
+    """Only the recipe's cross-fade; the step values (effective rate, Hz) come from the schedule.
+
+    Step values lie in [1000, sample rate] Hz, the range :func:`hold_samples` clamps to (a value
+    outside it would be silently clamped); an increase clip (more distortion) lowers the rate, and
+    the two ends of a tier must give different hold lengths.
+    """
+
+    value_name = "effective rate (Hz)"
+    increase_sign = -1
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(1000.0, float(sample_rate))
+
+    @classmethod
+    def value_level(cls, value: float, sample_rate: int) -> float:
+        return hold_samples(sample_rate, value)
 
 
 def hold_samples(sr: int, rate_hz: float) -> int:

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .base import ParamError, Params, Result, match_rms, per_sample, register
+from .base import ParamError, Params, Result, ValueRange, match_rms, per_sample, register
 
 __all__ = ["ReverbParams", "schroeder_ir", "reverb"]
 
@@ -19,7 +19,7 @@ class ReverbParams(Params):
     Attributes
     ----------
     ir_sec : float
-        Impulse-response length (s), > 0.
+        Impulse-response length (s), (0, 10].
     comb_ms, comb_feedback : tuple of float
         Delay (ms, > 0) and feedback ([0, 1)) of each parallel comb; same length.
     allpass_ms : tuple of float
@@ -28,7 +28,11 @@ class ReverbParams(Params):
         All-pass gain before the room factor, [0, 1).
     room : float
         Room factor scaling comb feedbacks and all-pass gain, (0, 1] (a per-tier table in faithful-v1).
+
+    Step values are wet mixes in [0, 1].
     """
+
+    value_name = "wet mix"
 
     ir_sec: float
     comb_ms: tuple[float, ...]
@@ -37,9 +41,13 @@ class ReverbParams(Params):
     allpass_gain: float
     room: float
 
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(0.0, 1.0)
+
     def check(self) -> None:
-        if not self.ir_sec > 0:
-            raise ParamError("ir_sec", f"must be > 0 s, got {self.ir_sec}")
+        if not 0 < self.ir_sec <= 10:
+            raise ParamError("ir_sec", f"must lie in (0, 10] s, got {self.ir_sec}")
         if not self.comb_ms or len(self.comb_ms) != len(self.comb_feedback):
             raise ParamError("comb_feedback", f"needs one value per comb_ms entry ({len(self.comb_ms)}), "
                                               f"got {len(self.comb_feedback)}")

@@ -14,7 +14,7 @@ import numpy as np
 
 from vocalgrad import DIRECTIONS
 
-from .base import ClipKey, ParamError, Params, Result, per_sample, register, rms
+from .base import ClipKey, ParamError, Params, Result, ValueRange, per_sample, register, rms
 
 __all__ = ["NoiseParams", "noise_seed", "white_noise"]
 
@@ -33,12 +33,20 @@ class NoiseParams(Params):
         Direction -> spelling in the seed string (``increase = "up"``, ``decrease = "down"``).
     seed : int or None
         The clip's seed, set by :meth:`for_clip` (engine field, not in the recipe).
+
+    Step values are noise/speech RMS ratios in [0, 10] (10 = an SNR of -20 dB).
     """
+
+    value_name = "noise/speech RMS ratio"
 
     seed_prefix: str
     seed_tier: str
     seed_directions: dict[str, str]
     seed: int | None = field(default=None, metadata={"engine": True})
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(0.0, 10.0)
 
     def check(self) -> None:
         if set(self.seed_directions) != set(DIRECTIONS):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._stft import STFTParams, fix_length, segment_stft, stretch_rows
-from .base import ParamError, Result, register, render_chunked
+from .base import ParamError, Result, ValueRange, register, render_chunked
 
 __all__ = ["PitchShiftParams", "pitch_shift"]
 
@@ -16,9 +16,17 @@ SOXR_QUALITIES = ("soxr_vhq", "soxr_hq", "soxr_mq", "soxr_lq", "soxr_qq")
 
 @dataclass(frozen=True, kw_only=True)
 class PitchShiftParams(STFTParams):
-    """Phase-vocoder STFT, the resampler quality ``res_type`` (one of :data:`SOXR_QUALITIES`) and the cross-fade."""
+    """Phase-vocoder STFT, the resampler quality ``res_type`` (one of :data:`SOXR_QUALITIES`) and the cross-fade.
+
+    Step values are shifts in semitones, [-24, 24] (two octaves each way).
+    """
 
     res_type: str
+    value_name = "shift (semitones)"
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(-24.0, 24.0)
 
     def check(self) -> None:
         super().check()

@@ -6,14 +6,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import ChunkedParams, Result, chunked, register
+from .base import ChunkedParams, Result, ValueRange, chunked, register
 
 __all__ = ["QuantizeParams", "quantize_bits", "quantize_segment", "quantize"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class QuantizeParams(ChunkedParams):
-    """Only the recipe's cross-fade; the step values (bits) come from the schedule."""
+    """Only the recipe's cross-fade; the step values (bits) come from the schedule.
+
+    Tier ends are whole bit depths in [2, 16] (the clips are 16-bit, so more bits change nothing;
+    :func:`quantize_bits` would silently raise fewer than 2); an increase clip (more roughness)
+    lowers the bit depth.
+    """
+
+    value_name = "bit depth"
+    increase_sign = -1
+    whole_values = True
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(2.0, 16.0)
 
 
 def quantize_bits(value: float) -> int:

@@ -7,14 +7,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._stft import STFTParams, segment_stft, stretch_rows
-from .base import Result, register, render_chunked
+from .base import Result, ValueRange, register, render_chunked
 
 __all__ = ["TimeStretchParams", "time_stretch"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class TimeStretchParams(STFTParams):
-    """Phase-vocoder STFT (``n_fft``, ``hop_length``) and the recipe's cross-fade."""
+    """Phase-vocoder STFT (``n_fft``, ``hop_length``) and the recipe's cross-fade.
+
+    Step values are playback rates in [0.25, 4] (> 1 = faster; the same stretch range as a
+    +-24-semitone pitch shift).
+    """
+
+    value_name = "rate"
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(0.25, 4.0)
 
 
 @register("time_stretch", TimeStretchParams, np.float32)

@@ -6,16 +6,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Params, Result, per_sample, register
+from .base import Params, Result, ValueRange, per_sample, register
 
 __all__ = ["TremoloParams", "tremolo"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class TremoloParams(Params):
-    """No parameters of its own; the LFO rate is the category's ``covary.rate_hz`` (Hz, [start, end])."""
+    """No parameters of its own; the LFO rate is the category's ``covary.rate_hz`` (Hz, [start, end]).
+
+    Step values are depths in [0, 1] (a depth above 1 would turn the gain negative); the rate lies
+    in [0, Nyquist] Hz.
+    """
 
     needs_covary = ("rate_hz",)
+    value_name = "depth"
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(0.0, 1.0)
+
+    @classmethod
+    def covary_range(cls, name: str, sample_rate: int) -> ValueRange:
+        return ValueRange(0.0, sample_rate / 2)
 
 
 @register("tremolo", TremoloParams, np.float32)

@@ -6,14 +6,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Params, Result, per_sample, register
+from .base import Params, Result, ValueRange, per_sample, register
 
 __all__ = ["GainParams", "gain"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class GainParams(Params):
-    """The gain takes no parameters: the step values (dB) come from the schedule."""
+    """The gain takes no parameters: the step values (dB) come from the schedule.
+
+    Step values lie in [-40, 40] dB: +40 dB drives any speech far into clipping and -40 dB
+    leaves it barely above the 16-bit floor; faithful-v1 uses up to +-18 dB.
+    """
+
+    value_name = "gain (dB)"
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(-40.0, 40.0)
 
 
 @register("gain", GainParams, np.float64)
