@@ -292,7 +292,7 @@ def write_label_checks(out_dir: Path, rows: list[dict]) -> Counter:
         eff = r.get("effect_measured")
         w.writerow([r["clip_id"], r["category"], r["tier"], r["trajectory"], r["direction"], r["source_id"],
                     "" if eff is None else f"{eff:.6g}", r.get("effect_unit", ""), codes])
-    aio.atomic_write_bytes(RenderDir(out_dir).label_checks_path, buf.getvalue().encode())
+    aio.write_if_changed(RenderDir(out_dir).label_checks_path, buf.getvalue().encode())
     return counts
 
 

@@ -94,6 +94,8 @@ class RenderDir:
     LABEL_CHECKS = "label_checks.csv"
     SPAN_CHECK = "span_check.csv"
     VERIFY = "verify.json"
+    #: The renderer's part files (one per finished unit); the manifest is rebuilt from them.
+    PARTS = ".parts"
 
     def __init__(self, path):
         self.path = Path(path)
@@ -109,6 +111,7 @@ class RenderDir:
     label_checks_path = _in_folder(LABEL_CHECKS, "Measured effect and label warnings per clip.")
     span_check_path = _in_folder(SPAN_CHECK, "Frozen sources whose detected span differs from the recorded one.")
     verify_path = _in_folder(VERIFY, "The record of the last ``vocalgrad verify`` of the folder.")
+    parts_dir = _in_folder(PARTS, "The renderer's part files, ``.parts/<source_id>__<category>.json``.")
     clips_dir = _in_folder("clips", "The clips, ``clips/<category>/<clip_id>.flac``.")
     sources_dir = _in_folder("sources", "The source clips, ``sources/<source_id>.flac``.")
 
@@ -170,6 +173,10 @@ class RenderDir:
         """
         import pyarrow.parquet as pq
 
+        if not self.manifest_path.is_file() and self.meta_path.is_file():
+            unfinished = self.unfinished()
+            if unfinished:
+                raise RenderDirError(unfinished)
         path = _required(self.manifest_path)
         table = pq.read_table(path)
         missing = [name for name in vocalgrad.MANIFEST_COLUMN_NAMES if name not in table.column_names]
@@ -180,6 +187,54 @@ class RenderDir:
             wanted = set(categories)
             rows = [r for r in rows if r["category"] in wanted]
         return sorted(rows, key=lambda r: r["clip_id"])
+
+    def render_command(self) -> str:
+        """The ``vocalgrad render`` command that finishes or repairs this folder, from ``render.json`` and
+        ``selection.csv`` (options it does not record, such as ``--allow-small``, must be given as before)."""
+        import shlex
+
+        from .recipe import DEFAULT_RECIPE
+
+        meta = self.meta
+        split = meta.get("split", "test")
+        cmd = ["vocalgrad", "render", "--source", str(meta.get("source", "SOURCE")), "--out", str(self.path)]
+        if split != "test":
+            cmd += ["--split", split]
+        every = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
+        cats = meta.get("categories")
+        if cats and set(cats) != set(every):
+            cmd += ["--categories", ",".join(c for c in vocalgrad.CATEGORY_NAMES if c in cats)]
+        selection = self.selection() if self.selection_path.is_file() else None
+        if selection:
+            cmd += ["--sources", str(len(selection))]
+        if meta.get("selection") == "sample":
+            cmd += ["--selection", "sample"]
+        if meta.get("recipe", DEFAULT_RECIPE) != DEFAULT_RECIPE:
+            cmd += ["--recipe", str(meta["recipe"])]
+        if int(meta.get("sample_rate", 48000)) != 48000:
+            cmd += ["--sample-rate", str(meta["sample_rate"])]
+        return shlex.join(cmd)
+
+    def unfinished(self) -> str | None:
+        """A one-line message when the folder holds a render that never finished (``render.json``, no
+        manifest yet): units done, clips missing, the command that finishes it; ``None`` otherwise."""
+        if self.manifest_path.is_file() or not self.meta_path.is_file():
+            return None
+        try:
+            if "source" not in self.meta:
+                return None
+            cats, selection, cmd = self.meta.get("categories") or [], self.selection(), self.render_command()
+        except (RenderDirError, OSError, ValueError, KeyError):
+            return None
+        per = vocalgrad.CONDITIONS_PER_CATEGORY
+        done = len(list(self.parts_dir.glob("*.json"))) if self.parts_dir.is_dir() else 0
+        if selection is None:
+            return (f"{self.manifest_path}: missing: an unfinished render ({done * per} clips done; the manifest "
+                    f"is written at the end); finish it by rerunning the render command with the same options: {cmd}")
+        total = len(selection) * len(cats)
+        return (f"{self.manifest_path}: missing: an unfinished render ({done * per} of {total * per} clips done, "
+                f"{max(total - done, 0) * per} to go; the manifest is written at the end); finish it by rerunning "
+                f"the render command with the same options: {cmd}")
 
     def first_row_per_source(self) -> dict[str, dict]:
         """Source id -> its first manifest row, sorted by source id."""
@@ -252,6 +307,10 @@ class RenderDir:
         missing, mismatch = self.clip_problems(rows, verify_sha256=verify_sha256)
         check.problems += listed("clip listed in manifest.parquet is missing", missing)
         check.problems += listed("clip sha256 differs from manifest.parquet", mismatch)
+        if missing or mismatch:
+            check.problems.append(f"{root}: {len(missing) + len(mismatch)} clip(s) missing or damaged; rerun the "
+                                  f"render command with the same options to render them again (bit-identical): "
+                                  f"{self.render_command()}")
         known = {self.clip_path(r).resolve() for r in rows}
         unlisted = sorted(str(p) for p in self.clips_dir.rglob("*.flac") if p.resolve() not in known) \
             if self.clips_dir.is_dir() else []
@@ -273,7 +332,7 @@ def first_row_per_source(rows: list[dict]) -> dict[str, dict]:
 def _required(path: Path) -> Path:
     """``path``, or a :class:`RenderDirError` saying it is missing."""
     if not path.is_file():
-        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+        raise RenderDirError(f"{path}: missing; not the output folder of `vocalgrad render` (its --out DIR)")
     return path
 
 
