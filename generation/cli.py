@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args([a for a in argv if a != "--debug"])
     set_debug(debug)
-    return run_command(f"vocalgrad {args.command}", lambda: args.func(args))
+    try:
+        return run_command(f"vocalgrad {args.command}", lambda: args.func(args))
+    finally:
+        set_debug(False)
 
 
 if __name__ == "__main__":

@@ -232,6 +232,9 @@ class RenderDir:
             return (f"{self.manifest_path}: missing: an unfinished render ({done * per} clips done; the manifest "
                     f"is written at the end); finish it by rerunning the render command with the same options: {cmd}")
         total = len(selection) * len(cats)
+        if done >= total:
+            return (f"{self.manifest_path}: missing, though all {done * per} clips are done; rerun the render "
+                    f"command with the same options to write it: {cmd}")
         return (f"{self.manifest_path}: missing: an unfinished render ({done * per} of {total * per} clips done, "
                 f"{max(total - done, 0) * per} to go; the manifest is written at the end); finish it by rerunning "
                 f"the render command with the same options: {cmd}")

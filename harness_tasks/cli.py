@@ -204,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     set_debug("--debug" in argv)
     argv = [a for a in argv if a != "--debug"]  # ours, not lm-eval's
-    return run_command("vocalgrad-eval", lambda: _main(argv))
+    try:
+        return run_command("vocalgrad-eval", lambda: _main(argv))
+    finally:
+        set_debug(False)
 
 
 def _main(argv: list[str]) -> int:
