@@ -32,7 +32,7 @@ from pathlib import Path
 import vocalgrad
 from vocalgrad import RenderDirError
 
-__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "first_row_per_source", "listed"]
+__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "first_row_per_source", "listed", "read_render_csv"]
 
 _LIST_AT_MOST = 20
 
@@ -251,12 +251,13 @@ class RenderDir:
     def selection(self) -> list[str] | None:
         """Source ids of ``selection.csv`` in order, or None when the render wrote none."""
         path = self.selection_path
-        return [r["source_id"] for r in _read_csv(path)] if path.is_file() else None
+        return [r["source_id"] for r in read_render_csv(path, ("source_id",))] if path.is_file() else None
 
     def skipped(self) -> dict[str, str]:
         """Source id -> reason, from ``skipped.csv`` (empty when none was skipped)."""
         path = self.skipped_path
-        return {r["source_id"]: r["reason"] for r in _read_csv(path)} if path.is_file() else {}
+        return ({r["source_id"]: r["reason"] for r in read_render_csv(path, ("source_id", "reason"))}
+                if path.is_file() else {})
 
     def content_hash(self, *, with_sources: bool = False) -> str:
         """16 hex digits that change whenever the manifest or render.json does (and, ``with_sources``,
@@ -339,9 +340,28 @@ def _required(path: Path) -> Path:
     return path
 
 
-def _read_csv(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+def read_render_csv(path: Path, columns: tuple[str, ...] = ()) -> list[dict]:
+    """Rows of a CSV file of a render folder (``selection.csv``, ``skipped.csv``, ``label_checks.csv``).
+
+    Raises
+    ------
+    RenderDirError
+        The file is no readable UTF-8 CSV or lacks one of ``columns``; the message names the file and
+        line and says to rerun the render, which writes the file again.
+    """
+    fix = "rerun the render command with the same options to write it again"
+    reader = None
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        line = f"line {reader.line_num + 1}: " if reader is not None else ""
+        raise RenderDirError(f"{path}: not a readable CSV file ({line}{exc}); {fix}") from None
+    missing = [c for c in columns if c not in (reader.fieldnames or [])]
+    if missing:
+        raise RenderDirError(f"{path}: no column {', '.join(missing)}; {fix}")
+    return rows
 
 
 def _row_problems(rows: list[dict], split) -> list[str]:

@@ -159,6 +159,18 @@ def test_an_unfinished_render_is_named_with_the_command_that_finishes_it(render,
     assert _files(render) == _files(pristine)
 
 
+@pytest.mark.parametrize("damage, why", [(b"\xff\xfe\x00\x81 not text", "not a readable CSV file (line 1: "),
+                                         (b"id,speaker\nx,y\n", "no column source_id")])
+def test_a_damaged_csv_of_the_render_is_named_and_a_rerun_rewrites_it(damage, why, render, pristine, capsys):
+    (render / "selection.csv").write_bytes(damage)
+    assert main(["verify", str(render)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"vocalgrad verify: error: {render}/selection.csv: {why}" + err[0].split(why, 1)[1]]
+    assert err[0].endswith("; rerun the render command with the same options to write it again")
+    assert _render(render, capsys)[0] == 0
+    assert _files(render) == _files(pristine)
+
+
 # ------------------------------------------------------------------------------------------ no space left
 def test_disk_full_during_a_render_is_one_line_and_loses_nothing(tmp_path, pristine, monkeypatch, capsys):
     out = tmp_path / "render"
