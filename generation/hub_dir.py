@@ -99,7 +99,8 @@ class HubDir:
         return files
 
     def not_a_hub_folder(self, env: str = "VOCALGRAD_DATASET") -> str | None:
-        """Why the folder cannot be read as a Hub folder (missing, a render folder, no shards), else ``None``."""
+        """Why the folder cannot be read as a Hub folder (missing, a render folder, no ``<config>/*.parquet``
+        shard), else ``None``."""
         from .render_dir import RenderDir
 
         if not self.path.is_dir():
@@ -108,8 +109,8 @@ class HubDir:
         if RenderDir.looks_like(self.path):
             return (f"{env}={self.path}: a render folder (the output of `vocalgrad render`), not a Hub folder; "
                     f"build one with `vocalgrad hub {self.path} --out HUB_DIR` and set {env}=HUB_DIR")
-        if not self.looks_like(self.path):
-            return (f"{env}={self.path}: not a Hub folder (no README.md with <config>/*.parquet shards); build one "
+        if not any(self.path.glob("*/*.parquet")):  # a card is not needed to read the shards
+            return (f"{env}={self.path}: not a Hub folder (no <config>/*.parquet shards); build one "
                     f"with `vocalgrad hub RENDER_DIR --out {self.path}` or point {env} elsewhere")
         return None
 
