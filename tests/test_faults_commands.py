@@ -10,7 +10,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 import generation.audio as aio
