@@ -5,13 +5,15 @@
 a command adds the ones it takes, in its own order (:func:`add_options`), and may reword one
 whose meaning it narrows (:func:`add_option`, e.g. ``probe --device`` beside ``--probe-device``).
 :func:`add_command` registers a sub-command whose input errors end as one line
-``vocalgrad NAME: message`` and exit status 2. Importing this module imports nothing heavy.
+``vocalgrad NAME: error: message`` and exit status 2 (:func:`generation.cli_errors.report_error`:
+``--debug`` shows the traceback). Importing this module imports nothing heavy.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
+
+from generation.cli_errors import report_error
 
 __all__ = ["OPTIONS", "RUN_ERRORS", "add_command", "add_model_arguments", "add_option", "add_options",
            "add_run_arguments", "comma_list", "ordered_subset"]
@@ -67,15 +69,14 @@ def add_command(subparsers, name: str, run: Callable, *, help: str, description:
                 errors: tuple[type[Exception], ...] = RUN_ERRORS):
     """Add sub-command ``vocalgrad NAME`` that calls ``run(args)`` for its exit status; returns its parser.
 
-    An exception of ``errors`` raised by ``run`` is printed as ``vocalgrad NAME: message`` on
-    stderr and gives exit status 2.
+    An exception of ``errors`` raised by ``run`` is printed as ``vocalgrad NAME: error: message`` on
+    stderr and gives exit status 2 (a traceback with ``--debug`` or ``VOCALGRAD_DEBUG=1``).
     """
     def func(args) -> int:
         try:
             return run(args)
         except errors as exc:
-            print(f"vocalgrad {name}: {exc}", file=sys.stderr)
-            return 2
+            return report_error(f"vocalgrad {name}", exc)
 
     p = subparsers.add_parser(name, help=help, description=description)
     p.set_defaults(func=func)

@@ -50,6 +50,7 @@ __all__ = [
     "staged_folder",
     "to_int16",
     "to_mono_float",
+    "write_if_changed",
 ]
 
 
@@ -175,7 +176,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     For writers that want a path of their own (parquet, csv, matplotlib); the temporary name
     (``.NAME.HOST.PID.tmp``) is unique per host and process, so concurrent writers on a shared
     file system never clobber each other's half-written file. On an error the temporary file is
-    removed and ``path`` is left as it was. The parent folder is created.
+    removed and ``path`` is left as it was; an :class:`OSError` without a file name (a failed
+    ``write``: no space left...) gets ``path`` as its ``filename``. The parent folder is created.
 
     Examples
     --------
@@ -188,8 +190,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):  # e.g. a read-only folder, where nothing was created
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
+            exc.filename = str(path)  # a failed write (e.g. no space left) names the file it was for
         raise
 
 
@@ -197,6 +202,22 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename (:func:`atomic_path`)."""
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
+
+
+def write_if_changed(path: str | os.PathLike, data: bytes) -> bool:
+    """:func:`atomic_write_bytes` unless ``path`` already holds exactly ``data``; whether it wrote.
+
+    For files a command rebuilds on every run (a render's manifest, selection, checks): a rerun
+    that changes nothing writes nothing, so it also works on a read-only copy.
+    """
+    path = Path(path)
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass  # missing or unreadable: write it
+    atomic_write_bytes(path, data)
+    return True
 
 
 def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> None:

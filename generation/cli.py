@@ -2,8 +2,10 @@
 
 Each sub-command lives in the module that implements it; that module exposes
 ``register_cli(subparsers)`` which adds its parser and sets ``func`` (called with the parsed
-arguments, returning an exit code). This file only lists the modules, and sets how the
-toolkit's warnings print (:func:`plain_warnings`, also used by ``vocalgrad-eval``).
+arguments, returning an exit code). This file only lists the modules and sets how the
+toolkit's warnings print (:func:`plain_warnings`, also used by ``vocalgrad-eval``); every expected
+failure of a command ends through :func:`generation.cli_errors.run_command` (one message, exit
+status 2; ``--debug`` or ``VOCALGRAD_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import importlib
 import sys
 import warnings
 from pathlib import Path
+
+from .cli_errors import run_command, set_debug
 
 __all__ = ["build_parser", "main", "plain_warnings"]
 
@@ -65,7 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vocalgrad",
         description="Render, publish and analyse the VocalGrad benchmark.",
+        epilog="Exit status: 0 done, 1 problems found (verify), 2 bad input or a file/folder that cannot be "
+               "used (one message says which and what to do), 130 interrupted.",
     )
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (also: VOCALGRAD_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register_cli(sub)
@@ -74,13 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     plain_warnings("vocalgrad")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # accepted before or after the command's name
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args([a for a in argv if a != "--debug"])
+    set_debug(debug)
     try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
+        return run_command(f"vocalgrad {args.command}", lambda: args.func(args))
+    finally:
+        set_debug(False)
 
 
 if __name__ == "__main__":

@@ -280,8 +280,8 @@ def _partial_problems(c: RenderCheck) -> list[str]:
         problems.append(f"{c.path}: rendered with --categories {','.join(chosen)}; render the others into "
                         f"the same folder (--categories {','.join(left)}) or pass --allow-partial")
     else:
-        problems.append(f"{c.path}: render is partial; finish it (re-run the same render command) "
-                        "or pass --allow-partial")
+        problems.append(f"{c.path}: render is partial; finish it (re-run the same render command: "
+                        f"{RenderDir(c.path).render_command()}) or pass --allow-partial")
     return problems
 
 

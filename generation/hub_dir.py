@@ -21,7 +21,7 @@ from pathlib import Path
 
 import vocalgrad
 
-__all__ = ["PRETTY_NAME", "HubBuildError", "HubDir"]
+__all__ = ["PRETTY_NAME", "HubBuildError", "HubDir", "HubDirError"]
 
 #: ``pretty_name`` of the card's YAML header: marks a folder as one that ``vocalgrad hub`` wrote.
 PRETTY_NAME = "VocalGrad"
@@ -29,6 +29,11 @@ PRETTY_NAME = "VocalGrad"
 
 class HubBuildError(vocalgrad.VocalGradError, ValueError):
     """The input renders or the output folder are unusable; the message lists every problem."""
+
+
+class HubDirError(vocalgrad.VocalGradError, FileNotFoundError):
+    """A folder read as a Hub folder lacks what is asked for (it is none, or lacks a config or split);
+    the message says what it is and what to do."""
 
 
 class HubDir:
@@ -79,18 +84,42 @@ class HubDir:
 
         Raises
         ------
-        FileNotFoundError
-            No such config folder (the message lists those found) or no shards of the split; ``env``
-            is the variable the message suggests pointing elsewhere.
+        HubDirError
+            (a ``FileNotFoundError``) The folder is no Hub folder (a render folder is named as such),
+            or lacks the config (the message lists those found) or the split's shards; ``env`` is the
+            variable the message suggests pointing elsewhere.
         """
         cdir = self.path / config
         if not cdir.is_dir():
-            have = sorted(p.name for p in self.path.iterdir() if p.is_dir() and not p.name.startswith("."))
-            raise FileNotFoundError(
-                f"{self.path}: no config folder {config!r} (found: {', '.join(have) or 'none'}); "
-                f"build the folder with `vocalgrad hub` or point {env} elsewhere"
-            )
+            raise HubDirError(self._lacking(config, env))
         files = [str(p) for p in self.shards(config, split)]
         if not files:
-            raise FileNotFoundError(f"{cdir}: no '{split}-*.parquet' shards for split {split!r}")
+            raise HubDirError(f"{cdir}: no '{split}-*.parquet' shards for split {split!r}; rebuild the folder with "
+                              f"`vocalgrad hub` or point {env} elsewhere")
         return files
+
+    def not_a_hub_folder(self, env: str = "VOCALGRAD_DATASET") -> str | None:
+        """Why the folder cannot be read as a Hub folder (missing, a render folder, no ``<config>/*.parquet``
+        shard), else ``None``."""
+        from .render_dir import RenderDir
+
+        if not self.path.is_dir():
+            what = "not a folder" if self.path.exists() else "no such folder"
+            return f"{env}={self.path}: {what}; give a Hub folder made by `vocalgrad hub` (or a Hub repo id)"
+        if RenderDir.looks_like(self.path):
+            return (f"{env}={self.path}: a render folder (the output of `vocalgrad render`), not a Hub folder; "
+                    f"build one with `vocalgrad hub {self.path} --out HUB_DIR` and set {env}=HUB_DIR")
+        if not any(self.path.glob("*/*.parquet")):  # a card is not needed to read the shards
+            return (f"{env}={self.path}: not a Hub folder (no <config>/*.parquet shards); build one "
+                    f"with `vocalgrad hub RENDER_DIR --out {self.path}` or point {env} elsewhere")
+        return None
+
+    def _lacking(self, config: str, env: str) -> str:
+        """The message for a missing config folder: what the folder is instead, or which configs it has."""
+        problem = self.not_a_hub_folder(env)
+        if problem:
+            return problem
+        have = sorted(p.name for p in self.path.iterdir() if p.is_dir() and not p.name.startswith("."))
+        return (f"{self.path}: no config folder {config!r} (found: {', '.join(have) or 'none'}); rebuild the Hub "
+                f"folder with `vocalgrad hub` from the renders that give that config, ask only for tasks of the configs "
+                f"it has, or point {env} elsewhere")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .render_dir import RenderDir
+from .render_dir import RenderDir, read_render_csv
 
 __all__ = ["MIN_CHANGE", "EFFECT_UNITS", "LABEL_CHECKS_FILE", "LabelWarning", "source_warnings",
            "measure_effect", "clip_warnings", "aligned_cores", "kept_db", "semitone_shift",
@@ -292,7 +292,7 @@ def write_label_checks(out_dir: Path, rows: list[dict]) -> Counter:
         eff = r.get("effect_measured")
         w.writerow([r["clip_id"], r["category"], r["tier"], r["trajectory"], r["direction"], r["source_id"],
                     "" if eff is None else f"{eff:.6g}", r.get("effect_unit", ""), codes])
-    aio.atomic_write_bytes(RenderDir(out_dir).label_checks_path, buf.getvalue().encode())
+    aio.write_if_changed(RenderDir(out_dir).label_checks_path, buf.getvalue().encode())
     return counts
 
 
@@ -301,8 +301,7 @@ def load_label_checks(render_dir) -> list[dict]:
     path = RenderDir(render_dir).label_checks_path
     if not path.exists():
         return []
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+    return read_render_csv(path, LABEL_CHECK_COLUMNS)
 
 
 def label_warning_summary(render_dir) -> dict:

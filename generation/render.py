@@ -4,8 +4,9 @@ The work is cut into units of one (source, category) pair, 24 clips each (3 tier
 trajectories x 2 directions). Units run in worker processes; every clip is a pure function of its
 source, its condition and the recipe, so the output bytes never depend on ``jobs``, ``shard`` or
 order. A unit writes its clips (temp name, then rename), then a small part file with its manifest
-rows; a unit whose part file exists is complete and is skipped on a rerun. ``manifest.parquet`` is
-rebuilt from all part files at the end of every run.
+rows; a unit whose part file exists and whose clips are all on disk with the recorded sha256 is
+complete and is skipped on a rerun, any other is rendered (again: a deleted or damaged clip comes
+back bit-identical). ``manifest.parquet`` is rebuilt from all part files at the end of every run.
 
 Output layout::
 
@@ -38,8 +39,8 @@ from . import audio as aio
 from . import label_validity as lv
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
-from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, span_part_path, write_manifest,
-                           write_selection, write_span_check)
+from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
+                           unit_problem, write_manifest, write_selection, write_span_check)
 from .schedule import make_schedule
 from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
 from .frozen import recorded_span
@@ -88,6 +89,7 @@ class RenderSummary:
     clips_total: int = 0
     clips_rendered: int = 0
     units_done_before: int = 0
+    repaired: list = field(default_factory=list)  # why each finished unit was rendered again (missing/damaged)
     skipped: list = field(default_factory=list)
     seconds: float = 0.0
     label_warnings: dict = field(default_factory=dict)  # warning code -> clips (label_checks.csv)
@@ -171,10 +173,8 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     check_path = span_part_path(out_dir, item.source_id)
     if item.extra.get("recorded_onset_sec") not in (None, "") and not check_path.exists():
         aio.atomic_write_bytes(check_path, json.dumps(span_check(item, x, span, recipe)).encode())
-    src_path = out_dir / "sources" / f"{item.source_id}.flac"
-    if not src_path.exists():
-        pcm, _ = aio.to_int16(x)
-        aio.atomic_write_bytes(src_path, aio.encode_flac(pcm, proc_sr))
+    pcm, _ = aio.to_int16(x)
+    aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", aio.encode_flac(pcm, proc_sr))
     cat = vg.category(category)
     unit = recipe.category(category).unit
     cache: dict = {}
@@ -252,6 +252,7 @@ def _run_unit(args):
     try:
         rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate)
     except SkipSource as exc:
+        part_path(out_dir, item.source_id, category).unlink(missing_ok=True)  # a unit rendered before
         return item, category, None, str(exc)
     part = part_path(out_dir, item.source_id, category)
     aio.atomic_write_bytes(part, json.dumps(rows).encode())
@@ -370,8 +371,9 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     units = [(it, c) for it in items for c in categories]
     units = [u for k, u in enumerate(units) if k % shard_n == shard_i]
     per_unit = vg.CONDITIONS_PER_CATEGORY
-    todo = [u for u in units if not part_path(out, u[0].source_id, u[1]).exists()]
-    summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo))
+    todo, repaired = units_to_render(out, units)
+    summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo),
+                            repaired=repaired)
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
 
@@ -390,6 +392,33 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     _finish(out, items, summary)
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def units_to_render(out: Path, units: list) -> tuple[list, list[str]]:
+    """The ``(item, category)`` units a run must render, and why each finished one among them is redone.
+
+    A unit is finished when its part file exists; it is trusted when every clip it lists is on disk
+    with the recorded sha256 (:func:`generation.render_files.unit_problem`) and its source's
+    ``sources/<id>.flac`` is there (:func:`generation.render_files.source_problem`; one unit of the
+    source is redone to write it). Anything else is rendered (again), bit-identical to the first time.
+    """
+    todo, repaired, trusted = [], [], {}
+    for it, c in units:
+        part = part_path(out, it.source_id, c)
+        problem = unit_problem(out, part) if part.exists() else "not rendered"
+        if problem is None:
+            trusted.setdefault(it.source_id, (it, c))  # the source's first trusted unit
+            continue
+        todo.append((it, c))
+        if part.exists():
+            repaired.append(problem)
+    redone = {it.source_id for it, _ in todo}  # these write sources/<id>.flac anyway
+    for sid, unit in trusted.items():
+        problem = None if sid in redone else source_problem(out, sid)
+        if problem is not None:
+            todo.append(unit)
+            repaired.append(problem)
+    return todo, repaired
 
 
 def _settings(items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
@@ -453,7 +482,7 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
 def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
     """Write skipped.csv, span_check.csv, the manifest and label_checks.csv; warn on long clips and label warnings."""
     by_id = {it.source_id: it for it in items}
-    aio.atomic_write_bytes(RenderDir(out).skipped_path, csv_bytes(
+    aio.write_if_changed(RenderDir(out).skipped_path, csv_bytes(
         ["source_id", "audio", "reason"],
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
     summary.span_checks = write_span_check(out, items)

@@ -5,10 +5,10 @@ printed summary); :mod:`generation.render` does not import it.
 from __future__ import annotations
 
 import argparse
-import sys
 
 import vocalgrad as vg
 
+from .cli_errors import report_error
 from .recipe import DEFAULT_RECIPE
 from .render import SPAN_CHECK_TOLERANCE_SEC, RenderError, render
 from .render_dir import RenderDir
@@ -102,11 +102,13 @@ def _cli(args) -> int:
                    jobs=args.jobs, shard=shard, sample_rate=args.sample_rate, recipe=args.recipe,
                    strict=args.strict, source_options=opts, progress=not args.quiet)
     except (ValueError, RenderError) as exc:
-        print(f"vocalgrad render: error: {exc}", file=sys.stderr)
-        return 2
+        return report_error("vocalgrad render", exc)
     print(f"{s.clips_rendered} clips rendered, {s.units_done_before * vg.CONDITIONS_PER_CATEGORY} already "
           f"complete, {len(s.skipped)} sources skipped (see {RenderDir(s.out_dir).skipped_path}) "
           f"in {s.seconds:.1f} s -> {RenderDir(s.out_dir).manifest_path}")
+    if s.repaired:
+        print(f"{len(s.repaired) * vg.CONDITIONS_PER_CATEGORY} of these clips re-rendered: {len(s.repaired)} finished "
+              f"unit(s) had a missing or damaged file, e.g. {s.repaired[0]}")
     if s.label_warnings:
         print("label warnings (clips): " + ", ".join(f"{c} {n}" for c, n in sorted(s.label_warnings.items()))
               + f" -> {RenderDir(s.out_dir).label_checks_path}")

@@ -32,7 +32,7 @@ from pathlib import Path
 import vocalgrad
 from vocalgrad import RenderDirError
 
-__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "first_row_per_source", "listed"]
+__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "first_row_per_source", "listed", "read_render_csv"]
 
 _LIST_AT_MOST = 20
 
@@ -94,6 +94,8 @@ class RenderDir:
     LABEL_CHECKS = "label_checks.csv"
     SPAN_CHECK = "span_check.csv"
     VERIFY = "verify.json"
+    #: The renderer's part files (one per finished unit); the manifest is rebuilt from them.
+    PARTS = ".parts"
 
     def __init__(self, path):
         self.path = Path(path)
@@ -109,6 +111,7 @@ class RenderDir:
     label_checks_path = _in_folder(LABEL_CHECKS, "Measured effect and label warnings per clip.")
     span_check_path = _in_folder(SPAN_CHECK, "Frozen sources whose detected span differs from the recorded one.")
     verify_path = _in_folder(VERIFY, "The record of the last ``vocalgrad verify`` of the folder.")
+    parts_dir = _in_folder(PARTS, "The renderer's part files, ``.parts/<source_id>__<category>.json``.")
     clips_dir = _in_folder("clips", "The clips, ``clips/<category>/<clip_id>.flac``.")
     sources_dir = _in_folder("sources", "The source clips, ``sources/<source_id>.flac``.")
 
@@ -170,6 +173,10 @@ class RenderDir:
         """
         import pyarrow.parquet as pq
 
+        if not self.manifest_path.is_file() and self.meta_path.is_file():
+            unfinished = self.unfinished()
+            if unfinished:
+                raise RenderDirError(unfinished)
         path = _required(self.manifest_path)
         table = pq.read_table(path)
         missing = [name for name in vocalgrad.MANIFEST_COLUMN_NAMES if name not in table.column_names]
@@ -180,6 +187,57 @@ class RenderDir:
             wanted = set(categories)
             rows = [r for r in rows if r["category"] in wanted]
         return sorted(rows, key=lambda r: r["clip_id"])
+
+    def render_command(self) -> str:
+        """The ``vocalgrad render`` command that finishes or repairs this folder, from ``render.json`` and
+        ``selection.csv`` (options it does not record, such as ``--allow-small``, must be given as before)."""
+        import shlex
+
+        from .recipe import DEFAULT_RECIPE
+
+        meta = self.meta
+        split = meta.get("split", "test")
+        cmd = ["vocalgrad", "render", "--source", str(meta.get("source", "SOURCE")), "--out", str(self.path)]
+        if split != "test":
+            cmd += ["--split", split]
+        every = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
+        cats = meta.get("categories")
+        if cats and set(cats) != set(every):
+            cmd += ["--categories", ",".join(c for c in vocalgrad.CATEGORY_NAMES if c in cats)]
+        selection = self.selection() if self.selection_path.is_file() else None
+        if selection:
+            cmd += ["--sources", str(len(selection))]
+        if meta.get("selection") == "sample":
+            cmd += ["--selection", "sample"]
+        if meta.get("recipe", DEFAULT_RECIPE) != DEFAULT_RECIPE:
+            cmd += ["--recipe", str(meta["recipe"])]
+        if int(meta.get("sample_rate", 48000)) != 48000:
+            cmd += ["--sample-rate", str(meta["sample_rate"])]
+        return shlex.join(cmd)
+
+    def unfinished(self) -> str | None:
+        """A one-line message when the folder holds a render that never finished (``render.json``, no
+        manifest yet): units done, clips missing, the command that finishes it; ``None`` otherwise."""
+        if self.manifest_path.is_file() or not self.meta_path.is_file():
+            return None
+        try:
+            if "source" not in self.meta:
+                return None
+            cats, selection, cmd = self.meta.get("categories") or [], self.selection(), self.render_command()
+        except (RenderDirError, OSError, ValueError, KeyError):
+            return None
+        per = vocalgrad.CONDITIONS_PER_CATEGORY
+        done = len(list(self.parts_dir.glob("*.json"))) if self.parts_dir.is_dir() else 0
+        if selection is None:
+            return (f"{self.manifest_path}: missing: an unfinished render ({done * per} clips done; the manifest "
+                    f"is written at the end); finish it by rerunning the render command with the same options: {cmd}")
+        total = len(selection) * len(cats)
+        if done >= total:
+            return (f"{self.manifest_path}: missing, though all {done * per} clips are done; rerun the render "
+                    f"command with the same options to write it: {cmd}")
+        return (f"{self.manifest_path}: missing: an unfinished render ({done * per} of {total * per} clips done, "
+                f"{max(total - done, 0) * per} to go; the manifest is written at the end); finish it by rerunning "
+                f"the render command with the same options: {cmd}")
 
     def first_row_per_source(self) -> dict[str, dict]:
         """Source id -> its first manifest row, sorted by source id."""
@@ -193,12 +251,13 @@ class RenderDir:
     def selection(self) -> list[str] | None:
         """Source ids of ``selection.csv`` in order, or None when the render wrote none."""
         path = self.selection_path
-        return [r["source_id"] for r in _read_csv(path)] if path.is_file() else None
+        return [r["source_id"] for r in read_render_csv(path, ("source_id",))] if path.is_file() else None
 
     def skipped(self) -> dict[str, str]:
         """Source id -> reason, from ``skipped.csv`` (empty when none was skipped)."""
         path = self.skipped_path
-        return {r["source_id"]: r["reason"] for r in _read_csv(path)} if path.is_file() else {}
+        return ({r["source_id"]: r["reason"] for r in read_render_csv(path, ("source_id", "reason"))}
+                if path.is_file() else {})
 
     def content_hash(self, *, with_sources: bool = False) -> str:
         """16 hex digits that change whenever the manifest or render.json does (and, ``with_sources``,
@@ -252,6 +311,10 @@ class RenderDir:
         missing, mismatch = self.clip_problems(rows, verify_sha256=verify_sha256)
         check.problems += listed("clip listed in manifest.parquet is missing", missing)
         check.problems += listed("clip sha256 differs from manifest.parquet", mismatch)
+        if missing or mismatch:
+            check.problems.append(f"{root}: {len(missing) + len(mismatch)} clip(s) missing or damaged; rerun the "
+                                  f"render command with the same options to render them again (bit-identical): "
+                                  f"{self.render_command()}")
         known = {self.clip_path(r).resolve() for r in rows}
         unlisted = sorted(str(p) for p in self.clips_dir.rglob("*.flac") if p.resolve() not in known) \
             if self.clips_dir.is_dir() else []
@@ -273,13 +336,32 @@ def first_row_per_source(rows: list[dict]) -> dict[str, dict]:
 def _required(path: Path) -> Path:
     """``path``, or a :class:`RenderDirError` saying it is missing."""
     if not path.is_file():
-        raise RenderDirError(f"{path}: missing; point data_dir at the output folder of `vocalgrad render`")
+        raise RenderDirError(f"{path}: missing; not the output folder of `vocalgrad render` (its --out DIR)")
     return path
 
 
-def _read_csv(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+def read_render_csv(path: Path, columns: tuple[str, ...] = ()) -> list[dict]:
+    """Rows of a CSV file of a render folder (``selection.csv``, ``skipped.csv``, ``label_checks.csv``).
+
+    Raises
+    ------
+    RenderDirError
+        The file is no readable UTF-8 CSV or lacks one of ``columns``; the message names the file and
+        line and says to rerun the render, which writes the file again.
+    """
+    fix = "rerun the render command with the same options to write it again"
+    reader = None
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        line = f"line {reader.line_num + 1}: " if reader is not None else ""
+        raise RenderDirError(f"{path}: not a readable CSV file ({line}{exc}); {fix}") from None
+    missing = [c for c in columns if c not in (reader.fieldnames or [])]
+    if missing:
+        raise RenderDirError(f"{path}: no column {', '.join(missing)}; {fix}")
+    return rows
 
 
 def _row_problems(rows: list[dict], split) -> list[str]:

@@ -2,13 +2,17 @@
 
 Part files (``.parts/``: one per complete unit, one span check per frozen source) make a render
 resumable; ``selection.csv``, ``span_check.csv`` and ``manifest.parquet`` are rebuilt from them
-at the end of every run; temp files of killed workers are cleaned up before a run. The file names
-are :class:`generation.render_dir.RenderDir`'s.
+at the end of every run (a file whose bytes would not change is not rewritten, so a finished render
+can be re-checked in a read-only folder); temp files of killed workers are cleaned up before a run.
+A rerun trusts a part file only when every clip it lists is on disk with the recorded sha256
+(:func:`unit_problem`), so a deleted or damaged clip is rendered again. The file names are
+:class:`generation.render_dir.RenderDir`'s.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -20,11 +24,11 @@ from . import audio as aio
 from .render_dir import RenderDir
 from .sources import SourceItem
 
-__all__ = ["PARTS_DIR", "clean_stale_temps", "csv_bytes", "part_path", "part_rows", "pid_alive", "span_part_path",
-           "write_manifest", "write_selection", "write_span_check"]
+__all__ = ["PARTS_DIR", "clean_stale_temps", "csv_bytes", "part_path", "part_rows", "pid_alive", "source_problem",
+           "span_part_path", "unit_problem", "write_manifest", "write_selection", "write_span_check"]
 
-#: Folder of the part files inside the render folder.
-PARTS_DIR = ".parts"
+#: Folder of the part files inside the render folder (named by :class:`RenderDir`).
+PARTS_DIR = RenderDir.PARTS
 
 
 def part_rows(out_dir: Path) -> list[dict]:
@@ -34,6 +38,44 @@ def part_rows(out_dir: Path) -> list[dict]:
         rows.extend(json.loads(part.read_text()))
     rows.sort(key=lambda r: (r["category"], r["clip_id"]))
     return rows
+
+
+def unit_problem(out_dir: Path, part: Path) -> str | None:
+    """Why the finished unit of part file ``part`` cannot be trusted, ``None`` when it can.
+
+    Every clip the part file lists must exist with the size and sha256 it was written with
+    (the sha256 of its bytes is the one in the part file and the manifest). A part file that
+    cannot be read is not trusted either.
+    """
+    try:
+        rows = json.loads(part.read_text())
+        clips = [(r["path"], r["sha256"]) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{part}: unreadable part file ({type(exc).__name__})"
+    for rel, sha in clips:
+        path = out_dir / rel
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return f"{path}: missing"
+        except OSError as exc:
+            return f"{path}: unreadable ({exc.strerror})"
+        if hashlib.sha256(data).hexdigest() != sha:
+            return f"{path}: sha256 differs from the one it was written with"
+    return None
+
+
+def source_problem(out_dir: Path, source_id: str) -> str | None:
+    """Why ``sources/<source_id>.flac`` of a rendered source cannot be trusted (missing or no FLAC), else ``None``."""
+    path = RenderDir(out_dir).source_path(source_id)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except FileNotFoundError:
+        return f"{path}: missing"
+    except OSError as exc:
+        return f"{path}: unreadable ({exc.strerror})"
+    return None if head == b"fLaC" else f"{path}: not a FLAC file"
 
 
 def span_part_path(out_dir: Path, source_id: str) -> Path:
@@ -87,7 +129,7 @@ def write_selection(out_dir: Path, items: list[SourceItem]) -> None:
     rows = [[it.source_id, it.speaker_id, it.sentence_id, it.gender, it.accent, it.text,
              str(it.audio) if isinstance(it.audio, (str, os.PathLike)) else repr(it.audio)]
             + [it.extra.get(k, "") for k in extra_keys] for it in items]
-    aio.atomic_write_bytes(RenderDir(out_dir).selection_path, csv_bytes(header, rows))
+    aio.write_if_changed(RenderDir(out_dir).selection_path, csv_bytes(header, rows))
 
 
 def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
@@ -102,7 +144,7 @@ def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
             rows.append([row[k] for k in header])
     path = RenderDir(out_dir).span_check_path
     if rows or path.exists():
-        aio.atomic_write_bytes(path, csv_bytes(header, rows))
+        aio.write_if_changed(path, csv_bytes(header, rows))
     return len(rows)
 
 
@@ -116,5 +158,5 @@ def write_manifest(out_dir: Path, rows: list[dict]) -> int:
     table = pa.Table.from_pylist(rows, schema=schema)
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf, compression="zstd")
-    aio.atomic_write_bytes(RenderDir(out_dir).manifest_path, buf.getvalue().to_pybytes())
+    aio.write_if_changed(RenderDir(out_dir).manifest_path, buf.getvalue().to_pybytes())
     return len(rows)

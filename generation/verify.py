@@ -22,8 +22,10 @@ also compared with the clip of the same id there: length and SDR (dB, OTHER as r
 per category; clips missing on either side, length differences and SDR below ``min_sdr`` fail.
 
 The result is a :class:`Verification`: ``ok``, ``problems`` and a one-screen :meth:`~Verification.summary`.
-A render folder that passes gets ``verify.json`` (what was checked, when, the outcome), which the Hub
-card reports.
+A render folder gets ``verify.json`` (what was checked, when, the outcome), which the Hub card reports
+when the check passed; the record is optional: in a read-only folder it is not written and the summary
+says so. Missing, damaged or unrendered clips of a render folder come with the ``vocalgrad render``
+command that renders them again (:meth:`RenderDir.render_command`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import numpy as np
 
 import vocalgrad as vg
 
+from .cli_errors import report_error
 from .hub_dir import HubDir
 from .render_dir import RenderDir, RenderDirError
 
@@ -50,6 +53,11 @@ __all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verif
 LIST_AT_MOST = 8
 #: Default lowest acceptable SDR (dB) of a clip against the other build.
 MIN_SDR_DB = 60.0
+#: Problems of a render folder that rerunning its render command repairs.
+CLIP_MISSING = "clip file missing"
+CLIP_CHANGED = "sha256 differs from the manifest (clip changed or re-encoded)"
+CONDITION_MISSING = "condition not in the build"
+REPAIRABLE = (CLIP_MISSING, CLIP_CHANGED, CONDITION_MISSING)
 
 
 @dataclass
@@ -195,6 +203,8 @@ class Verification:
     against: dict | None = None
     against_path: Path | None = None
     seconds: float = 0.0
+    repair: str | None = None  # the render command that renders missing or damaged clips again
+    record_error: str | None = None  # why verify.json could not be written (e.g. a read-only folder)
 
     @property
     def ok(self) -> bool:
@@ -231,6 +241,8 @@ class Verification:
             lines += [f"    {it}" for it in items[:LIST_AT_MOST]]
             if len(items) > LIST_AT_MOST:
                 lines.append(f"    ... and {len(items) - LIST_AT_MOST} more")
+        if self.repair:
+            lines.append(f"  to render the missing or damaged clips again (bit-identical): {self.repair}")
         return "\n".join(lines)
 
     def to_json(self) -> dict:
@@ -276,7 +288,7 @@ def _check_structure(side: Side, res: Verification) -> None:
                                            if chosen and set(chosen) != set(cats) else ""),
             [c for c in cats if c not in present])
     cats = [c for c in cats if c in present]  # conditions are listed for the categories that are there
-    res.add("condition not in the build", [
+    res.add(CONDITION_MISSING, [
         vg.clip_id(s, c, t, tier, d) for s in sources if s not in side.skipped for c in cats
         for t in vg.TRAJECTORIES for tier in vg.TIERS for d in vg.DIRECTIONS
         if vg.clip_id(s, c, t, tier, d) not in have])
@@ -327,8 +339,8 @@ def _check_bytes(side: Side, res: Verification) -> None:
             missing.append(str(side.path / row["path"]) if row and row.get("path") else cid)
         elif row and row.get("sha256") and hashlib.sha256(data).hexdigest() != row["sha256"]:
             changed.append(str(side.path / row["path"]) if row.get("path") else cid)
-    res.add("clip file missing", missing)
-    res.add("sha256 differs from the manifest (clip changed or re-encoded)", changed)
+    res.add(CLIP_MISSING, missing)
+    res.add(CLIP_CHANGED, changed)
 
 
 def _compare(side: Side, other: Side, res: Verification, min_sdr: float) -> None:
@@ -407,12 +419,17 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
         res.against_path = other.path
         _compare(side, other, res, min_sdr)
     res.seconds = time.perf_counter() - t0
+    if side.kind == "render" and any(res.problems.get(k) for k in REPAIRABLE):
+        res.repair = RenderDir(side.path).render_command()
     if write_record and side.kind == "render":
         from .audio import atomic_write_bytes
 
         record = {**res.to_json(), "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   "manifest_sha256": RenderDir(side.path).manifest_sha256()}
-        atomic_write_bytes(RenderDir(side.path).verify_path, (json.dumps(record, indent=2) + "\n").encode())
+        try:
+            atomic_write_bytes(RenderDir(side.path).verify_path, (json.dumps(record, indent=2) + "\n").encode())
+        except OSError as exc:  # e.g. a read-only copy: the check stands, its record is optional
+            res.record_error = f"could not write {exc.filename or RenderDir(side.path).verify_path} ({exc.strerror or exc})"
     return res
 
 
@@ -433,9 +450,11 @@ def _cli(args) -> int:
     try:
         res = verify(args.path, against=args.against, min_sdr=args.min_sdr)
     except (VerifyError, OSError) as exc:
-        print(f"vocalgrad verify: error: {exc}", file=sys.stderr)
-        return 2
+        return report_error("vocalgrad verify", exc)
     print(res.summary())
+    if res.record_error:
+        print(f"vocalgrad verify: note: {res.record_error}; the result above stands, only its record is missing",
+              file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(res.to_json(), indent=2) + "\n")
     return 0 if res.ok else 1

@@ -6,7 +6,12 @@ Every ``lm_eval`` flag works unchanged. Before handing over to lm-eval this comm
 2. makes the VocalGrad task folder visible: ``--include_path`` defaults to it, and a folder
    given by the user is searched in addition to ours, and
 3. for VocalGrad tasks, reads ``--num_fewshot K`` as the number of audio examples of the
-   ``vocalgrad_fewshot`` tasks (``--metadata '{"vocalgrad_fewshot_k": K}'``).
+   ``vocalgrad_fewshot`` tasks (``--metadata '{"vocalgrad_fewshot_k": K}'``), and
+4. for VocalGrad tasks, checks that ``VOCALGRAD_DATASET`` (when a local path) is a Hub folder.
+
+An expected failure (an unknown model, a dataset folder that is not a Hub folder or lacks a
+config, no space left...) ends in one message and exit status 2, through the same error path as
+``vocalgrad`` (:mod:`generation.cli_errors`); ``--debug`` or ``VOCALGRAD_DEBUG=1`` shows the traceback.
 
 Examples
 --------
@@ -23,9 +28,12 @@ from __future__ import annotations
 
 import sys
 
+import vocalgrad
+from generation.cli_errors import run_command, set_debug
+
 from . import TASK_DIR, register_models
 
-__all__ = ["main"]
+__all__ = ["EvalArgumentError", "main"]
 
 _SUBCOMMANDS = ("run", "ls", "list", "validate")
 
@@ -56,6 +64,9 @@ Tasks (--tasks, comma-separated):
 Dataset: the Hub dataset ynklab/vocalgrad by default; VOCALGRAD_DATASET=PATH_OR_REPO selects a local Hub
   folder (from `vocalgrad hub`) or another repo id (also --metadata '{"vocalgrad_dataset": "PATH_OR_REPO"}').
 
+Errors: a bad dataset folder, an unknown model, no space left... end in one message and exit status 2;
+  --debug (or VOCALGRAD_DEBUG=1) shows the traceback.
+
 Output (--output_path DIR): DIR/<run>/results_<time>.json and, with --log_samples,
   DIR/<run>/samples_<task>_<time>.jsonl. <run> is the pretrained= (or model=, path=) value with / as __;
   models without one (oracle, chance, constant) get a new random id per run (e.g. od6r49mr): the
@@ -68,6 +79,10 @@ Examples:
       --tasks vocalgrad --device cuda --batch_size 8 --log_samples --output_path results/
   vocalgrad report results/ --out report/
 """
+
+
+class EvalArgumentError(vocalgrad.VocalGradError, ValueError):
+    """A ``vocalgrad-eval`` argument that cannot be used (an unknown VocalGrad model, a bad --num_fewshot)."""
 
 
 def _requested_tasks(argv: list[str]) -> list[str]:
@@ -114,13 +129,13 @@ def _fewshot_to_metadata(argv: list[str], tasks: list[str]) -> list[str]:
     try:
         k = int(k)
     except ValueError:
-        raise SystemExit(f"vocalgrad-eval: --num_fewshot must be an integer, got {k!r}") from None
+        raise EvalArgumentError(f"--num_fewshot must be an integer, got {k!r}") from None
     if meta_at is None:
         return out + ["--metadata", json.dumps({"vocalgrad_fewshot_k": k})]
     try:
         meta = json.loads(out[meta_at])
     except ValueError:
-        raise SystemExit("vocalgrad-eval: --metadata must be a JSON object to combine it with --num_fewshot") from None
+        raise EvalArgumentError("--metadata must be a JSON object to combine it with --num_fewshot") from None
     out[meta_at] = json.dumps({**meta, "vocalgrad_fewshot_k": k})
     return out
 
@@ -177,7 +192,7 @@ def _check_model(name: str | None) -> None:
         return
     close = difflib.get_close_matches(name, MODEL_ADAPTERS, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
-    raise SystemExit(f"vocalgrad-eval: unknown model {name!r}; {hint}VocalGrad models: {', '.join(MODEL_ADAPTERS)}")
+    raise EvalArgumentError(f"unknown model {name!r}; {hint}VocalGrad models: {', '.join(MODEL_ADAPTERS)}")
 
 
 def _wants_help(argv: list[str]) -> bool:
@@ -185,8 +200,17 @@ def _wants_help(argv: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run lm-eval's CLI with VocalGrad registered; returns the exit code."""
+    """Run lm-eval's CLI with VocalGrad registered; returns the exit code (2 for an expected failure)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    set_debug("--debug" in argv)
+    argv = [a for a in argv if a != "--debug"]  # ours, not lm-eval's
+    try:
+        return run_command("vocalgrad-eval", lambda: _main(argv))
+    finally:
+        set_debug(False)
+
+
+def _main(argv: list[str]) -> int:
     if not argv or _wants_help(argv):
         print(USAGE, flush=True)
     _check_model(_requested_model(argv))
@@ -199,7 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     register_models()
     tasks = _requested_tasks(argv)
     argv = _fewshot_to_metadata(argv, tasks)
-    _include_task_dir(only_ours=bool(tasks) and all(t.startswith("vocalgrad") for t in tasks))
+    only_ours = bool(tasks) and all(t.startswith("vocalgrad") for t in tasks)
+    if only_ours:
+        from .dataset import check_dataset_source
+
+        check_dataset_source()  # a missing path, a render folder...: one line before lm-eval loads anything
+    _include_task_dir(only_ours=only_ours)
 
     from lm_eval.__main__ import cli_evaluate
 

@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from generation.hub_dir import HubDir
+from generation.hub_dir import HubDir, HubDirError
 
 from . import published
 from .clip_audio import ClipAudio
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["DATASET_ENV", "DocList", "SOURCES_CONFIG", "dataset_source", "doc_to_audio", "format_label",
-           "load_split", "process_docs", "with_source_clips"]
+__all__ = ["DATASET_ENV", "DatasetError", "DocList", "SOURCES_CONFIG", "check_dataset_source", "dataset_source",
+           "doc_to_audio", "format_label", "load_split", "process_docs", "with_source_clips"]
 
 #: Environment variable naming the dataset (local Hub folder or repo id).
 DATASET_ENV = "VOCALGRAD_DATASET"
@@ -44,9 +44,38 @@ AUDIO_STORES: dict[str, Any] = {}
 _PROCESSED: dict[str, Any] = {}
 
 
+class DatasetError(vocalgrad.VocalGradError, RuntimeError):
+    """The dataset cannot be loaded (a repo id that does not load, e.g. offline); the message says what to do."""
+
+
 def dataset_source(explicit: str | None = None) -> str:
     """The dataset to read: ``explicit``, else ``$VOCALGRAD_DATASET``, else the Hub id."""
     return explicit or os.environ.get(DATASET_ENV) or vocalgrad.HUB_REPO_ID
+
+
+def _is_local_path(src: str) -> bool:
+    """Whether ``src`` names a local path rather than a Hub repo id (``owner/name``, or a bare name)."""
+    return (Path(src).expanduser().exists() or src.startswith((".", "~", os.sep)) or src.endswith(os.sep)
+            or src.count("/") > 1)
+
+
+def check_dataset_source(source: str | None = None) -> None:
+    """Fail before anything loads when the dataset is a local path that is no Hub folder.
+
+    A missing path, a render folder (``vocalgrad render``'s output) and a folder without
+    ``<config>/*.parquet`` shards are named as such, with what to do; the authors' published
+    layout and repo ids are left to :func:`load_split`.
+
+    Raises
+    ------
+    HubDirError
+    """
+    src = dataset_source(source)
+    if not _is_local_path(src) or published.published_folder(src) is not None:
+        return
+    problem = HubDir(Path(src).expanduser()).not_a_hub_folder(env=DATASET_ENV)
+    if problem:
+        raise HubDirError(problem)
 
 
 def load_split(config: str, *, split: str = "test", source: str | None = None,
@@ -75,15 +104,15 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
     src = dataset_source(source)
     if published.is_published(src):  # the authors' AudioFolder release (docs/published.md)
         ds = published.load_config(src, config, split=split)
-    elif Path(src).expanduser().is_dir():
-        folder = Path(src).expanduser()
-        files = HubDir(folder).split_files(config, split, env=DATASET_ENV)
+    elif _is_local_path(src):
+        check_dataset_source(src)
+        files = HubDir(Path(src).expanduser()).split_files(config, split, env=DATASET_ENV)
         ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
     else:
         try:
             ds = datasets.load_dataset(src, config, split=split)
         except Exception as exc:
-            raise RuntimeError(
+            raise DatasetError(
                 f"cannot load VocalGrad config {config!r} split {split!r} from {src!r} "
                 f"({type(exc).__name__}: {exc}). Offline? Set {DATASET_ENV} to a local Hub folder "
                 f"made by `vocalgrad hub`."

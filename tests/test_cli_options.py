@@ -40,7 +40,7 @@ def test_command_errors_end_in_one_line_and_status_2(capsys):
     assert call(p, "--x", "ok") == 0
     assert capsys.readouterr().err == ""
     assert call(p, "--x", "bad") == 2
-    assert capsys.readouterr().err == "vocalgrad demo-x: --x must not be bad\n"
+    assert capsys.readouterr().err == "vocalgrad demo-x: error: --x must not be bad\n"
     with pytest.raises(KeyError):               # not an input error: a traceback, as before
         call(p, "--x", "crash")
 

@@ -33,12 +33,14 @@ def test_usage_names_every_task_group():
 
 def test_unknown_vocalgrad_model_fails_in_one_line_before_lm_eval_loads():
     code = ("import sys\nfrom harness_tasks import cli\n"
-            "try:\n    cli.main(['--model', 'vocalgrad-orcle', '--tasks', 'vocalgrad'])\n"
-            "except SystemExit as e:\n    print(e)\nprint('lm_eval loaded:', 'lm_eval' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
-    assert out[0].startswith("vocalgrad-eval: unknown model 'vocalgrad-orcle'; did you mean vocalgrad-oracle?")
-    assert out[1] == "lm_eval loaded: False"
+            "print('exit', cli.main(['--model', 'vocalgrad-orcle', '--tasks', 'vocalgrad']))\n"
+            "print('lm_eval loaded:', 'lm_eval' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert r.stderr.splitlines() == [
+        "vocalgrad-eval: error: unknown model 'vocalgrad-orcle'; did you mean vocalgrad-oracle? VocalGrad models: "
+        + ", ".join(MODEL_ADAPTERS)]
+    assert r.stdout.splitlines() == ["exit 2", "lm_eval loaded: False"]
 
 
 def test_other_models_are_left_to_lm_eval():

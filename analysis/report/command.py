@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from generation.audio import atomic_write_text
+from generation.cli_errors import report_error
 
 from .analysis import analyse
 from .formats import analyse_formats
@@ -215,8 +216,7 @@ def _cli(args) -> int:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
                            plots=not args.no_plots, human=args.human, render_dir=args.render)
     except (ResultsError, OSError) as exc:
-        print(f"vocalgrad report: error: {exc}", file=sys.stderr)
-        return 2
+        return report_error("vocalgrad report", exc)
     for fmt, entries in rep["formats"].items():
         for e in entries:
             print(f"{e['label']} [{fmt}]: macro-F1 {100 * e['overall']['mean_macro_f1']:.1f} %, "
