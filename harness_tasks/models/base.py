@@ -396,7 +396,7 @@ class VocalGradLM(LM):
                 self.failed.append((queries[i].clip_id, answer))
             if logbook is not None and keys[i] is not None:
                 logbook.put(keys[i], answer, error=is_error_answer(answer), clip_id=queries[i].clip_id,
-                            max_new_tokens=queries[i].max_new_tokens)
+                            max_new_tokens=queries[i].max_new_tokens, **getattr(answer, "log_info", {}))
             bar.update(1)
 
         try:
