@@ -27,7 +27,9 @@ max_new_tokens=N + 1, task_name=TASK)``. ``forward`` drops the last generated te
 token when there is one), so ``N + 1`` steps leave at most ``N`` answer tokens, as a
 ``max_new_tokens=N`` greedy ``generate`` of transformers does. With audio first and one clip the
 prompt is token for token the one ``get_audio_understanding_sft_prompt`` builds. A system prompt
-becomes a ``<|im_start|>system`` turn (the form MiMo's other prompts use).
+becomes a ``<|im_start|>system`` turn (the form MiMo's other prompts use). Worker arguments:
+``repo``, ``model_path``, ``tokenizer_path``, ``device`` (MiMo's default: cuda if available) and
+``thinking`` (default false).
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def prompt(model, segment, req: Request, paths: list[str], *, system: str | None
     def text(t: str):
         return segment(text=t, speech_zeroemb_idx=model.speech_zeroemb_idx, text_zeroemb_idx=model.empty_token)
 
-    out = [text(f"<|im_start|>system\n{system}<|im_end|>\n")] if system else []
+    out = [text("<|im_start|>system\n"), text(system), text("<|im_end|>\n")] if system else []
     out.append(text("<|im_start|>user\n"))
     for part in req.parts:
         if part["type"] == "audio":

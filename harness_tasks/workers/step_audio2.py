@@ -43,8 +43,9 @@ GREEDY = {"do_sample": False, "num_beams": 1, "repetition_penalty": 1.0}
 
 def messages(req: Request, paths: list[str], system: str) -> list[dict]:
     """The request as Step-Audio 2 chat messages."""
-    items = [{"type": "text", "text": p["text"]} if p["type"] == "text" else {"type": "audio", "audio": paths[p["index"]]}
-             for p in req.parts if p["type"] != "text" or p["text"]]
+    items = [{"type": "audio", "audio": paths[p["index"]]} if p["type"] == "audio"
+             else {"type": "text", "text": p["text"]}
+             for p in req.parts if p["type"] == "audio" or p.get("text")]
     return [{"role": "system", "content": req.system_prompt or system},
             {"role": "human", "content": items},
             {"role": "assistant", "content": None}]
