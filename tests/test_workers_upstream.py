@@ -245,9 +245,10 @@ def test_mimo_worker_imports_like_upstream_and_decodes_greedily_with_the_budget(
     logged = [json.loads(line) for line in (tmp_path / "log" / "answers.jsonl").read_text().splitlines()]
     assert [r["worker"]["generation"]["global_sampler"] for r in logged] == ["MiMoSampler(do_sample=False)"] * 2
     assert all("691ce54144a6844cc641fd96046a6ba20776c8b0" in r["worker"]["generation"]["upstream"] for r in logged)
-    # text first (the benchmark's default order): the request's order, as for every other route
-    ask(cmd, [clip("increase", "c")], toks=3)
-    assert [seg[0] for seg in calls(model)[-1]["prompt"][1:3]] == [PROMPT, ""]
+    # text first (the benchmark's default order): the request's order, as for every other route; a system turn
+    ask(cmd, [clip("increase", "c")], toks=3, system_prompt="Be brief.")
+    assert [seg[0] for seg in calls(model)[-1]["prompt"][:6]] == ["<|im_start|>system\n", "Be brief.", "<|im_end|>\n",
+                                                                 "<|im_start|>user\n", PROMPT, ""]
 
 
 def test_mimo_worker_with_a_repo_that_is_not_mimo_audio_says_so_in_one_line(tmp_path):
