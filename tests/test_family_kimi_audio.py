@@ -88,7 +88,7 @@ class PromptManager:
         feat = np.stack([level, level * pos, pos, np.ones(n)], axis=1).astype(np.float32)
         return tokens, torch.from_numpy(feat)[None]
 
-    def get_prompt(self, messages, output_type="text", add_assistant_start_msg=True):
+    def get_prompt(self, messages, output_type="text"):
         c = Content()
         for i, m in enumerate(messages):
             assert m["role"] in ("user", "assistant")
@@ -97,8 +97,6 @@ class PromptManager:
             if m["message_type"] == "text":
                 for t in self.text_tokenizer.encode(m["content"]):
                     c.add(BLANK, t)
-                if m["role"] == "assistant":
-                    c.add(BLANK, EOS)
             else:
                 tokens, feat = self._clip(m["content"])
                 c.add(MEDIA_BEGIN, BLANK)
@@ -110,8 +108,7 @@ class PromptManager:
                 if m["message_type"] == "audio":
                     c.add(CT if output_type == "text" else CTD, BLANK)
                 c.add(MSG_END, BLANK)
-        if add_assistant_start_msg:
-            c.add(ASSISTANT, BLANK)
+        c.add(ASSISTANT, BLANK)  # always: the assistant start (kimia_infer at commit 2607d51)
         return c
 
 
@@ -193,9 +190,25 @@ class KimiAudio:
 '''
 
 
-def write_fake(root: Path, *, layers: int = 2, hidden: int = 32, seed: int = 0) -> tuple[Path, Path]:
+#: Variants of the double's prompt manager: (text in the double, replacement).
+SIGNATURE = 'def get_prompt(self, messages, output_type="text"):'
+START = "c.add(ASSISTANT, BLANK)  # always"
+VARIANTS = {
+    "public": [],
+    # a fork's signature (seen in finetuning code built on kimia_infer): still works, its default appends the start
+    "fork": [(SIGNATURE, 'def get_prompt(self, messages, output_type="text", add_assistant_start_msg=True):'),
+             (START, "if add_assistant_start_msg: c.add(ASSISTANT, BLANK)  #")],
+    "no_output_type": [(SIGNATURE, 'def get_prompt(self, messages):\n        output_type = "text"')],
+    "required_flag": [(SIGNATURE, 'def get_prompt(self, messages, output_type, add_assistant_start_msg):')],
+    "no_assistant_start": [(START, "pass  #")],
+}
+
+
+def write_fake(root: Path, *, layers: int = 2, hidden: int = 32, seed: int = 0,
+               variant: str = "public") -> tuple[Path, Path]:
     """Write the test double package under ``root/pkg`` and a checkpoint folder ``root/ckpt``
     (a ``config.json`` shaped like the real checkpoint's identity fields, plus the double's spec).
+    ``variant`` (a key of :data:`VARIANTS`) alters the double's ``get_prompt``.
 
     Returns
     -------
@@ -205,7 +218,11 @@ def write_fake(root: Path, *, layers: int = 2, hidden: int = 32, seed: int = 0) 
     (pkg / "kimia_infer" / "api").mkdir(parents=True, exist_ok=True)
     (pkg / "kimia_infer" / "__init__.py").write_text('"""TEST DOUBLE of kimia_infer (see the test that wrote it)."""\n')
     (pkg / "kimia_infer" / "api" / "__init__.py").write_text("")
-    (pkg / "kimia_infer" / "api" / "kimia.py").write_text(_KIMIA)
+    source = _KIMIA
+    for a, b in VARIANTS[variant]:
+        assert a in source, a
+        source = source.replace(a, b)
+    (pkg / "kimia_infer" / "api" / "kimia.py").write_text(source)
     ckpt = Path(root) / "ckpt"
     ckpt.mkdir(parents=True, exist_ok=True)
     (ckpt / "config.json").write_text(json.dumps({
@@ -245,12 +262,56 @@ def _drop_kimia(monkeypatch):
         monkeypatch.delitem(sys.modules, name)
 
 
+@pytest.fixture
+def other_double(monkeypatch):
+    """Room for another double of kimia_infer: its modules are imported afresh and forgotten afterwards."""
+    _drop_kimia(monkeypatch)
+    yield
+    for name in [n for n in sys.modules if n == "kimia_infer" or n.startswith("kimia_infer.")]:
+        del sys.modules[name]
+
+
 def test_without_kimia_infer_a_one_line_error_says_how_to_install(fake, monkeypatch):
     _drop_kimia(monkeypatch)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(fake[0])])
     hint = r"kimia_infer package \(not on PyPI\): git clone https://github.com/MoonshotAI/Kimi-Audio"
     with pytest.raises(ImportError, match=hint):
         families.load(str(fake[1]), device="cpu")
+
+
+@pytest.mark.parametrize("variant, says", [
+    ("no_output_type", r"get_prompt\(messages\) takes no output_type"),
+    ("required_flag", r"also requires output_type, add_assistant_start_msg"),
+    ("no_assistant_start", r"ends with audio token 306 \(the message end\), not the assistant start token"),
+])
+def test_an_incompatible_kimia_infer_api_is_a_one_line_error_at_load(tmp_path, monkeypatch, other_double, variant,
+                                                                      says):
+    from harness_tasks.models.families.kimi_audio import KimiApiError
+
+    pkg, ckpt = write_fake(tmp_path, variant=variant)
+    monkeypatch.syspath_prepend(str(pkg))
+    with pytest.raises(KimiApiError, match=says) as err:
+        families.load(str(ckpt), device="cpu")
+    assert "\n" not in str(err.value) and "2607d515f5b7dffa1dcc7526f9f26feb48e356c4" in str(err.value)
+    assert isinstance(err.value, vocalgrad.VocalGradError)
+
+
+def test_a_fork_with_add_assistant_start_msg_gives_the_same_rows(tmp_path, monkeypatch, fake, other_double):
+    monkeypatch.syspath_prepend(str(fake[0]))
+    items = [Item(PROMPT, [tone(0.9)]), Item(PROMPT, [tone(0.9)], target="decrease")]
+    want = [families.load(str(fake[1]), device="cpu", dtype="float32").batch([it]) for it in items]
+    for name in [n for n in sys.modules if n == "kimia_infer" or n.startswith("kimia_infer.")]:
+        del sys.modules[name]
+    pkg, ckpt = write_fake(tmp_path, variant="fork")
+    monkeypatch.syspath_prepend(str(pkg))
+    fork = families.load(str(ckpt), device="cpu", dtype="float32")
+    import inspect
+
+    assert "add_assistant_start_msg" in inspect.signature(fork.prompt_manager.get_prompt).parameters
+    for it, w in zip(items, want):
+        got = fork.batch([it])
+        assert sorted(got) == sorted(w)
+        assert all(torch.equal(got[k], w[k]) for k in w if k != "whisper_input_feature")
 
 
 def test_detected_from_the_checkpoint_config_or_by_family(fake, lm, monkeypatch, tmp_path):
@@ -285,7 +346,9 @@ def test_labels_mark_only_the_answer_tokens_and_the_text_end(lm):
     on = torch.nonzero(lab != -100).flatten().tolist()
     assert on == list(range(n, n + len("increase") + 1))           # 8 bytes + the text end token
     assert bytes(int(t) for t in lab[on[:-1]]).decode() == "increase" and int(lab[on[-1]]) == EOS
-    assert len(lab) == n + len("increase") + 2                     # + the message end (no loss)
+    assert len(lab) == n + len("increase") + 1                     # as Kimi's text-only generation continues
+    assert torch.equal(full["text_input_ids"][0, n:], lab[n:])
+    assert (full["input_ids"][0, n:] == BLANK).all() and not full["is_continuous_mask"][0, n:].any()
     assert lm.conversation(Item(PROMPT, [y], target="increase")) == [
         {"role": "user", "message_type": "text", "content": PROMPT},
         {"role": "user", "message_type": "audio", "content": "<clip 0>"},

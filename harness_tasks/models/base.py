@@ -26,7 +26,8 @@ Reliability (every adapter)
 revision, dtype, adapter settings: by default every model argument except those in
 ``IDENTITY_EXCLUDE``), the prompt, the generation settings, the audio order, the id and sha256
 of each clip and the toolkit version. A rerun of the same command skips the clips already answered and
-logs how many it skipped. Model argument ``answer_log``: ``auto`` (the default unless
+logs how many it skipped. An answer string may carry a ``log_info`` dict, stored beside it (the
+worker adapter puts its worker's handshake there). Model argument ``answer_log``: ``auto`` (the default unless
 ``$VOCALGRAD_ANSWER_LOG`` says otherwise: ``$VOCALGRAD_CACHE/answers/<model>-<identity hash>/``,
 else ``~/.cache/vocalgrad/answers/...``), a folder, or ``none`` to turn it off.
 
@@ -396,7 +397,7 @@ class VocalGradLM(LM):
                 self.failed.append((queries[i].clip_id, answer))
             if logbook is not None and keys[i] is not None:
                 logbook.put(keys[i], answer, error=is_error_answer(answer), clip_id=queries[i].clip_id,
-                            max_new_tokens=queries[i].max_new_tokens)
+                            max_new_tokens=queries[i].max_new_tokens, **getattr(answer, "log_info", {}))
             bar.update(1)
 
         try:

@@ -8,6 +8,9 @@ line per request with it over stdin/stdout (protocol: :mod:`harness_tasks.worker
 clip (base64 WAV bytes, or a WAV path), prompt, text/audio order and generation settings go out,
 text or an error comes back. The worker sends a version handshake first; protocol lines carry a
 prefix and the worker moves its stdout to stderr, so stray prints cannot corrupt the exchange.
+The handshake may say how the worker decodes (``generation``: the settings it passes to the
+model's own API, and what that API does not let it set); the answer log keeps the handshake's
+``worker``, ``model``, ``version`` and ``generation`` beside every answer.
 
 Failures: a request the worker reports as failed becomes an error answer (counted wrong, the run
 goes on). A worker that exits or does not answer in ``timeout`` seconds stops the run with a
@@ -63,6 +66,17 @@ class WorkerError(FatalAdapterError):
     """The worker process died, broke the protocol or stopped answering."""
 
 
+class _Reply(str):
+    """A worker's answer; ``log_info`` goes into its answer-log line (the worker's handshake)."""
+
+    log_info: dict[str, Any] = {}
+
+    def __new__(cls, text: str, log_info: dict[str, Any]) -> "_Reply":
+        obj = super().__new__(cls, text)
+        obj.log_info = log_info
+        return obj
+
+
 class WorkerLM(ChatLM):
     """lm-eval adapter that forwards each request to a worker process (see the module docstring)."""
 
@@ -113,8 +127,9 @@ class WorkerLM(ChatLM):
             raise WorkerError(f"vocalgrad-worker: the worker speaks protocol {hello.get('protocol')!r}, this toolkit "
                               f"speaks {PROTOCOL_VERSION}; update harness_tasks/workers/protocol.py on the worker side")
         self.hello = hello
-        log.info("vocalgrad-worker: %s (model %s, %s) ready, pid %s", hello.get("worker"), hello.get("model"),
-                 hello.get("version") or "no version", self.proc.pid)
+        log.info("vocalgrad-worker: %s (model %s, %s) ready, pid %s; generation: %s", hello.get("worker"),
+                 hello.get("model"), hello.get("version") or "no version", self.proc.pid,
+                 json.dumps(hello.get("generation"), default=str) if hello.get("generation") else "not stated")
         return hello
 
     def _read_stdout(self, proc: subprocess.Popen) -> None:
@@ -229,9 +244,11 @@ class WorkerLM(ChatLM):
             if reply.get("type") == "answer" and reply.get("id") == msg["id"]:
                 break
             log.debug("vocalgrad-worker: ignoring %r", reply)
+        hello = self.hello or {}
+        info = {"worker": {k: hello[k] for k in ("worker", "model", "version", "generation") if hello.get(k)}}
         if reply.get("error") is not None:
-            return error_answer(f"worker: {reply['error']}")
-        return str(reply.get("text", ""))
+            return _Reply(error_answer(f"worker: {reply['error']}"), info)
+        return _Reply(str(reply.get("text", "")), info)
 
     def answer(self, queries: list[Query]) -> list[str]:
         return [self._ask(q) for q in queries]

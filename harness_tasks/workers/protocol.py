@@ -7,7 +7,12 @@ stdin/stdout, one JSON object per line:
 
 1. worker -> parent, once at start-up (the handshake)::
 
-       @@vocalgrad@@ {"type": "hello", "protocol": 1, "worker": "kimi-audio", "model": "...", "version": "..."}
+       @@vocalgrad@@ {"type": "hello", "protocol": 1, "worker": "kimi-audio", "model": "...", "version": "...",
+                      "generation": {"decoding": "greedy", ...}}
+
+   ``generation`` (optional) says how the worker decodes: the settings it passes to the
+   model's own API and what that API does not let it control. The parent logs it and keeps it
+   with every answer in the answer log.
 
 2. parent -> worker, one line per request (no prefix)::
 
@@ -145,7 +150,7 @@ def _protocol_stream():
 
 
 def serve(answer: Callable[[Request], str], *, worker: str, model: str = "", version: str = "",
-          stdin=None) -> None:
+          generation: dict[str, Any] | None = None, stdin=None) -> None:
     """Answer requests from stdin until shutdown or end of input.
 
     Parameters
@@ -155,6 +160,8 @@ def serve(answer: Callable[[Request], str], *, worker: str, model: str = "", ver
         parent counts it as a wrong, error answer) and the worker goes on.
     worker, model, version : str
         Sent in the handshake (shown in logs and kept with the answers).
+    generation : dict, optional
+        The worker's decoding settings, sent in the handshake (JSON values only).
     """
     out = _protocol_stream()
     stdin = stdin or sys.stdin
@@ -163,8 +170,11 @@ def serve(answer: Callable[[Request], str], *, worker: str, model: str = "", ver
         out.write(PREFIX + json.dumps(obj, ensure_ascii=False) + "\n")
         out.flush()
 
-    send({"type": "hello", "protocol": PROTOCOL_VERSION, "worker": worker, "model": model, "version": version,
-          "pid": os.getpid()})
+    hello = {"type": "hello", "protocol": PROTOCOL_VERSION, "worker": worker, "model": model, "version": version,
+             "pid": os.getpid()}
+    if generation is not None:
+        hello["generation"] = generation
+    send(hello)
     for line in stdin:
         line = line.strip()
         if not line:

@@ -3,12 +3,15 @@
 Kimi-Audio is not a transformers processor + chat-template model. Its prompt is built by the
 ``kimia_infer`` package of the MoonshotAI/Kimi-Audio GitHub repository (not on PyPI), whose
 ``KimiAudio(model_path, load_detokenizer=False)`` gives the model (``.alm``, remote code through
-``AutoModelForCausalLM``) and the prompt manager (``.prompt_manager``). This module uses only:
+``AutoModelForCausalLM``) and the prompt manager (``.prompt_manager``). Written against the
+public package at commit 2607d515f5b7dffa1dcc7526f9f26feb48e356c4 (:data:`UPSTREAM`); this
+module uses only:
 
-* ``prompt_manager.get_prompt(messages, output_type="text", add_assistant_start_msg=...)`` with
-  messages ``{"role": "user"|"assistant", "message_type": "text"|"audio", "content": text or wav path}``;
-  its result's ``to_tensor()`` (first three: audio-stream ids, text-stream ids, continuous mask,
-  each ``(1, T)``) and ``continuous_feature`` (one whisper feature tensor per clip);
+* ``prompt_manager.get_prompt(messages, output_type="text")`` with user messages
+  ``{"role": "user", "message_type": "text"|"audio", "content": text or wav path}``; the prompt it
+  returns ends with the assistant start token (it always appends it). Its ``to_tensor()`` (first
+  three: audio-stream ids, text-stream ids, continuous mask, each ``(1, T)``) and
+  ``continuous_feature`` (one whisper feature tensor per clip);
 * ``prompt_manager.extra_tokens`` (``kimia_assistant_msg_start``, ``kimia_text_blank``,
   ``kimia_text_eos``) and ``prompt_manager.text_tokenizer.encode(text, bos=False, eos=False)`` /
   ``.decode(ids)``;
@@ -16,11 +19,13 @@ Kimi-Audio is not a transformers processor + chat-template model. Its prompt is 
   return_dict=True, use_cache=False, output_hidden_states=...)`` whose ``logits`` is
   ``(audio_logits, text_logits)``; the answer is read from the **text** stream.
 
-The model takes one sequence at a time (its whisper features are placed for batch row 0 only),
-so :class:`KimiTextLM` runs the rows of a left-padded batch one by one. Training targets follow
-the authors' supervision: an assistant text message after the user turn, loss on its text
-tokens and the text end-of-stream token. Tested here against a test double of this API only
-(no weights, no GPU); see docs/model-layer.md.
+:meth:`KimiAudioFamily.load` checks that surface with a text-only prompt and stops with a
+one-line :class:`KimiApiError` naming what differs. The model takes one sequence at a time (its
+whisper features are placed for batch row 0 only), so :class:`KimiTextLM` runs the rows of a
+left-padded batch one by one. A training target continues the prompt exactly as Kimi's own
+text-only generation would: after the assistant start, one position per answer token and one for
+the text end-of-stream token, the audio stream blank there; the loss is on those tokens. Tested
+here against a test double of this API only (no weights, no GPU); see docs/model-layer.md.
 """
 
 from __future__ import annotations
@@ -30,12 +35,18 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from vocalgrad import VocalGradError
 
 from ..base import layout
 from .base import Family, Item, LoadedModel, batch_items, prepare_audio
 
-__all__ = ["KimiAudioFamily", "KimiLoadedModel", "KimiTextLM", "import_kimia"]
+__all__ = ["KimiApiError", "KimiAudioFamily", "KimiLoadedModel", "KimiTextLM", "check_prompt_manager",
+           "import_kimia"]
+
+#: The public kimia_infer this family was written against.
+UPSTREAM = "MoonshotAI/Kimi-Audio at commit 2607d515f5b7dffa1dcc7526f9f26feb48e356c4"
+#: The special tokens the family reads from ``prompt_manager.extra_tokens``.
+EXTRA_TOKENS = ("kimia_assistant_msg_start", "kimia_text_blank", "kimia_text_eos")
 
 #: How to get ``kimia_infer`` (it is not on PyPI).
 INSTALL_HINT = ("Kimi-Audio needs the kimia_infer package (not on PyPI): git clone "
@@ -50,6 +61,53 @@ def import_kimia():
     except ImportError as exc:
         raise ImportError(INSTALL_HINT) from exc
     return KimiAudio
+
+
+class KimiApiError(VocalGradError, TypeError):
+    """The installed ``kimia_infer`` does not offer the API this family calls."""
+
+
+def check_prompt_manager(pm: Any) -> None:
+    """Check Kimi's prompt manager against the API this family calls (one-line error otherwise).
+
+    Looks at ``get_prompt``'s signature and the special tokens, then builds a one-word text prompt
+    (no audio, so no encoder runs) and checks its streams: equal lengths, ending with the
+    assistant start token.
+    """
+    import inspect
+
+    def fail(what: str):
+        raise KimiApiError(f"kimi_audio: kimia_infer's {what}; this family was written for {UPSTREAM} "
+                           f"(get_prompt(messages, output_type='text'))")
+
+    for name in ("get_prompt", "extra_tokens", "text_tokenizer"):
+        if not hasattr(pm, name):
+            fail(f"prompt manager has no {name}")
+    try:
+        params = inspect.signature(pm.get_prompt).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kinds = {p.kind for p in params.values()}
+    if params and "output_type" not in params and inspect.Parameter.VAR_KEYWORD not in kinds:
+        fail(f"get_prompt{inspect.signature(pm.get_prompt)} takes no output_type")
+    required = [n for n, p in list(params.items())[1:] if p.default is p.empty
+                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if required:
+        fail(f"get_prompt{inspect.signature(pm.get_prompt)} also requires {', '.join(required)}")
+    missing = [t for t in EXTRA_TOKENS if not hasattr(pm.extra_tokens, t)]
+    if missing:
+        fail(f"extra_tokens have no {', '.join(missing)}")
+    try:
+        probe = pm.get_prompt([{"role": "user", "message_type": "text", "content": "a"}], output_type="text")
+        streams = probe.to_tensor()
+    except Exception as exc:  # any failure of the probe is an API mismatch
+        fail(f"prompt manager failed on a one-word text prompt ({type(exc).__name__}: {exc})")
+    if len(streams) < 3 or len({tuple(x.shape) for x in streams[:3]}) != 1:
+        fail("prompt's to_tensor() does not give three streams of one length")
+    last = int(streams[0].reshape(-1)[-1])
+    if last != int(pm.extra_tokens.kimia_assistant_msg_start):
+        end = " (the message end)" if last == int(getattr(pm.extra_tokens, "msg_end", -1)) else ""
+        fail(f"get_prompt(...) ends with audio token {last}{end}, not the assistant start token")
 
 
 def _nn_module():
@@ -161,21 +219,24 @@ class KimiLoadedModel(LoadedModel):
 
     # ------------------------------------------------------------------ inputs
     def _messages(self, item: Item, paths: list[str]) -> list[dict]:
+        """The user turn as Kimi messages (text and clips in the item's order)."""
         if item.system:
             raise ValueError("Kimi-Audio's prompt manager has no system turn; leave --system-prompt unset")
         order = layout(item.prompt, paths, audio_first=item.audio_first)
-        msgs = [{"role": "user", "message_type": "text" if kind == "text" else "audio", "content": v}
+        return [{"role": "user", "message_type": "text" if kind == "text" else "audio", "content": v}
                 for kind, v in order if kind != "text" or v]
+
+    def conversation(self, item: Item) -> list[dict]:
+        """Kimi messages of one item (clips shown as ``<clip k>``; :meth:`batch` writes them as WAV
+        files), with the target as an assistant text message."""
+        msgs = self._messages(item, [f"<clip {k}>" for k in range(len(item.audios))])
         if item.target is not None:
             msgs.append({"role": "assistant", "message_type": "text", "content": item.target})
         return msgs
 
-    def conversation(self, item: Item) -> list[dict]:
-        """Kimi messages of one item (clips shown as ``<clip k>``; :meth:`batch` writes them as WAV files)."""
-        return self._messages(item, [f"<clip {k}>" for k in range(len(item.audios))])
-
     def _encode_one(self, item: Item, tmp: str, index: int):
         import soundfile as sf
+        import torch
 
         paths = []
         for k, (y, sr) in enumerate(item.audios):
@@ -184,22 +245,24 @@ class KimiLoadedModel(LoadedModel):
             path = os.path.join(tmp, f"clip{index}_{k}.wav")
             sf.write(path, a, self.sampling_rate, subtype="FLOAT")
             paths.append(path)
-        history = self.prompt_manager.get_prompt(self._messages(item, paths), output_type="text",
-                                                 add_assistant_start_msg=item.target is None)
+        history = self.prompt_manager.get_prompt(self._messages(item, paths), output_type="text")
         t = history.to_tensor()
         audio_ids, text_ids, cont = (x.reshape(-1).cpu() for x in t[:3])
         feats = [f.detach().cpu() for f in history.continuous_feature]
+        if int(audio_ids[-1]) != int(self.extra.kimia_assistant_msg_start):
+            raise KimiApiError("kimi_audio: Kimi's prompt does not end with the assistant start token "
+                               f"(the family was written for {UPSTREAM})")
         label = None
         if item.target is not None:
-            starts = np.flatnonzero(audio_ids.numpy() == int(self.extra.kimia_assistant_msg_start))
-            if starts.size == 0:
-                raise ValueError("Kimi prompt manager gave no assistant start token for the target")
-            label = [-100] * len(text_ids)
-            for i in range(int(starts[-1]) + 1, len(text_ids)):
-                if int(text_ids[i]) != int(self.extra.kimia_text_blank):
-                    label[i] = int(text_ids[i])
-            if all(v == -100 for v in label):
+            answer = self.tokenizer.encode(item.target)
+            if not answer:
                 raise ValueError(f"target {item.target!r} has no tokens")
+            blank, eos = int(self.extra.kimia_text_blank), int(self.extra.kimia_text_eos)
+            n, m = len(audio_ids), len(answer) + 1
+            audio_ids = torch.cat([audio_ids, torch.full((m,), blank, dtype=audio_ids.dtype)])
+            text_ids = torch.cat([text_ids, torch.tensor(answer + [eos], dtype=text_ids.dtype)])
+            cont = torch.cat([cont.bool(), torch.zeros(m, dtype=torch.bool)])
+            label = [-100] * n + answer + [eos]
         return audio_ids, text_ids, cont.bool(), feats, label
 
     def batch(self, items: Sequence[Item]):
@@ -320,6 +383,7 @@ class KimiAudioFamily(Family):
                              "download the revision and pass its folder")
         KimiAudio = import_kimia()
         runtime = KimiAudio(model_path=str(pretrained), load_detokenizer=False)
+        check_prompt_manager(runtime.prompt_manager)
         model = KimiTextLM(runtime.alm)
         if dtype not in (None, "auto"):
             model = model.to(dtype if isinstance(dtype, torch.dtype) else getattr(torch, str(dtype)))
