@@ -77,7 +77,10 @@ def test_report_numbers(two_models):
     assert good["by_direction"]["increase"]["n"] == n // 2
     lo, hi = good["overall"]["ci"]["acc"]["binomial"]
     assert lo < good["overall"]["acc"] < hi
-    assert good["overall"]["ci"]["acc"]["clustered"][0] <= good["overall"]["acc"]
+    # 3 sources: no clustered interval (fewer than MIN_CLUSTERS), said so in a warning
+    assert good["overall"]["ci"]["acc"]["clustered"] == [None, None] and good["overall"]["n_sources"] == 3
+    assert good["overall"]["verdict_clustered"] == "n/a (3 sources)"
+    assert any("no clustered intervals" in w for w in good["warnings"])
     top = good["top_outputs"]
     assert len(top) <= 20 and top[0]["output"] == "Decrease." and top[0]["count"] == 36 + 24 + 24 - 12
     # constant model: the bias table says 100 % increase, accuracy is at chance
@@ -105,6 +108,9 @@ def test_report_markdown(two_models):
                  "`Decrease.`", "![comparison](plots/comparison.png)", "quad_first_flat"):
         assert text in md, text
     row = next(line for line in md.splitlines() if line.startswith("| Human (paper) |"))
+    # the clustered interval of 3 sources is not shown, nor a verdict drawn from it
+    summary = next(line for line in md.splitlines() if line.startswith("| vocalgrad-oracle |"))
+    assert summary.split("|")[6].strip() == "n/a (3 sources)" and "clustered:" not in md
     assert row.split("|")[2].strip() == f"{PAPER_CATEGORY_ACC['Human']['speed']:.1f}"
 
 
@@ -157,6 +163,28 @@ def test_without_sample_logs_and_reruns(tmp_path):
     assert ev.task_metrics["pitch"]["acc"] == 1.0 and ev.task_metrics["volume"]["acc"] == 0.5
     assert {r["category"] for r in ev.records} == {"pitch"}
     assert any("replace" in w for w in ev.warnings)
+
+
+def test_one_missing_sample_log_is_a_warning_naming_the_file(tmp_path, capsys):
+    # three categories logged, then one sample log lost: the report warns and covers the other two
+    docs = clips(sources=2, categories=("pitch", "volume", "echo"))
+    write_results(tmp_path / "res", "m", lambda d: d["direction"] if d["category"] != "echo" else "increase",
+                  docs=docs)
+    (lost,) = (tmp_path / "res").rglob("samples_vocalgrad_pitch_*.jsonl")
+    lost.unlink()
+    rc = cli.main(["report", str(tmp_path / "res"), "--out", str(tmp_path / "rep"), "--draws", "200"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert f"warning: m: pitch: no sample log {lost.name}" in err
+    data = json.loads((tmp_path / "rep" / "report.json").read_text())
+    (m,) = data["models"]
+    assert m["categories"] == ["pitch", "volume", "echo"] and m["categories_sampled"] == ["volume", "echo"]
+    assert set(m["by_category"]) == set(m["bias"]) - {"all"} == {"volume", "echo"}
+    assert m["overall"]["acc"] == pytest.approx((1.0 + 0.5) / 2) and m["overall"]["n"] == 96
+    assert any(w.startswith("no sample log for pitch: the overall figures") and "pitch 100.0 %" in w
+               for w in m["warnings"])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"> warning: pitch: no sample log {lost.name}" in md
 
 
 def test_bad_files_name_the_file(tmp_path):

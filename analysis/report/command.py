@@ -222,6 +222,8 @@ def _cli(args) -> int:
             print(f"{e['label']} [{fmt}]: macro-F1 {100 * e['overall']['mean_macro_f1']:.1f} %, "
                   f"acc {100 * e['overall']['mean_acc']:.1f} % (mean over categories)", file=sys.stderr)
     for m in rep["models"]:
+        for w in m.get("warnings", []):
+            print(f"vocalgrad report: warning: {m['label']}: {w}", file=sys.stderr)
         ov = m["overall"]
         acc = ov.get("acc", ov.get("category_mean_acc"))
         extra = ""
