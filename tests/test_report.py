@@ -435,3 +435,40 @@ def test_logit_scored_answers_get_their_own_section(tmp_path):
     plain = build_report([tmp_path / "plain"], tmp_path / "rep2", draws=200, plots=False)
     assert plain["models"][0]["logits"] is None
     assert "Answers by logits" not in (tmp_path / "rep2" / "report.md").read_text()
+
+
+def test_model_index_files_parse_with_huggingface_hub(tmp_path):
+    import yaml
+
+    docs = clips(sources=2)
+    write_results(tmp_path / "res", "vocalgrad-oracle", good_answer, docs=docs)
+    write_results(tmp_path / "res", "vocalgrad-constant", lambda d: "increase", docs=[d for d in docs
+                  if d["category"] in CATS], model_args="direction=increase")
+    rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=200, plots=False)
+    files = sorted((tmp_path / "rep" / "model-index").glob("*.yaml"))
+    assert [f.name for f in files] == ["vocalgrad-constant-direction-increase.yaml", "vocalgrad-oracle.yaml"]
+    models = {m["label"]: m for m in rep["models"]}
+    for f in files:
+        index = yaml.safe_load(f.read_text())["model-index"]
+        (entry,) = index
+        m = models[entry["name"]]
+        by_config = {r["dataset"]["config"]: r for r in entry["results"]}
+        assert list(by_config)[:len(m["by_category"])] == list(m["by_category"])
+        for cat, g in m["by_category"].items():
+            r = by_config[cat]
+            assert r["task"]["type"] == "audio-text-to-text" and r["dataset"]["type"] == vocalgrad.HUB_REPO_ID
+            assert r["dataset"]["split"] == "test"
+            (metric,) = r["metrics"]
+            assert metric["type"] == "accuracy" and metric["value"] == round(100 * g["acc"], 2)
+        # the mean over categories only when all nine were evaluated
+        assert ("all" in by_config) == (len(m["by_category"]) == 9)
+        if "all" in by_config:
+            assert by_config["all"]["metrics"][0]["value"] == round(100 * m["overall"]["category_mean_acc"], 2)
+        hub = pytest.importorskip("huggingface_hub")
+        from huggingface_hub.repocard_data import eval_results_to_model_index, model_index_to_eval_results
+
+        name, results = model_index_to_eval_results(index)        # the Hub's own parser
+        assert name == m["label"] and len(results) == len(entry["results"])
+        assert eval_results_to_model_index(name, results) == index  # and back: nothing lost or added
+        card = hub.ModelCardData(**yaml.safe_load(f.read_text()))
+        assert card.model_name == m["label"] and len(card.eval_results) == len(results)

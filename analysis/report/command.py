@@ -15,6 +15,7 @@ from .analysis import analyse
 from .formats import analyse_formats
 from .loading import ResultsError, load_all
 from .markdown import render_markdown, slug
+from .model_index import write_model_indexes
 from .stats import DRAWS, SEED
 
 __all__ = ["build_report", "register_cli"]
@@ -78,6 +79,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     plot_paths = _draw_plots(report, out) if plots else {}
     md = _markdown(report, plot_paths, agreement, render_dir)
     report["paths"] = _write(out, report, md, plot_paths)
+    report["paths"].update(write_model_indexes(report, out))  # DIR/model-index/<model>.yaml
     return report
 
 
