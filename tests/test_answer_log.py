@@ -311,3 +311,30 @@ def test_a_killed_claimant_does_not_block_the_other_process(hub, tmp_path):
     assert sorted(asked) == sorted(set(asked)) and len(asked) == N_CLIPS and not _calls(tmp_path / "callsA")
     assert len(_results(tmp_path / "outB")[1]) == N_CLIPS
     assert not _claim_files(log_dir)                     # A's claims were dropped, B released its own
+
+
+def test_claims_in_one_folder(tmp_path, monkeypatch):
+    # two logs on one folder behave like two processes: each holds a lock on its own claims file
+    a, b = AnswerLog(tmp_path), AnswerLog(tmp_path)
+    assert a.claim(["k1", "k2", "k3"], limit=2) == ({}, ["k1", "k2"], [])
+    found, mine, held = b.claim(["k1", "k2", "k3"])
+    assert (found, mine, sorted(held)) == ({}, ["k3"], ["k1", "k2"])
+    a.put("k1", "increase")                        # answered: found by the other, the claim released
+    a.release(["k2"])                              # given up without an answer: free again
+    assert b.claim(["k1", "k2"]) == ({"k1": "increase"}, ["k2"], [])
+    # a claimant that ends without cleaning up (its lock goes with its file handle, as on SIGKILL)
+    c = AnswerLog(tmp_path)
+    assert c.claim(["k9"]) == ({}, ["k9"], [])
+    assert b.claim(["k9"]) == ({}, [], ["k9"])
+    stale = c.claims._own_path
+    c.claims._own.close()                           # the kernel drops the flock; the file stays behind
+    assert stale.exists() and b.claim(["k9"]) == ({}, ["k9"], []) and not stale.exists()
+    for log in (a, b):
+        log.close()
+    assert not list((tmp_path / "claims").glob("*.claims"))
+    # without file locks (Windows, some network file systems) nothing is held: the old behaviour
+    monkeypatch.setattr("harness_tasks.models.claims.fcntl", None)
+    d = AnswerLog(tmp_path / "nolocks")
+    assert not d.claims.available and d.claim(["k1"]) == ({}, ["k1"], [])
+    d.put("k1", "decrease")
+    assert AnswerLog(tmp_path / "nolocks").get("k1") == "decrease"

@@ -19,8 +19,8 @@ is involved, so a crashed claimant never blocks anyone and a slow one is never o
 Every claim decision and every append to the log happens under ``claims/.lock``, so a process
 reading the log under the mutex never sees half a line written by a live process.
 
-Where ``fcntl`` is missing (Windows) or the file system refuses locks, :class:`Claims` says so
-once (``available`` is False) and the log works as before: nothing is claimed, nothing waits.
+Where ``fcntl`` is missing (Windows) or the file system refuses locks (then with a warning),
+``available`` is False and the log works as before: nothing is claimed, nothing waits.
 """
 
 from __future__ import annotations
@@ -154,7 +154,10 @@ class Claims:
             self.mine.difference_update(gone)
 
     def close(self) -> None:
-        """Drop every claim: delete and unlock our file."""
+        """Drop every claim: delete and unlock our file (again: nothing)."""
+        if self._own is None and self._mutex_fd is None:
+            self.mine.clear()
+            return
         with self.mutex():
             if self._own is not None:
                 if self._own_path is not None:
