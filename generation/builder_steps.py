@@ -3,7 +3,7 @@
 :mod:`vocalgrad` creates the builder class (it is the design card's module and the loading
 script) and imports this module when a build runs. A build reads either a render folder, through
 :class:`generation.render_dir.RenderDir` (the one reader of that layout), or a local copy of the
-authors' release, through :mod:`harness_tasks.published` (docs/published.md).
+authors' release, through :mod:`generation.published` (docs/published.md).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import hashlib
 from pathlib import Path
 
 import vocalgrad
-from harness_tasks import published
 
+from . import published
 from .render_dir import RenderDir, RenderDirError
 
 __all__ = ["cache_hash", "dataset_info", "examples", "split_rows"]

@@ -1,11 +1,11 @@
 """The authors' published release -> our Hub folder (``vocalgrad hub --from-published SRC --out HUB``).
 
 The release (``ynklab/vocalgrad``: one AudioFolder config, flat ``audio/``, root
-``metadata.csv``; :mod:`harness_tasks.published`) is rewritten as the folder ``vocalgrad hub``
+``metadata.csv``; :mod:`generation.published`) is rewritten as the folder ``vocalgrad hub``
 makes from a render: one parquet config per category, ``all`` as default, the card. Nothing is
 re-rendered: each WAV is re-encoded losslessly as FLAC (same 16-bit samples), rows keep the
 authors' ``benchmark_clip_id`` and ``source_clip_id`` beside our columns, and ``id`` is our clip
-id of the same clip (:func:`harness_tasks.published.to_clip_id`). The shards, card and YAML
+id of the same clip (:func:`generation.published.to_clip_id`). The shards, card and YAML
 header come from :mod:`generation.hub`'s own writer, so the folder can be published with
 ``vocalgrad publish`` and read with ``load_dataset(REPO, "pitch")``.
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import vocalgrad
-from harness_tasks import published
 
 from . import audio as aio
 from . import hub as _hub
+from . import published
 
 __all__ = ["CONVERSION_NOTE", "build_from_published"]
 
@@ -60,7 +60,7 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     ----------
     src : path-like or str
         Local copy of the release, or its Hub repo id (downloaded first,
-        :func:`harness_tasks.published.local_copy`).
+        :func:`generation.published.local_copy`).
     out_dir : path-like
         Folder to write; replaced if it holds an earlier VocalGrad Hub folder, refused if it is a
         non-empty folder of anything else.

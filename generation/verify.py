@@ -150,7 +150,7 @@ def load_side(path) -> Side:
     VerifyError
         When ``path`` is neither.
     """
-    from harness_tasks import published
+    from . import published
 
     if published.is_published(path):
         # The authors' AudioFolder release (a local copy or a Hub id). Their sha256 would be of the

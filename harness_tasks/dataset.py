@@ -9,7 +9,7 @@ Dataset source (first that is set wins):
 A value that is an existing folder is read as a Hub repo folder made by ``vocalgrad hub``
 (``<config>/<split>-0000N-of-0000M.parquet``); anything else is passed to
 ``datasets.load_dataset`` as a repo id with the category as config name. The authors' published
-AudioFolder layout (a local copy or a repo id) is detected and read by :mod:`.published`.
+AudioFolder layout (a local copy or a repo id) is detected and read by :mod:`generation.published`.
 
 Docs hold only metadata: :func:`process_docs` keeps the audio in a per-process store and
 :func:`doc_to_audio` reads a clip from it when a model asks.
@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
+from generation import published
 from generation.hub_dir import HubDir, HubDirError
 
-from . import published
 from .clip_audio import ClipAudio
 
 log = logging.getLogger("vocalgrad")

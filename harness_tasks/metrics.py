@@ -40,11 +40,13 @@ from .parsing import classify_answer, is_exact_match
 __all__ = [
     "ANSWER_CELLS",
     "METRICS",
+    "MIN_CLUSTERS",
     "accuracy",
     "accuracy_parsed",
     "balanced_accuracy",
     "bootstrap_ci",
     "breakdown",
+    "cluster_keys",
     "counts",
     "direction_accuracy",
     "error_rate",
@@ -72,6 +74,12 @@ _INC = (0, 1)  # answer cells that say increase
 _DEC = (2, 3)
 _PARSED = (0, 1, 2, 3)
 _EXACT = (0, 2)
+
+#: Fewest clusters (source utterances) from which a clustered bootstrap interval is computed.
+#: Resampling k clusters gives few distinct draws when k is small (2 sources: 3 possible draws), so
+#: the percentile interval is far too narrow (a coin on 2 sources got [52.8, 55.1] % around its
+#: 53.9 %); below this count the interval is ``(nan, nan)``, never evidence (docs/report.md).
+MIN_CLUSTERS = 20
 
 
 def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any]:
@@ -366,6 +374,7 @@ def bootstrap_ci(
     level: float = 0.95,
     cluster: str | None = None,
     macro_by: str | None = None,
+    min_clusters: int = MIN_CLUSTERS,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of a metric (benchmark.md §8).
 
@@ -383,16 +392,21 @@ def bootstrap_ci(
         Interval of the macro figure (:data:`OVERALL_RULE`) over this key (``"category"``): each
         category is resampled on its own (clips) or sources are resampled with all their
         categories (clustered), and every draw averages the categories' values.
+    min_clusters : int
+        With ``cluster``: fewer distinct cluster keys than this give ``(nan, nan)``
+        (:data:`MIN_CLUSTERS`; the percentile bootstrap over a handful of clusters is not an interval).
 
     Returns
     -------
     (low, high) : tuple of float
-        ``(nan, nan)`` for an empty input.
+        ``(nan, nan)`` for an empty input, and for a clustered interval from too few clusters.
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     records = list(records)
     if not records:
+        return math.nan, math.nan
+    if cluster is not None and len(cluster_keys(records, cluster)) < min_clusters:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
     if macro_by is not None:
@@ -418,6 +432,14 @@ def bootstrap_ci(
         sims = np.tensordot(mult, tables, axes=(1, 0))
     vals = METRICS[metric](sims) if metric in METRICS else metric_from_table(metric, sims)
     return percentile_interval(vals, level)
+
+
+def cluster_keys(records: Iterable[Mapping[str, Any]], cluster: str) -> set:
+    """The distinct values of key ``cluster`` in ``records`` (KeyError naming the key when one lacks it)."""
+    try:
+        return {rec[cluster] for rec in records}
+    except KeyError:
+        raise KeyError(f"record has no cluster key {cluster!r}") from None
 
 
 def percentile_interval(vals: np.ndarray, level: float) -> tuple[float, float]:

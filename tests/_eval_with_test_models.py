@@ -2,7 +2,8 @@
 
 ``vocalgrad-test-counting``: the oracle's answers, but every clip handed to the model is
 appended (fsync-ed) to ``counter=<file>`` first; ``delay=<s>`` slows each batch down;
-``fail_ids=<id>|<id>`` makes those clips raise inside ``answer()``.
+``fail_ids=<id>|<id>`` makes those clips raise inside ``answer()``; ``hold=<file>`` makes ``answer()``
+wait until that file exists (to line processes up, or to keep one busy until it is killed).
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ from harness_tasks.models.oracle import OracleLM  # noqa: E402
 
 
 class CountingLM(OracleLM):
-    IDENTITY_EXCLUDE = OracleLM.IDENTITY_EXCLUDE | {"counter", "delay", "fail_ids"}
+    IDENTITY_EXCLUDE = OracleLM.IDENTITY_EXCLUDE | {"counter", "delay", "fail_ids", "hold"}
 
-    def __init__(self, *, counter: str, delay: Any = 0.0, fail_ids: str = "", **kwargs: Any) -> None:
+    def __init__(self, *, counter: str, delay: Any = 0.0, fail_ids: str = "", hold: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.counter, self.delay = counter, float(delay)
         self.fail_ids = set(filter(None, str(fail_ids or "").split("|")))
+        self.hold = Path(hold) if hold else None
 
     def answer(self, queries):
+        while self.hold is not None and not self.hold.exists():
+            time.sleep(0.05)
         with open(self.counter, "a") as fh:
             for q in queries:
                 fh.write(q.clip_id + "\n")

@@ -215,3 +215,17 @@ def run_lm_eval(model, tasks, metadata=None, **kw):
 
     tm = TaskManager(include_path=harness_tasks.TASK_DIR, include_defaults=False, metadata=metadata)
     return lm_eval.simple_evaluate(model=model, tasks=tasks, task_manager=tm, bootstrap_iters=0, **kw)
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for a child process a test interrupts: SIGINT and SIGTERM at their defaults.
+
+    A shell starts a background job (``cmd &`` in a script, ``nohup``) with SIGINT ignored, and an
+    ignored signal stays ignored across ``exec``: Python then installs no KeyboardInterrupt handler and
+    the test's SIGINT would do nothing. Resetting both here makes the child behave the same whether the
+    suite runs in a terminal, as a background job or under nohup.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)   # Python installs its default_int_handler at start-up
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

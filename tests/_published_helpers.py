@@ -1,6 +1,6 @@
 """A local replica of the authors' published layout, written from a render folder.
 
-Written independently of ``harness_tasks.published`` (the code under test): the authors'
+Written independently of ``generation.published`` (the code under test): the authors'
 conventions are spelled out here as they appear in their ``prepare_vocalgrad_public.py`` and
 generator scripts — flat ``audio/<internal category>__<benchmark_clip_id>.wav`` (16-bit WAV),
 a root ``metadata.csv`` with their 17 columns, tiers ``low/mid/high``, directions ``up/down``,

@@ -237,3 +237,104 @@ def test_hf_adapter_identity_names_the_checkpoint_and_dtype(tmp_path):
     q = Query(prompt="p", audios=[ClipAudio("c", {"array": np.zeros(800, np.float32), "sampling_rate": 8000})])
     assert a.query_key(q) != b.query_key(q)
     assert a.query_key(q) == HFAudioLM(pretrained=d, dtype="float32", device="cpu").query_key(q)
+
+
+# ----------------------------------------------------------------------------- one log, two processes
+def _claim_files(log_dir: Path) -> list[Path]:
+    """Claim files of live or dead processes that hold at least one claim line."""
+    return [p for p in (log_dir / "claims").glob("*.claims") if p.stat().st_size] if (log_dir / "claims").is_dir() \
+        else []
+
+
+def _wait_for(cond, what: str, procs=(), timeout: float = 300.0) -> None:
+    deadline = time.time() + timeout
+    while not cond():
+        dead = [p for p in procs if p.poll() is not None]
+        assert not dead, f"a process ended while waiting for {what}: " + dead[0].communicate()[1][-3000:]
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_two_evaluations_sharing_one_log_ask_for_each_clip_once(hub, tmp_path):
+    # both start, claim their share and are held at their first answer until both have claimed
+    assert N_CLIPS > VocalGradLM.CLAIM_CHUNK   # so that the second process gets a share of its own
+    env, log_dir, go = _env(hub, tmp_path), tmp_path / "shared_log", tmp_path / "go"
+    procs = [subprocess.Popen(_cmd(tmp_path / f"out{i}", tmp_path / f"calls{i}", log=log_dir,
+                                   extra=("--model_args", f"counter={tmp_path / f'calls{i}'},answer_log={log_dir},"
+                                          f"hold={go}")),
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for i in (0, 1)]
+    try:
+        _wait_for(lambda: len(_claim_files(log_dir)) == 2, "both processes to claim clips", procs)
+        go.touch()
+        errs = [p.communicate(timeout=600)[1] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    assert [p.returncode for p in procs] == [0, 0], errs[0][-3000:] + errs[1][-3000:]
+    asked = [_calls(tmp_path / "calls0"), _calls(tmp_path / "calls1")]
+    assert all(asked) and len(asked[0] + asked[1]) == N_CLIPS          # each clip asked once, by one of them
+    assert set(asked[0]).isdisjoint(asked[1])
+    assert any("came from another process sharing the answer log" in e for e in errs)
+    assert _results(tmp_path / "out0") == _results(tmp_path / "out1")   # same results, same samples
+    lines = [json.loads(ln) for ln in (log_dir / "answers.jsonl").read_text().splitlines()]
+    assert len(lines) == N_CLIPS == len({e["key"] for e in lines}) and not any(e["error"] for e in lines)
+
+
+def test_a_killed_claimant_does_not_block_the_other_process(hub, tmp_path):
+    # A claims its share and never answers (held); B answers the rest and waits for A's clips, without
+    # asking for them, while A lives; once A is killed, B takes A's claims over and finishes
+    env, log_dir = _env(hub, tmp_path), tmp_path / "shared_log"
+    a = subprocess.Popen(_cmd(tmp_path / "outA", tmp_path / "callsA", log=log_dir,
+                              extra=("--model_args", f"counter={tmp_path / 'callsA'},answer_log={log_dir},"
+                                     f"hold={tmp_path / 'never'}")),
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    b = None
+    try:
+        _wait_for(lambda: len(_claim_files(log_dir)) == 1, "A to claim clips", [a])
+        b = subprocess.Popen(_cmd(tmp_path / "outB", tmp_path / "callsB", log=log_dir), env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        share_b = N_CLIPS - VocalGradLM.CLAIM_CHUNK
+        _wait_for(lambda: len(_calls(tmp_path / "callsB")) >= share_b, "B to answer its share", [a, b])
+        time.sleep(3)
+        assert b.poll() is None and len(_calls(tmp_path / "callsB")) == share_b   # waiting, not asking
+        a.kill()
+        a.communicate(timeout=60)
+        _, err = b.communicate(timeout=120)                                        # not blocked forever
+    finally:
+        for p in (a, b):
+            if p is not None:
+                p.kill()
+    assert b.returncode == 0, err[-3000:]
+    assert "being asked by another process sharing the answer log" in err
+    asked = _calls(tmp_path / "callsB")
+    assert sorted(asked) == sorted(set(asked)) and len(asked) == N_CLIPS and not _calls(tmp_path / "callsA")
+    assert len(_results(tmp_path / "outB")[1]) == N_CLIPS
+    assert not _claim_files(log_dir)                     # A's claims were dropped, B released its own
+
+
+def test_claims_in_one_folder(tmp_path, monkeypatch):
+    # two logs on one folder behave like two processes: each holds a lock on its own claims file
+    a, b = AnswerLog(tmp_path), AnswerLog(tmp_path)
+    assert a.claim(["k1", "k2", "k3"], limit=2) == ({}, ["k1", "k2"], [])
+    found, mine, held = b.claim(["k1", "k2", "k3"])
+    assert (found, mine, sorted(held)) == ({}, ["k3"], ["k1", "k2"])
+    a.put("k1", "increase")                        # answered: found by the other, the claim released
+    a.release(["k2"])                              # given up without an answer: free again
+    assert b.claim(["k1", "k2"]) == ({"k1": "increase"}, ["k2"], [])
+    # a claimant that ends without cleaning up (its lock goes with its file handle, as on SIGKILL)
+    c = AnswerLog(tmp_path)
+    assert c.claim(["k9"]) == ({}, ["k9"], [])
+    assert b.claim(["k9"]) == ({}, [], ["k9"])
+    stale = c.claims._own_path
+    c.claims._own.close()                           # the kernel drops the flock; the file stays behind
+    assert stale.exists() and b.claim(["k9"]) == ({}, ["k9"], []) and not stale.exists()
+    for log in (a, b):
+        log.close()
+    assert not list((tmp_path / "claims").glob("*.claims"))
+    # without file locks (Windows, some network file systems) nothing is held: the old behaviour
+    monkeypatch.setattr("harness_tasks.models.claims.fcntl", None)
+    d = AnswerLog(tmp_path / "nolocks")
+    assert not d.claims.available and d.claim(["k1"]) == ({}, ["k1"], [])
+    d.put("k1", "decrease")
+    assert AnswerLog(tmp_path / "nolocks").get("k1") == "decrease"

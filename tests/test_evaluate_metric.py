@@ -41,7 +41,7 @@ def _same(a, b):
 
 
 def test_evaluate_module_equals_report(tmp_path, metric):
-    docs = clips(sources=4, categories=("pitch", "noise"))
+    docs = clips(sources=20, categories=("pitch", "noise"))  # MIN_CLUSTERS sources: a clustered interval
     write_results(tmp_path / "res", "m", answer, docs=docs)
     rep = build_report([tmp_path / "res"], tmp_path / "rep", plots=False)
     model = json.loads((tmp_path / "rep" / "report.json").read_text())["models"][0]
@@ -53,9 +53,14 @@ def test_evaluate_module_equals_report(tmp_path, metric):
                 "increase_ratio_all", "unparsed_rate", "error_rate", "exact_match_rate", "n", "n_parsed",
                 "n_unparsed", "n_ambiguous", "n_error", "n_exact"):
         assert _same(res[key], ov[key]), key
-    assert res["n_error"] == 4 and res["n_ambiguous"] == 8  # pitch only (noise always says increase)
+    assert res["n_error"] == 4 and res["n_ambiguous"] == 40  # pitch only (noise always says increase)
     assert res["acc_ci"] == pytest.approx(ov["ci"]["acc"]["binomial"])
     assert res["acc_ci_clustered"] == pytest.approx(ov["ci"]["acc"]["clustered"])
+    assert not math.isnan(res["acc_ci_clustered"][0])
+    few = docs[: len(docs) // 2]  # 10 sources: no clustered interval
+    res10 = metric.compute(predictions=[answer(d) for d in few], references=[d["direction"] for d in few],
+                           clusters=[d["source_id"] for d in few], draws=200)
+    assert all(math.isnan(v) for v in res10["acc_ci_clustered"]) and not math.isnan(res10["acc_ci"][0])
     for cat in ("pitch", "noise"):
         got, want = res["groups"][cat], model["by_category"][cat]
         for key in ("acc", "acc_parsed", "balanced_acc", "increase_ratio", "exact_match_rate"):

@@ -20,6 +20,7 @@ from analysis.listen import (AnswerLog, CatalogError, ListenApp, annotator_agree
 from analysis.listen.server import _MAX_BODY
 from harness_tasks import metrics
 
+from _harness_helpers import default_signals
 from _listen_helpers import make_render, serving
 
 
@@ -310,7 +311,7 @@ def test_cli_remote_binding_warns(render, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "generation.cli", "listen", str(render), "--annotator", "gil",
                              "--host", "0.0.0.0", "--allow-remote", "--port", "0",
                              "--answers", str(tmp_path / "a.jsonl")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     try:
         deadline = time.time() + 60
         line = ""

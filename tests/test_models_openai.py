@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from _harness_helpers import default_signals
 from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.base import Answer
 from harness_tasks.models.answer_log import AnswerLog
@@ -301,7 +302,8 @@ def test_ctrl_c_cancels_unsent_requests_and_keeps_the_log(server, tmp_path):
     server.default = "slow"                                        # 1 s per reply
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, server.url, str(tmp_path / "log"), PROMPT],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=default_signals)  # SIGINT works even when the suite runs in the background
     deadline = time.time() + 60
     while len(server.requests) < 3 and time.time() < deadline:    # 2 answered, the next 2 on the wire
         time.sleep(0.05)

@@ -120,7 +120,9 @@ def test_macro_summary_and_interval_definitions():
     assert metrics.macro_summary(one)["acc_parsed"] == metrics.summarize(one)["acc_parsed"]
     lo, hi = metrics.bootstrap_ci(recs, "acc", draws=500, macro_by="category")
     assert lo <= m["acc"] <= hi
-    clo, chi = metrics.bootstrap_ci(recs, "acc", draws=500, macro_by="category", cluster="source_id")
+    clo, chi = metrics.bootstrap_ci(recs, "acc", draws=500, macro_by="category", cluster="source_id",
+                                    min_clusters=4)
     assert 0 <= clo <= chi <= 1
+    assert all(math.isnan(v) for v in metrics.bootstrap_ci(recs, "acc", macro_by="category", cluster="source_id"))
     with pytest.raises(KeyError, match="category"):
         metrics.macro_summary([metrics.score_answer("increase", "increase")])

@@ -15,9 +15,10 @@ from _harness_helpers import offline_lm_eval
 from _hub_helpers import real_render
 from _published_helpers import make_published_copy, read_copy_rows
 
+from generation import published
+from generation.published import PublishedLayoutError
 from generation.render_dir import RenderDir
-from harness_tasks import published, utils
-from harness_tasks.published import PublishedLayoutError
+from harness_tasks import utils
 
 CATS = ("volume", "pitch", "noise")
 

@@ -77,7 +77,10 @@ def test_report_numbers(two_models):
     assert good["by_direction"]["increase"]["n"] == n // 2
     lo, hi = good["overall"]["ci"]["acc"]["binomial"]
     assert lo < good["overall"]["acc"] < hi
-    assert good["overall"]["ci"]["acc"]["clustered"][0] <= good["overall"]["acc"]
+    # 3 sources: no clustered interval (fewer than MIN_CLUSTERS), said so in a warning
+    assert good["overall"]["ci"]["acc"]["clustered"] == [None, None] and good["overall"]["n_sources"] == 3
+    assert good["overall"]["verdict_clustered"] == "n/a (3 sources)"
+    assert any("no clustered intervals" in w for w in good["warnings"])
     top = good["top_outputs"]
     assert len(top) <= 20 and top[0]["output"] == "Decrease." and top[0]["count"] == 36 + 24 + 24 - 12
     # constant model: the bias table says 100 % increase, accuracy is at chance
@@ -105,6 +108,9 @@ def test_report_markdown(two_models):
                  "`Decrease.`", "![comparison](plots/comparison.png)", "quad_first_flat"):
         assert text in md, text
     row = next(line for line in md.splitlines() if line.startswith("| Human (paper) |"))
+    # the clustered interval of 3 sources is not shown, nor a verdict drawn from it
+    summary = next(line for line in md.splitlines() if line.startswith("| vocalgrad-oracle |"))
+    assert summary.split("|")[6].strip() == "n/a (3 sources)" and "clustered:" not in md
     assert row.split("|")[2].strip() == f"{PAPER_CATEGORY_ACC['Human']['speed']:.1f}"
 
 
@@ -157,6 +163,28 @@ def test_without_sample_logs_and_reruns(tmp_path):
     assert ev.task_metrics["pitch"]["acc"] == 1.0 and ev.task_metrics["volume"]["acc"] == 0.5
     assert {r["category"] for r in ev.records} == {"pitch"}
     assert any("replace" in w for w in ev.warnings)
+
+
+def test_one_missing_sample_log_is_a_warning_naming_the_file(tmp_path, capsys):
+    # three categories logged, then one sample log lost: the report warns and covers the other two
+    docs = clips(sources=2, categories=("pitch", "volume", "echo"))
+    write_results(tmp_path / "res", "m", lambda d: d["direction"] if d["category"] != "echo" else "increase",
+                  docs=docs)
+    (lost,) = (tmp_path / "res").rglob("samples_vocalgrad_pitch_*.jsonl")
+    lost.unlink()
+    rc = cli.main(["report", str(tmp_path / "res"), "--out", str(tmp_path / "rep"), "--draws", "200"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert f"warning: m: pitch: no sample log {lost.name}" in err
+    data = json.loads((tmp_path / "rep" / "report.json").read_text())
+    (m,) = data["models"]
+    assert m["categories"] == ["pitch", "volume", "echo"] and m["categories_sampled"] == ["volume", "echo"]
+    assert set(m["by_category"]) == set(m["bias"]) - {"all"} == {"volume", "echo"}
+    assert m["overall"]["acc"] == pytest.approx((1.0 + 0.5) / 2) and m["overall"]["n"] == 96
+    assert any(w.startswith("no sample log for pitch: the overall figures") and "pitch 100.0 %" in w
+               for w in m["warnings"])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"> warning: pitch: no sample log {lost.name}" in md
 
 
 def test_bad_files_name_the_file(tmp_path):
@@ -407,3 +435,40 @@ def test_logit_scored_answers_get_their_own_section(tmp_path):
     plain = build_report([tmp_path / "plain"], tmp_path / "rep2", draws=200, plots=False)
     assert plain["models"][0]["logits"] is None
     assert "Answers by logits" not in (tmp_path / "rep2" / "report.md").read_text()
+
+
+def test_model_index_files_parse_with_huggingface_hub(tmp_path):
+    import yaml
+
+    docs = clips(sources=2)
+    write_results(tmp_path / "res", "vocalgrad-oracle", good_answer, docs=docs)
+    write_results(tmp_path / "res", "vocalgrad-constant", lambda d: "increase", docs=[d for d in docs
+                  if d["category"] in CATS], model_args="direction=increase")
+    rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=200, plots=False)
+    files = sorted((tmp_path / "rep" / "model-index").glob("*.yaml"))
+    assert [f.name for f in files] == ["vocalgrad-constant-direction-increase.yaml", "vocalgrad-oracle.yaml"]
+    models = {m["label"]: m for m in rep["models"]}
+    for f in files:
+        index = yaml.safe_load(f.read_text())["model-index"]
+        (entry,) = index
+        m = models[entry["name"]]
+        by_config = {r["dataset"]["config"]: r for r in entry["results"]}
+        assert list(by_config)[:len(m["by_category"])] == list(m["by_category"])
+        for cat, g in m["by_category"].items():
+            r = by_config[cat]
+            assert r["task"]["type"] == "audio-text-to-text" and r["dataset"]["type"] == vocalgrad.HUB_REPO_ID
+            assert r["dataset"]["split"] == "test"
+            (metric,) = r["metrics"]
+            assert metric["type"] == "accuracy" and metric["value"] == round(100 * g["acc"], 2)
+        # the mean over categories only when all nine were evaluated
+        assert ("all" in by_config) == (len(m["by_category"]) == 9)
+        if "all" in by_config:
+            assert by_config["all"]["metrics"][0]["value"] == round(100 * m["overall"]["category_mean_acc"], 2)
+        hub = pytest.importorskip("huggingface_hub")
+        from huggingface_hub.repocard_data import eval_results_to_model_index, model_index_to_eval_results
+
+        name, results = model_index_to_eval_results(index)        # the Hub's own parser
+        assert name == m["label"] and len(results) == len(entry["results"])
+        assert eval_results_to_model_index(name, results) == index  # and back: nothing lost or added
+        card = hub.ModelCardData(**yaml.safe_load(f.read_text()))
+        assert card.model_name == m["label"] and len(card.eval_results) == len(results)

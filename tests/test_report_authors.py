@@ -13,7 +13,8 @@ from _harness_helpers import make_hub_folder, offline_lm_eval
 from analysis.report import authors
 from analysis.report.command import build_report
 from analysis.report.loading import ResultsError, load_all
-from harness_tasks import published, utils
+from generation import published
+from harness_tasks import utils
 
 CATS = ("volume", "pitch", "noise")
 

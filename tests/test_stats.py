@@ -103,10 +103,14 @@ def test_paired_bootstrap_difference():
     lo, hi = paired_bootstrap_diff(a, b)
     half = 1.96 * math.sqrt(0.3 * 0.7 / 200)
     assert lo == pytest.approx(0.3 - half, abs=0.01) and hi == pytest.approx(0.3 + half, abs=0.01)
-    # the difference concentrated in a few sources widens the clustered interval
-    clusters = [f"s{i // 20}" for i in range(200)]
+    # the difference concentrated in a few sources (6 of 20) widens the clustered interval
+    clusters = [f"s{i // 10}" for i in range(200)]
     clo, chi = paired_bootstrap_diff(a, b, clusters=clusters)
     assert chi - clo > 1.5 * (hi - lo)
+    # from fewer than MIN_CLUSTERS sources there is no clustered interval
+    few = [f"s{i // 20}" for i in range(200)]
+    assert all(math.isnan(v) for v in paired_bootstrap_diff(a, b, clusters=few))
+    assert paired_bootstrap_diff(a, b, clusters=few, min_clusters=10)[1] > hi
     with pytest.raises(ValueError, match="aligned"):
         paired_bootstrap_diff([True], [True, False])
     assert all(math.isnan(v) for v in paired_bootstrap_diff([], []))
@@ -185,3 +189,59 @@ def test_macro_f1_interval():
     mlo, mhi = bootstrap_ci_labels(recs, labels, draws=500, macro_by="category")
     assert mlo < mean < mhi
     assert bootstrap_ci_labels(recs, labels, draws=500) == bootstrap_ci_labels(recs, labels, draws=500)
+
+
+# ----------------------------------------------------------------------------- few sources
+def _demo_coin(tmp_path, n_sources: int):
+    """The demo set's first ``n_sources`` (what `vocalgrad demo --sources N` renders) answered by
+    ``vocalgrad-chance`` with its defaults, written as lm-eval output (the coin's answer is a function of
+    its seed, the clip id and the prompt, so these are the demo run's answers: checked on a 2-source demo)."""
+    import vocalgrad
+    from _report_helpers import write_results
+    from generation.sources import SourceOptions, read_sources
+    from harness_tasks import prompts
+    from harness_tasks.models.baselines import ChanceLM
+    from harness_tasks.models.base import Query
+
+    coin = ChanceLM(answer_log="none")
+
+    class Clip:
+        def __init__(self, cid):
+            self.clip_id = cid
+
+    def answer(doc):
+        return coin.answer([Query(prompt=prompts.build_prompt(doc["category"]), audios=[Clip(doc["id"])])])[0]
+
+    sources = [it.source_id for it in read_sources("demo", SourceOptions(split="test"))[:n_sources]]
+    docs = [{"id": vocalgrad.clip_id(sid, cat, traj, tier, d), "category": cat, "direction": d, "label": d,
+             "tier": tier, "trajectory": traj, "source_id": sid}
+            for sid in sources for cat in vocalgrad.CATEGORY_NAMES for tier in vocalgrad.TIERS
+            for traj in vocalgrad.TRAJECTORIES for d in vocalgrad.DIRECTIONS]
+    write_results(tmp_path / "res", "vocalgrad-chance", answer, docs=docs, model_args="seed=1234")
+    return docs
+
+
+@pytest.mark.parametrize("n_sources", [2, 4])
+def test_a_coin_on_the_demo_set_is_not_different_from_chance_anywhere(tmp_path, n_sources):
+    from analysis.report import build_report
+    from analysis.report.stats import NOT_DIFFERENT
+
+    docs = _demo_coin(tmp_path, n_sources)
+    assert len(docs) == 216 * n_sources
+    rep = build_report([tmp_path / "res"], tmp_path / "rep", plots=False)
+    (m,) = rep["models"]
+    ov = m["overall"]
+    assert ov["n_sources"] == n_sources
+    assert ov["verdict"] == NOT_DIFFERENT and ov["verdict_clustered"] == f"n/a ({n_sources} sources)"
+    assert all(math.isnan(v) for v in ov["ci"]["acc"]["clustered"])
+    for key in ("category", "tier", "trajectory", "direction"):
+        for name, g in m[f"by_{key}"].items():
+            assert g["verdict"] == NOT_DIFFERENT, (key, name, g["acc"])
+            assert g["verdict_clustered"] == NOT_DIFFERENT, (key, name)
+            assert all(math.isnan(v) for v in g["ci"]["acc"]["clustered"]), (key, name)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| vocalgrad-chance (seed=1234) |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[5] == f"n/a ({n_sources} sources)" and cells[-1] == f"**{NOT_DIFFERENT}**"
+    assert "above chance" not in md and "below chance" not in md.replace("*above/below chance*", "")
+    assert "clustered: " not in md

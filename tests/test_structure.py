@@ -216,6 +216,17 @@ def test_shared_primitives_are_leaves():
         assert graph[name] <= {"vocalgrad", "generation", "generation.audio"}, (name, graph[name])
 
 
+def test_generation_imports_no_harness_module():
+    # the dataset's own readers (render folders, Hub folders, the authors' release) live in
+    # generation/, so the builder and the converters never need the evaluation package
+    graph = import_graph()
+    offenders = {name: sorted(m for m in deps if m.split(".")[0] == "harness_tasks")
+                 for name, deps in graph.items() if name.split(".")[0] == "generation"}
+    assert not {k: v for k, v in offenders.items() if v}
+    assert "generation.published" in graph["harness_tasks.dataset"]
+    assert "generation.published" in graph["generation.builder_steps"]
+
+
 def test_one_variants_and_formats_table():
     from analysis.report import loading
     from harness_tasks import utils, variants

@@ -1,5 +1,5 @@
 """The clips a listening test or ``vocalgrad show`` can use: a render folder, a Hub folder, or a
-local copy of the authors' published release (:mod:`harness_tasks.published`).
+local copy of the authors' published release (:mod:`generation.published`).
 
 A :class:`Catalog` maps clip ids to their metadata (category, direction, tier, trajectory,
 source id, speech span, value schedule ends) and returns a clip's FLAC bytes on request. A render
@@ -90,7 +90,7 @@ class Catalog:
         if self.kind == "render":
             return _inside(self.root, where).read_bytes()
         if self.kind == "published":  # the authors' WAV files, served as FLAC like the others
-            from harness_tasks.published import flac_bytes
+            from generation.published import flac_bytes
 
             return flac_bytes(Path(where).read_bytes(), name=str(where))[0]
         path, group, index = where
@@ -142,7 +142,7 @@ def open_catalog(data, *, config: str | None = None) -> Catalog:
     root = Path(data).expanduser().resolve()
     if not root.is_dir():
         raise CatalogError(f"{data}: not a folder; pass a `vocalgrad render` output or a `vocalgrad hub` folder")
-    from harness_tasks import published
+    from generation import published
 
     if published.published_folder(root) is not None:  # the authors' release (docs/published.md)
         if config not in (None, "all", *vocalgrad.CATEGORY_NAMES):

@@ -13,7 +13,7 @@ from itertools import combinations
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import OVERALL_RULE, macro_summary
+from harness_tasks.metrics import MIN_CLUSTERS, OVERALL_RULE, macro_summary
 
 from .loading import Evaluation
 from .logits import logit_section
@@ -21,10 +21,8 @@ from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
 from .trajectory import trajectory_accuracy
 from .stats import ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
 
-__all__ = ["analyse", "analyse_evaluation", "compare", "top_outputs"]
+__all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
 
-#: Below this many source utterances the clustered interval is flagged as unreliable.
-MIN_CLUSTERS = 10
 #: Metrics that get both intervals in every breakdown.
 CI_METRICS = ("acc",)
 #: Group keys of the breakdowns and the order of their values.
@@ -53,15 +51,22 @@ def _group(records, *, draws: int, seed: int) -> dict[str, Any]:
     ci = {m: intervals(records, m, draws=draws, seed=seed, macro_by="category") for m in CI_METRICS}
     out["ci"] = ci
     out["verdict"] = chance_verdict(ci["acc"]["binomial"])
-    out["verdict_clustered"] = chance_verdict(ci["acc"]["clustered"])
+    out["verdict_clustered"] = (chance_verdict(ci["acc"]["clustered"]) if out["n_sources"] >= MIN_CLUSTERS
+                                else few_sources(out["n_sources"]))
     return out
+
+
+def few_sources(n_sources: int) -> str:
+    """What stands instead of a clustered interval or verdict from fewer than
+    :data:`~harness_tasks.metrics.MIN_CLUSTERS` sources: ``"n/a (4 sources)"``."""
+    return f"n/a ({n_sources} source{'' if n_sources == 1 else 's'})"
 
 
 def _flag_rows(groups: dict[Any, dict]) -> None:
     """Replace the rows' verdicts by Holm-adjusted exact binomial flags over the table."""
     flags = chance_flags([(g["n_correct"], g["n"]) for g in groups.values()], alpha=ALPHA)
     for g, (p, q, verdict) in zip(groups.values(), flags):
-        g.update(p_chance=p, p_holm=q, verdict=verdict, verdict_clustered=verdict)
+        g.update(p_chance=p, p_holm=q, verdict=verdict, verdict_clustered=verdict)  # rows: one exact test
 
 
 def _ordered(groups: dict, order) -> dict:
@@ -85,13 +90,23 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         out["overall"] = {"category_mean_acc": _mean(accs)}
         return out
     recs = ev.records
+    logged = {r["category"] for r in recs}
+    sampled = [c for c in ev.categories if c in logged]
+    unlogged = [c for c in ev.categories if c not in logged]
+    if unlogged:  # some categories' sample logs are missing (loading warned, naming each file)
+        accs = ", ".join(f"{c} {100 * ev.task_metrics[c]['acc']:.1f} %" if "acc" in ev.task_metrics.get(c, {})
+                         else c for c in unlogged)
+        out["warnings"].append(
+            f"no sample log for {', '.join(unlogged)}: the overall figures, intervals, breakdowns and bias table "
+            f"cover the {len(sampled)} categories with one (lm-eval's accuracy: {accs})")
+    out["categories_sampled"] = sampled
     overall = _group(recs, draws=draws, seed=seed)
     overall["ci"]["balanced_acc"] = intervals(recs, "balanced_acc", draws=draws, seed=seed)
     overall["n_retried"] = sum(bool(r.get("retried")) for r in recs)
     if overall["n_sources"] < MIN_CLUSTERS:
         out["warnings"].append(
-            f"only {overall['n_sources']} source utterance(s): the clustered interval resamples too few "
-            f"clusters to be reliable (use at least {MIN_CLUSTERS} sources)")
+            f"only {overall['n_sources']} source utterance(s): no clustered intervals (resampling fewer than "
+            f"{MIN_CLUSTERS} sources does not give one); the binomial intervals and exact tests stand")
     out["overall"] = overall
     for key, order in BREAKDOWNS.items():
         split: dict[Any, list] = {}
@@ -104,7 +119,7 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
     overall["pooled_acc"] = overall["n_correct"] / overall["n"] if overall["n"] else math.nan
     # response bias per category: increase ratio over parsed / all, with an interval
     bias = {}
-    for cat in ev.categories:
+    for cat in sampled:
         sub = [r for r in recs if r["category"] == cat]
         g = out["by_category"][cat]
         bias[cat] = {
@@ -124,7 +139,7 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
     }
     out["bias"] = bias
     out["trajectory_table"] = trajectory_accuracy(recs)  # paper Table 5 rule (annotators first)
-    out["logits"] = logit_section(recs, ev.categories, draws=draws, seed=seed)  # None without scoring=logits
+    out["logits"] = logit_section(recs, sampled, draws=draws, seed=seed)  # None without scoring=logits
     out["top_outputs"] = top_outputs(recs, top)
     return out
 
@@ -145,6 +160,7 @@ def _paired(ra: list[dict], rb: list[dict], *, draws: int, seed: int) -> dict[st
     return {
         "n": n, "acc_a": acc_a, "acc_b": acc_b, "diff": acc_a - acc_b,
         "only_a": only_a, "only_b": only_b, "mcnemar_p": mcnemar_exact(only_a, only_b),
+        "n_sources": len({r["source_id"] for r in ra}),
         "ci": {
             "binomial": list(paired_bootstrap_diff(a, b, draws=draws, seed=seed)),
             "clustered": list(paired_bootstrap_diff(a, b, clusters=[r["source_id"] for r in ra],

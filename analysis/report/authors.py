@@ -10,7 +10,7 @@ objects is read too.
 
 Every answer is scored again from ``raw_response`` by this toolkit's parser (benchmark.md §7;
 the authors' parser is the same rule), errors count as wrong with status ``error``, and clip ids
-are mapped to ours (:func:`harness_tasks.published.to_clip_id`), so these evaluations pair
+are mapped to ours (:func:`generation.published.to_clip_id`), so these evaluations pair
 clip by clip with lm-eval runs in comparisons and significance tests.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from harness_tasks import published
+from generation import published
 from harness_tasks.metrics import score_answer
 from harness_tasks.parsing import error_answer
 

@@ -16,6 +16,7 @@ from .analysis import analyse
 from .formats import analyse_formats
 from .loading import ResultsError, load_all
 from .markdown import render_markdown, slug
+from .model_index import write_model_indexes
 from .stats import DRAWS, SEED
 
 __all__ = ["build_report", "register_cli"]
@@ -79,6 +80,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     plot_paths = _draw_plots(report, out) if plots else {}
     md = _markdown(report, plot_paths, agreement, render_dir)
     report["paths"] = _write(out, report, md, plot_paths)
+    report["paths"].update(write_model_indexes(report, out))  # DIR/model-index/<model>.yaml
     return report
 
 
@@ -222,6 +224,8 @@ def _cli(args) -> int:
             print(f"{e['label']} [{fmt}]: macro-F1 {100 * e['overall']['mean_macro_f1']:.1f} %, "
                   f"acc {100 * e['overall']['mean_acc']:.1f} % (mean over categories)", file=sys.stderr)
     for m in rep["models"]:
+        for w in m.get("warnings", []):
+            print(f"vocalgrad report: warning: {m['label']}: {w}", file=sys.stderr)
         ov = m["overall"]
         acc = ov.get("acc", ov.get("category_mean_acc"))
         extra = ""

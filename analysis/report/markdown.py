@@ -6,7 +6,9 @@ import math
 from typing import Any
 
 import vocalgrad
+from harness_tasks.metrics import MIN_CLUSTERS
 
+from .analysis import few_sources
 from .extras import extras_markdown
 from .formats import formats_markdown
 from .trajectory import trajectory_markdown
@@ -37,6 +39,13 @@ def ci(pair) -> str:
     return f"[{100 * pair[0]:.1f}, {100 * pair[1]:.1f}]"
 
 
+def ci_clustered(pair, n_sources: int | None) -> str:
+    """The clustered interval's cell: ``n/a (k sources)`` when there were too few sources to compute it."""
+    if n_sources is not None and n_sources < MIN_CLUSTERS:
+        return few_sources(n_sources)
+    return ci(pair)
+
+
 def _pval(p) -> str:
     if _nan(p):
         return "–"
@@ -50,11 +59,11 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _mark(g: dict) -> str:
-    """Verdict cell: the paper's (binomial) verdict, plus the clustered one when they differ."""
+    """Verdict cell: the paper's (binomial) verdict, plus the clustered one when there is one and they differ."""
     v = g.get("verdict", "n/a")
     vc = g.get("verdict_clustered", v)
     cell = f"**{v}**" if v == "not different from chance" else v
-    return cell if vc == v else f"{cell} (clustered: {vc})"
+    return cell if vc == v or vc.startswith("n/a") else f"{cell} (clustered: {vc})"
 
 
 def _escape(text: str, limit: int = 80) -> str:
@@ -69,7 +78,8 @@ def _breakdown_table(groups: dict, first: str) -> list[str]:
     rows = []
     for name, g in groups.items():
         rows.append([name, g["n"], pct(g["acc"]), ci(g["ci"]["acc"]["binomial"]),
-                     ci(g["ci"]["acc"]["clustered"]), pct(g["acc_parsed"]), pct(g["balanced_acc"]),
+                     ci_clustered(g["ci"]["acc"]["clustered"], g.get("n_sources")), pct(g["acc_parsed"]),
+                     pct(g["balanced_acc"]),
                      pct(g["parse_rate"]), _mark(g)])
     return _table([first, "clips", "acc %", "95 % CI binomial", "95 % CI clustered", "acc parsed %",
                    "balanced acc %", "parsed %", "vs chance"], rows)
@@ -96,7 +106,8 @@ def _model_section(m: dict, plot: str | None) -> list[str]:
     lines += ["### Overall", ""]
     lines += _table(["clips", "acc %", "95 % CI binomial", "95 % CI clustered", "mean over categories %",
                      "acc parsed %", "balanced acc %", "95 % CI binomial (balanced)", "vs chance"],
-                    [[ov["n"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]), ci(ov["ci"]["acc"]["clustered"]),
+                    [[ov["n"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
+                      ci_clustered(ov["ci"]["acc"]["clustered"], ov.get("n_sources")),
                       pct(ov["category_mean_acc"]), pct(ov["acc_parsed"]), pct(ov["balanced_acc"]),
                       ci(ov["ci"]["balanced_acc"]["binomial"]), _mark(ov)]])
     for key, title in (("category", "By category"), ("tier", "By tier"), ("trajectory", "By trajectory"),
@@ -140,11 +151,12 @@ def _intro(s: dict[str, Any], n_models: int) -> list[str]:
             "§7–§8). "
             f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
             "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
-            "source utterances (the 24 conditions of a source per category are not independent). ", "",
+            "source utterances (the 24 conditions of a source per category are not independent); it needs at "
+            f"least {MIN_CLUSTERS} sources and reads *n/a (k sources)* with fewer. ", "",
             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
             "category (or each source with all its categories) and average the categories in every draw.", "",
-            "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows "
+            "**vs chance**: the overall row is *above/below chance* when its binomial interval excludes 50 %. The rows "
             "of a table (categories, tiers, ...) are flagged by "
             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
             "comparisons); **not different from chance** otherwise.", ""]
@@ -157,7 +169,8 @@ def _summary(models: list[dict[str, Any]]) -> list[str]:
         ov = m["overall"]
         if m["has_samples"]:
             rows.append([m["label"], ov["n"], ov["n_sources"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
-                         ci(ov["ci"]["acc"]["clustered"]), pct(ov["balanced_acc"]), pct(ov["acc_parsed"]),
+                         ci_clustered(ov["ci"]["acc"]["clustered"], ov["n_sources"]), pct(ov["balanced_acc"]),
+                         pct(ov["acc_parsed"]),
                          pct(ov["parse_rate"]), pct(ov["exact_match_rate"]), pct(ov["increase_ratio"]),
                          _mark(ov)])
         else:
@@ -205,7 +218,8 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
         for c in comparisons:
             for scope, p in [("all", c["overall"])] + list(c["by_category"].items()):
                 rows.append([c["a"], c["b"], scope, p["n"], pct(p["acc_a"]), pct(p["acc_b"]),
-                             f"{100 * p['diff']:+.1f}", ci(p["ci"]["binomial"]), ci(p["ci"]["clustered"]),
+                             f"{100 * p['diff']:+.1f}", ci(p["ci"]["binomial"]),
+                             ci_clustered(p["ci"]["clustered"], p.get("n_sources")),
                              p["only_a"], p["only_b"], _pval(p["mcnemar_p"])])
         lines += _table(["A", "B", "scope", "clips", "acc A %", "acc B %", "A − B (pts)", "95 % CI binomial",
                          "95 % CI clustered", "only A right", "only B right", "McNemar p"], rows)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness_tasks.metrics import bootstrap_ci
+from harness_tasks.metrics import MIN_CLUSTERS, bootstrap_ci
 
 __all__ = [
     "ALPHA",
@@ -55,8 +55,9 @@ def intervals(records: Sequence[dict[str, Any]], metric: str = "acc", *, draws: 
 
     ``binomial`` resamples clips independently (the paper's bootstrap); ``clustered`` resamples
     whole source utterances (``cluster`` key), which accounts for the 24 conditions of a source
-    being correlated. ``macro_by``: interval of the unweighted mean over that key's values
-    (:data:`harness_tasks.metrics.OVERALL_RULE`).
+    being correlated, and is ``[nan, nan]`` from fewer than
+    :data:`~harness_tasks.metrics.MIN_CLUSTERS` sources. ``macro_by``: interval of the unweighted
+    mean over that key's values (:data:`harness_tasks.metrics.OVERALL_RULE`).
     """
     return {
         "binomial": list(bootstrap_ci(records, metric, draws=draws, seed=seed, macro_by=macro_by)),
@@ -158,7 +159,8 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], *,
                           clusters: Sequence[Any] | None = None, draws: int = DRAWS,
-                          seed: int = SEED, level: float = 0.95) -> tuple[float, float]:
+                          seed: int = SEED, level: float = 0.95,
+                          min_clusters: int = MIN_CLUSTERS) -> tuple[float, float]:
     """Percentile bootstrap interval of ``acc(A) - acc(B)`` on the same clips.
 
     Parameters
@@ -167,13 +169,13 @@ def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], 
         Per-clip correctness of the two models, aligned (same clip at the same index).
     clusters : sequence, optional
         Per-clip cluster key (source utterance); whole clusters are resampled when given.
-    draws, seed, level
+    draws, seed, level, min_clusters
         As in :func:`harness_tasks.metrics.bootstrap_ci`.
 
     Returns
     -------
     (low, high) : tuple of float
-        ``(nan, nan)`` for no clips.
+        ``(nan, nan)`` for no clips, and with ``clusters`` of fewer than ``min_clusters`` keys.
     """
     a = np.asarray(correct_a, dtype=np.int64)
     b = np.asarray(correct_b, dtype=np.int64)
@@ -197,6 +199,8 @@ def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], 
         keys: dict[Any, int] = {}
         idx = np.array([keys.setdefault(k, len(keys)) for k in clusters])
         k = len(keys)
+        if k < min_clusters:
+            return math.nan, math.nan
         dsum = np.bincount(idx, weights=d, minlength=k)
         nsum = np.bincount(idx, minlength=k).astype(np.float64)
         mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)

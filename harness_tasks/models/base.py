@@ -31,6 +31,10 @@ worker adapter puts its worker's handshake there). Model argument ``answer_log``
 ``$VOCALGRAD_ANSWER_LOG`` says otherwise: ``$VOCALGRAD_CACHE/answers/<model>-<identity hash>/``,
 else ``~/.cache/vocalgrad/answers/...``), a folder, or ``none`` to turn it off.
 
+*Shared logs.* Runs sharing one answer log claim clips before asking (:meth:`AnswerLog.claim`,
+:mod:`.claims`): each clip is asked by one of them, the others wait for its answer; a crashed
+run's claims end with its process.
+
 *Per-clip failures.* An exception raised by :meth:`VocalGradLM.answer` (an undecodable clip, a
 model error) is retried on halves of the batch down to single clips; a clip that still fails
 gets an error answer (:func:`harness_tasks.parsing.error_answer`): counted wrong (``error_rate``),
@@ -61,7 +65,7 @@ from vocalgrad import VocalGradError
 
 from ..clip_audio import AUDIO_MARKER, audio_sha256
 from ..parsing import classify_answer, error_answer, is_error_answer
-from .answer_log import AnswerLog, answer_key, default_log_root
+from .answer_log import AnswerLog, answer_key, ask_claimed, default_log_root
 
 log = logging.getLogger("vocalgrad")
 
@@ -401,10 +405,34 @@ class VocalGradLM(LM):
             bar.update(1)
 
         try:
-            self._answer_todo([queries[i] for i in todo], todo, deliver)
+            if logbook is None:
+                self._answer_todo([queries[i] for i in todo], todo, deliver)
+            else:
+                self._answer_claimed(queries, keys, todo, out, deliver, bar)
         finally:
             bar.close()
         return out
+
+    #: Fewest keys claimed at a time in a shared answer log (more for big batches or many concurrent requests).
+    CLAIM_CHUNK = 32
+
+    def _answer_claimed(self, queries: list[Query], keys: list[str | None], todo: list[int], out: list[str],
+                        deliver, bar) -> None:
+        """Ask for ``todo`` through :func:`.answer_log.ask_claimed`, so that runs sharing the log never ask twice."""
+        logbook = self.answer_log
+        unkeyed = [i for i in todo if keys[i] is None]  # unreadable audio: an error answer, never logged
+        if unkeyed:
+            self._answer_todo([queries[i] for i in unkeyed], unkeyed, deliver)
+        chunk = max(self.CLAIM_CHUNK, 4 * self.batch_size, 4 * int(getattr(self, "concurrency", 1) or 1))
+
+        def found(i: int, answer: str) -> None:
+            out[i] = answer
+            bar.update(1)
+
+        n = ask_claimed(logbook, keys, [i for i in todo if keys[i] is not None],
+                        lambda idx: self._answer_todo([queries[i] for i in idx], idx, deliver), found,
+                        chunk=chunk, who=type(self).__name__)
+        self.n_reused += n
 
     def _answer_todo(self, queries: list[Query], index: list[int], deliver) -> None:
         """Ask the model for ``queries`` in batches; ``deliver(index[j], answer)`` as each arrives."""

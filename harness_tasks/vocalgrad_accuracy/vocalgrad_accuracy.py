@@ -51,7 +51,8 @@ Args:
     groups (list, optional): a group label per clip (the category); the overall numbers are then
         the unweighted mean over groups (see `overall_rule` in the result) and the result has
         `groups`: {label: metrics}. Without groups every clip is pooled (one group).
-    clusters (list, optional): the source utterance of each clip; adds `acc_ci_clustered`.
+    clusters (list, optional): the source utterance of each clip; adds `acc_ci_clustered` (NaN from fewer
+        than 20 distinct clusters: too few to resample).
     bootstrap (bool, default True): compute the intervals.
     draws (int, default 10000), seed (int, default 1234): bootstrap settings.
 Returns:
