@@ -332,6 +332,10 @@ class VocalGradLM(LM):
                                "dtype": str(getattr(self.model, "dtype", "")) or None}
         return ident
 
+    def answer_log_info(self) -> dict[str, Any]:
+        """Extra fields written on each answer-log line (the hf adapter: its generation settings)."""
+        return {}
+
     def query_key(self, q: Query, identity: Any = None) -> str | None:
         """Answer-log key of a query (None when a clip's audio cannot be read: never reused)."""
         shas = [getattr(a, "sha256", None) or audio_sha256(a) for a in q.audios]
@@ -396,7 +400,7 @@ class VocalGradLM(LM):
                 self.failed.append((queries[i].clip_id, answer))
             if logbook is not None and keys[i] is not None:
                 logbook.put(keys[i], answer, error=is_error_answer(answer), clip_id=queries[i].clip_id,
-                            max_new_tokens=queries[i].max_new_tokens)
+                            max_new_tokens=queries[i].max_new_tokens, **self.answer_log_info())
             bar.update(1)
 
         try:

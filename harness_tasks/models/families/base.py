@@ -19,7 +19,14 @@ from ..base import layout
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["AudioInfo", "Family", "Item", "LoadedModel", "as_item", "batch_items", "prepare_audio", "resolve_model_class"]
+__all__ = ["AudioInfo", "Family", "GENERATION_MODES", "GREEDY_KEEPS", "Item", "LoadedModel", "as_item", "batch_items",
+           "prepare_audio", "resolve_model_class", "resolved_generation"]
+
+#: ``generation`` settings of :class:`LoadedModel`: ``greedy`` (the benchmark's decoding, default)
+#: or ``checkpoint`` (the checkpoint's own ``generation_config``, sampling included).
+GENERATION_MODES = ("greedy", "checkpoint")
+#: Fields of the checkpoint's ``generation_config`` that greedy decoding keeps (token ids only).
+GREEDY_KEEPS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 
 #: transformers auto-mappings searched (in order) for a class that generates text.
 _MAPPINGS = (
@@ -254,8 +261,9 @@ class LoadedModel:
     """
 
     def __init__(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None = None,
-                 device: str = "cpu", peft: str | None = None) -> None:
-        self._set_common(model, processor, family, name=name, revision=revision, device=device, peft=peft)
+                 device: str = "cpu", peft: str | None = None, generation: str = "greedy") -> None:
+        self._set_common(model, processor, family, name=name, revision=revision, device=device, peft=peft,
+                         generation=generation)
         tok = getattr(processor, "tokenizer", None)
         if tok is None:
             raise ValueError(f"{name}: the processor has no tokenizer")
@@ -267,8 +275,11 @@ class LoadedModel:
         self.audio_token_id = family.audio_token_id(model, processor)
 
     def _set_common(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None,
-                    device: str, peft: str | None) -> None:
+                    device: str, peft: str | None, generation: str = "greedy") -> None:
         """The attributes every loaded model has, whatever its family (subclasses call it too)."""
+        if generation not in GENERATION_MODES:
+            raise ValueError(f"generation must be one of {', '.join(GENERATION_MODES)}, got {generation!r}")
+        self.generation = generation
         self.model = model
         self.processor = processor
         self.family = family.name
@@ -352,14 +363,51 @@ class LoadedModel:
             out = self.model(**self._forward_inputs(batch), use_cache=False)
         return out.logits[:, -1, :].float().cpu()
 
+    def _generation_config(self):
+        """The ``GenerationConfig`` :meth:`generate` runs with (see :meth:`generation_settings`)."""
+        import copy
+
+        from transformers import GenerationConfig
+
+        own = getattr(_generating_model(self.model), "generation_config", None)
+        if self.generation == "checkpoint" and own is not None:
+            return copy.deepcopy(own)
+        keep = {k: getattr(own, k, None) for k in GREEDY_KEEPS}
+        if keep.get("pad_token_id") is None:
+            keep["pad_token_id"] = self.tokenizer.pad_token_id
+        return GenerationConfig(**{k: v for k, v in keep.items() if v is not None}, do_sample=False, num_beams=1)
+
+    def generation_settings(self) -> dict[str, Any]:
+        """Every generation setting :meth:`generate` uses, resolved (the library's defaults filled in
+        where the config leaves a field unset), without the per-call ``max_new_tokens``.
+
+        ``generation="greedy"`` (default): greedy decoding whatever the checkpoint's
+        ``generation_config`` says; only its token ids (:data:`GREEDY_KEEPS`) are kept, so no
+        sampling, no repetition penalty, no n-gram ban, no token bias. ``generation="checkpoint"``:
+        the checkpoint's own settings (sampling included, if it samples).
+        """
+        return resolved_generation(self._generation_config())
+
     def generate(self, batch, *, max_new_tokens: int) -> list[str]:
-        """Greedy continuation of each row (special tokens removed)."""
+        """Continuation of each row (special tokens removed), greedy by default
+        (:meth:`generation_settings`)."""
         import torch
 
         inputs = self._forward_inputs(batch)
-        with torch.inference_mode():
-            out = self.model.generate(**inputs, max_new_tokens=int(max_new_tokens), do_sample=False,
-                                      pad_token_id=self.tokenizer.pad_token_id)
+        cfg = self._generation_config()
+        cfg.max_new_tokens = int(max_new_tokens)
+        target = _generating_model(self.model)
+        own = getattr(target, "generation_config", None)
+        try:
+            # generate() fills every field the passed config leaves unset from the model's own
+            # generation_config: swap in the config itself so nothing of the checkpoint leaks in.
+            if own is not None:
+                target.generation_config = cfg
+            with torch.inference_mode():
+                out = self.model.generate(**inputs, generation_config=cfg)
+        finally:
+            if own is not None:
+                target.generation_config = own
         if not isinstance(out, torch.Tensor):
             out = out.sequences
         new = out[:, inputs["input_ids"].shape[1]:]
@@ -408,6 +456,26 @@ class LoadedModel:
         if hs is None:
             raise RuntimeError(f"{self.name}: the model returned no hidden states (output_hidden_states)")
         return tuple(hs)
+
+
+def _generating_model(model: Any) -> Any:
+    """The transformers model whose ``generate`` runs (the base model under a peft wrapper)."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
+def resolved_generation(cfg: Any) -> dict[str, Any]:
+    """The settings of a ``GenerationConfig`` as ``generate`` applies them: the fields it leaves
+    unset take transformers' defaults; unset fields without a default, metadata and the per-call
+    ``max_new_tokens`` / ``max_length`` are left out."""
+    from transformers import GenerationConfig
+
+    out = cfg.to_dict()
+    defaults = getattr(GenerationConfig, "_get_default_generation_params", None)   # transformers 5
+    for key, value in (defaults() if callable(defaults) else {}).items():
+        if out.get(key) is None:
+            out[key] = value
+    skip = {"transformers_version", "max_new_tokens", "max_length"}
+    return {k: v for k, v in sorted(out.items()) if v is not None and not k.startswith("_") and k not in skip}
 
 
 def batch_items(items: Sequence[Item]) -> list[Item]:
