@@ -85,7 +85,8 @@ def test_unparsed_answers_get_one_256_token_retry(lm, monkeypatch):
     real = lm.model.generate
 
     def spy(**kw):
-        budgets.append(kw["max_new_tokens"])
+        budgets.append(kw["generation_config"].max_new_tokens)
+        assert kw["generation_config"].do_sample is False
         return real(**kw)
 
     monkeypatch.setattr(lm.model, "generate", spy)
