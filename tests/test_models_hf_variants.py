@@ -92,6 +92,23 @@ def test_several_requests_with_different_clip_counts_batch_together(family_lm):
     assert float((together - alone).abs().max()) < 1e-4
 
 
+def test_tiny_checkpoints_carry_the_templates_they_stand_for(tmp_path):
+    """Qwen2-Audio: the installed processor's own default template (what a checkpoint without one
+    falls back to), reloaded from disk; AF3: the real template's behaviour and sampling config."""
+    from transformers import Qwen2AudioProcessor
+
+    from _harness_helpers import AF3_TEMPLATE, build_tiny_qwen2_audio
+
+    qwen = load(str(build_tiny_qwen2_audio(tmp_path / "q")), dtype="float32", device="cpu")
+    assert qwen.processor.chat_template == Qwen2AudioProcessor.default_chat_template.fget(qwen.processor)
+    assert (qwen.tokenizer.eos_token, qwen.tokenizer.pad_token) == ("<|im_end|>", "<|endoftext|>")
+    af3 = load(str(build_tiny_audio_flamingo3(tmp_path / "a")), dtype="float32", device="cpu")
+    assert af3.processor.chat_template == AF3_TEMPLATE
+    cfg = af3.model.generation_config
+    assert {k: getattr(cfg, k) for k in AF3_GENERATION} == AF3_GENERATION
+    assert cfg.eos_token_id == [af3.tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
+
+
 # ----------------------------------------------------------------------------- Audio Flamingo 3
 @pytest.fixture(scope="module")
 def af3_dir(tmp_path_factory):
