@@ -42,8 +42,8 @@ import logging
 from typing import Any
 
 from .audioflamingo3 import AudioFlamingo3
-from .base import (GENERATION_MODES, AudioInfo, Family, Item, LoadedModel, as_item, prepare_audio,
-                   resolve_model_class)
+from .base import AudioInfo, Family, Item, LoadedModel, as_item, prepare_audio, resolve_model_class
+from .decoding import GENERATION_MODES
 from .gemma3n import Gemma3n
 from .generic import Generic
 from .granite_speech import GraniteSpeech

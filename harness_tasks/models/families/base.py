@@ -16,17 +16,11 @@ import numpy as np
 from generation.audio import resample
 
 from ..base import layout
+from .decoding import GENERATION_MODES, generating_model, generation_config, resolved_generation
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["AudioInfo", "Family", "GENERATION_MODES", "GREEDY_KEEPS", "Item", "LoadedModel", "as_item", "batch_items",
-           "prepare_audio", "resolve_model_class", "resolved_generation"]
-
-#: ``generation`` settings of :class:`LoadedModel`: ``greedy`` (the benchmark's decoding, default)
-#: or ``checkpoint`` (the checkpoint's own ``generation_config``, sampling included).
-GENERATION_MODES = ("greedy", "checkpoint")
-#: Fields of the checkpoint's ``generation_config`` that greedy decoding keeps (token ids only).
-GREEDY_KEEPS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+__all__ = ["AudioInfo", "Family", "Item", "LoadedModel", "as_item", "batch_items", "prepare_audio", "resolve_model_class"]
 
 #: transformers auto-mappings searched (in order) for a class that generates text.
 _MAPPINGS = (
@@ -365,24 +359,14 @@ class LoadedModel:
 
     def _generation_config(self):
         """The ``GenerationConfig`` :meth:`generate` runs with (see :meth:`generation_settings`)."""
-        import copy
-
-        from transformers import GenerationConfig
-
-        own = getattr(_generating_model(self.model), "generation_config", None)
-        if self.generation == "checkpoint" and own is not None:
-            return copy.deepcopy(own)
-        keep = {k: getattr(own, k, None) for k in GREEDY_KEEPS}
-        if keep.get("pad_token_id") is None:
-            keep["pad_token_id"] = self.tokenizer.pad_token_id
-        return GenerationConfig(**{k: v for k, v in keep.items() if v is not None}, do_sample=False, num_beams=1)
+        return generation_config(self.model, self.generation, pad_token_id=self.tokenizer.pad_token_id)
 
     def generation_settings(self) -> dict[str, Any]:
         """Every generation setting :meth:`generate` uses, resolved (the library's defaults filled in
         where the config leaves a field unset), without the per-call ``max_new_tokens``.
 
         ``generation="greedy"`` (default): greedy decoding whatever the checkpoint's
-        ``generation_config`` says; only its token ids (:data:`GREEDY_KEEPS`) are kept, so no
+        ``generation_config`` says; only its token ids (:data:`.decoding.GREEDY_KEEPS`) are kept, so no
         sampling, no repetition penalty, no n-gram ban, no token bias. ``generation="checkpoint"``:
         the checkpoint's own settings (sampling included, if it samples).
         """
@@ -396,7 +380,7 @@ class LoadedModel:
         inputs = self._forward_inputs(batch)
         cfg = self._generation_config()
         cfg.max_new_tokens = int(max_new_tokens)
-        target = _generating_model(self.model)
+        target = generating_model(self.model)
         own = getattr(target, "generation_config", None)
         try:
             # generate() fills every field the passed config leaves unset from the model's own
@@ -456,26 +440,6 @@ class LoadedModel:
         if hs is None:
             raise RuntimeError(f"{self.name}: the model returned no hidden states (output_hidden_states)")
         return tuple(hs)
-
-
-def _generating_model(model: Any) -> Any:
-    """The transformers model whose ``generate`` runs (the base model under a peft wrapper)."""
-    return model.get_base_model() if hasattr(model, "get_base_model") else model
-
-
-def resolved_generation(cfg: Any) -> dict[str, Any]:
-    """The settings of a ``GenerationConfig`` as ``generate`` applies them: the fields it leaves
-    unset take transformers' defaults; unset fields without a default, metadata and the per-call
-    ``max_new_tokens`` / ``max_length`` are left out."""
-    from transformers import GenerationConfig
-
-    out = cfg.to_dict()
-    defaults = getattr(GenerationConfig, "_get_default_generation_params", None)   # transformers 5
-    for key, value in (defaults() if callable(defaults) else {}).items():
-        if out.get(key) is None:
-            out[key] = value
-    skip = {"transformers_version", "max_new_tokens", "max_length"}
-    return {k: v for k, v in sorted(out.items()) if v is not None and not k.startswith("_") and k not in skip}
 
 
 def batch_items(items: Sequence[Item]) -> list[Item]:
