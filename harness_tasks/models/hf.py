@@ -9,10 +9,12 @@ model's dtype and decodes greedily with left padding: no sampling, no repetition
 other decoding setting from the checkpoint's ``generation_config`` (Audio Flamingo 3's samples
 with a repetition penalty of 1.05), only its token ids; ``generation=checkpoint`` keeps the
 checkpoint's settings. The resolved settings (:meth:`LoadedModel.generation_settings`) are part of
-the answer-log key, written on every answer-log line and into the ``config`` of lm-eval's results. Left-padded batches give the same answers
-as single requests for families whose audio encoder does not see the padding (Qwen2-Audio,
-AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio lengths in one batch
-(``batch_size=1`` is exact for every family).
+the answer-log key, written on every answer-log line and into the ``config`` of lm-eval's results.
+Left-padded batches give the same answers as single requests for families whose audio encoder does
+not see the padding (Qwen2-Audio, AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio
+lengths in one batch (``batch_size=1`` is exact for every family). Audio Flamingo 3's chat template
+writes one clip per turn, before the turn's text; its family lays out the audio-first and few-shot
+requests for that (docs/model-layer.md).
 
 Failures (handled by the adapter base class): a CUDA out-of-memory error (the cache is freed
 first) or any other failure of a batch halves the batch, down to one clip; a clip that still fails, or whose audio cannot be decoded, becomes an error answer
@@ -115,6 +117,9 @@ class HFAudioLM(ChatLM):
         self.target_sr = self.lm.sampling_rate
         self.generation_settings = self.lm.generation_settings()
         log.info("vocalgrad-hf: %s; generation %s", self.lm.provenance(), self.generation_settings)
+        if self.generation_settings.get("do_sample"):
+            log.warning("vocalgrad-hf: generation=checkpoint samples (the checkpoint's generation_config): "
+                        "answers change from run to run; the benchmark decodes greedily (generation=greedy)")
 
     def identity(self) -> dict[str, Any]:
         """What decides the answers besides the request (used by the answer log where present)."""
