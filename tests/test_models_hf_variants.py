@@ -199,7 +199,9 @@ def test_af3_greedy_ignores_the_checkpoints_sampling_and_repetition_penalty(af3,
         load(str(af3_dir), device="cpu", generation="sample")
 
 
-def test_af3_generation_settings_in_the_answer_log_and_results(af3_dir, tmp_path):
+def test_af3_generation_settings_in_the_answer_log_and_results(af3_dir, tmp_path, caplog):
+    import logging
+
     from harness_tasks.models.hf import HFAudioLM
 
     lm = HFAudioLM(pretrained=str(af3_dir), device="cpu", dtype="float32", retry_unparsed=False,
@@ -212,8 +214,11 @@ def test_af3_generation_settings_in_the_answer_log_and_results(af3_dir, tmp_path
     assert line["generation"]["do_sample"] is False and line["generation"]["repetition_penalty"] == 1.0
     assert lm.identity()["generation"] == lm.generation_settings
     assert lm.get_model_info()["vocalgrad_hf"]["generation"] == lm.generation_settings
-    other = HFAudioLM(pretrained=str(af3_dir), device="cpu", dtype="float32", generation="checkpoint",
-                      answer_log="none")
+    assert "answers change from run to run" not in caplog.text
+    with caplog.at_level(logging.WARNING, logger="vocalgrad"):
+        other = HFAudioLM(pretrained=str(af3_dir), device="cpu", dtype="float32", generation="checkpoint",
+                          answer_log="none")
+    assert "answers change from run to run" in caplog.text      # the checkpoint samples
     assert other.query_key(q) != key       # other settings, other answers: not reused
 
 
