@@ -26,7 +26,7 @@ def _save(model, tok, folder: Path) -> Path:
 # ----------------------------------------------------------------------------- Qwen2.5-Omni
 OMNI_SPECIALS = ["<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>", "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>",
                  "<|vision_eos|>", "<|im_start|>", "<|im_end|>", "<|endoftext|>"]
-OMNI_TEMPLATE = hh.AF3_TEMPLATE.replace("<sound>", "<|audio_bos|><|AUDIO|><|audio_eos|>")
+OMNI_TEMPLATE = hh.IN_ORDER_TEMPLATE.replace("<sound>", "<|audio_bos|><|AUDIO|><|audio_eos|>")
 
 
 def omni_processor(folder: Path):

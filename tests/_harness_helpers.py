@@ -165,7 +165,9 @@ def build_tiny_qwen2_audio(folder: Path) -> Path:
     return Path(folder)
 
 
-AF3_TEMPLATE = (
+#: A chat template that puts each audio part where it stands in the turn (the Qwen2.5-Omni test
+#: template is made from it; not Audio Flamingo 3's behaviour, see AF3_TEMPLATE).
+IN_ORDER_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
     "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
     "{% if c['type'] == 'audio' %}<sound>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
@@ -173,16 +175,45 @@ AF3_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
+#: Audio Flamingo 3's chat template, behaviour for behaviour, written for the tests. It mirrors the
+#: processor template that transformers' conversion script writes for nvidia/audio-flamingo-3-hf
+#: (huggingface/transformers, src/transformers/models/audioflamingo3/convert_audioflamingo3_to_hf.py,
+#: write_processor(), as of commit 1895c87f79a357686052c91d86b8a1b1785cb160): a default system turn
+#: "You are a helpful assistant." when the first turn is not a system turn; turns whose content is
+#: None are skipped; a turn with list content is ONE <sound> if it has any audio part, always
+#: before the text, then all its text parts joined with nothing between them.
+AF3_TEMPLATE = (
+    "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+    "{% endif %}"
+    "{% for turn in messages if turn['content'] is not none %}<|im_start|>{{ turn['role'] }}\n"
+    "{% if turn['content'] is string %}{{ turn['content'] }}{% else %}"
+    "{% set heard = namespace(any=false, text='') %}"
+    "{% for part in turn['content'] %}"
+    "{% if part.get('type') == 'audio' or 'audio' in part %}{% set heard.any = true %}"
+    "{% elif part.get('type') == 'text' or 'text' in part %}{% set heard.text = heard.text ~ part['text'] %}"
+    "{% endif %}{% endfor %}"
+    "{% if heard.any %}<sound>{% endif %}{{ heard.text }}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+#: Audio Flamingo 3's generation_config.json as the conversion script writes it (sampling with a
+#: repetition penalty); token ids are filled in from the tiny tokenizer.
+AF3_GENERATION = dict(do_sample=True, temperature=0.7, top_k=20, top_p=0.8, repetition_penalty=1.05)
+
 
 def build_tiny_audio_flamingo3(folder: Path) -> Path:
-    """Random tiny Audio Flamingo 3 saved with a processor that has a chat template."""
+    """Random tiny Audio Flamingo 3 saved with a processor built as the real one is: the tokenizer's
+    special tokens and end/pad tokens (<|im_end|>, <|endoftext|>), a Whisper feature extractor that
+    returns its attention mask, :data:`AF3_TEMPLATE`, and the real checkpoint's sampling
+    generation_config (:data:`AF3_GENERATION`). Smaller than the real one: 16 mel bins, 2-s windows,
+    clips cut at 4 s."""
     import torch
     from transformers import (AudioFlamingo3Config, AudioFlamingo3ForConditionalGeneration,
-                              AudioFlamingo3Processor, WhisperFeatureExtractor)
+                              AudioFlamingo3Processor, GenerationConfig, WhisperFeatureExtractor)
 
     tok = _byte_tokenizer(["<sound>", "<|im_start|>", "<|im_end|>", "<|endoftext|>"],
                           eos="<|im_end|>", pad="<|endoftext|>")
-    fe = WhisperFeatureExtractor(feature_size=16, chunk_length=2)
+    fe = WhisperFeatureExtractor(feature_size=16, chunk_length=2, return_attention_mask=True)
     proc = AudioFlamingo3Processor(feature_extractor=fe, tokenizer=tok, chat_template=AF3_TEMPLATE, max_audio_len=4)
     cfg = AudioFlamingo3Config(
         audio_config=dict(num_mel_bins=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
@@ -191,8 +222,9 @@ def build_tiny_audio_flamingo3(folder: Path) -> Path:
         audio_token_id=tok.convert_tokens_to_ids("<sound>"))
     torch.manual_seed(0)
     model = AudioFlamingo3ForConditionalGeneration(cfg).eval()
-    model.generation_config.pad_token_id = tok.pad_token_id
-    model.generation_config.eos_token_id = tok.eos_token_id
+    end, pad = tok.convert_tokens_to_ids("<|im_end|>"), tok.convert_tokens_to_ids("<|endoftext|>")
+    model.generation_config = GenerationConfig(bos_token_id=pad, eos_token_id=[end, pad], pad_token_id=pad,
+                                               **AF3_GENERATION)
     model.save_pretrained(folder)
     proc.save_pretrained(folder)
     return Path(folder)

@@ -141,17 +141,15 @@ def test_two_cpu_processes_average_gradients_like_one_process(tiny, tmp_path):
     """torchrun, 2 processes (gloo): each takes every 2nd clip; with gradient averaging, 2 processes x
     grad-accum 2 equal 1 process x grad-accum 4 on the same clips (dropout off)."""
     import os
-    import shutil
     import subprocess
     import sys
 
-    if shutil.which("torchrun") is None:
-        pytest.skip("torchrun not on PATH")
     common = ["--model", str(tiny["qwen2_audio"]), "--data", str(tiny["hub"]), "--category", "volume",
               "--scope", "all_linear", "--device", "cpu", "--max-train", "8", "--max-val", "2", "--lora-dropout", "0",
               "--lr", "1e-2", "--quiet"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    ddp = subprocess.run(["torchrun", "--standalone", "--nproc_per_node", "2", "-m", "generation.cli", "finetune",
+    # torchrun through this interpreter: runs without the venv's bin/ on PATH
+    ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "generation.cli", "finetune",
                           *common, "--grad-accum", "2", "--out", str(tmp_path / "ddp")],
                          env=env, capture_output=True, text=True, timeout=300)
     assert ddp.returncode == 0, ddp.stderr[-2000:]

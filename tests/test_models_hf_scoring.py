@@ -176,3 +176,48 @@ def test_peft_adapter_system_prompt_and_provenance(model_dir, tmp_path):
     assert "careful listener" not in plain.tokenizer.decode(plain.prepare(q)["input_ids"][0])
     with pytest.raises(ValueError, match="scoring must be one of"):
         hf(model_dir, scoring="vibes")
+
+
+# ----------------------------------------------------------------------------- answer-word token ids
+def _bpe_tokenizer():
+    """A byte-level BPE tokenizer built offline whose merges make " increase" ONE token but
+    "increase" two ("incr" + "ease"), and the reverse for decrease: "decrease" one token,
+    " decrease" the bare space token "Ġ" + "decrease"."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import PreTrainedTokenizerFast
+
+    merges = [("i", "n"), ("in", "c"), ("inc", "r"), ("e", "a"), ("ea", "s"), ("eas", "e"), ("Ġ", "incr"),
+              ("Ġincr", "ease"), ("d", "e"), ("de", "c"), ("dec", "r"), ("decr", "ease")]
+    vocab = {ch: i for i, ch in enumerate(sorted(ByteLevel.alphabet()))}
+    for a, b in merges:
+        vocab.setdefault(a + b, len(vocab))
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=tok), vocab
+
+
+def test_answer_word_ids_on_a_bpe_tokenizer_with_and_without_the_leading_space():
+    from harness_tasks.models.families import LoadedModel
+
+    fast, vocab = _bpe_tokenizer()
+    ids = lambda text: fast(text, add_special_tokens=False)["input_ids"]        # noqa: E731
+    assert ids(" increase") == [vocab["Ġincrease"]] and ids("increase") == [vocab["incr"], vocab["ease"]]
+    assert ids("decrease") == [vocab["decrease"]] and ids(" decrease") == [vocab["Ġ"], vocab["decrease"]]
+    lm = LoadedModel.__new__(LoadedModel)          # word ids need only the tokenizer
+    lm.tokenizer = fast
+    # bare form after the prompt: its first token; the leading-space form: its first token
+    # unless that token is the space alone (it starts every spaced word)
+    assert lm.word_token_ids("increase") == [vocab["incr"], vocab["Ġincrease"]]
+    assert lm.word_token_ids("decrease") == [vocab["decrease"]]
+    logits = torch.zeros(3, len(vocab))
+    logits[0, vocab["Ġincrease"]] = 5.0            # the spaced single token
+    logits[1, vocab["incr"]] = 5.0                 # the bare form's first token
+    logits[2, vocab["decrease"]] = 5.0
+    logits[:, vocab["Ġ"]] = 4.0                    # a bare space says nothing about the word
+    lp = lm.answer_logprobs(None, ["increase", "decrease"], logits=logits)
+    full = torch.log_softmax(logits, -1)
+    assert torch.allclose(lp[:, 0], full[:, [vocab["incr"], vocab["Ġincrease"]]].max(dim=1).values)
+    assert torch.allclose(lp[:, 1], full[:, vocab["decrease"]])
+    assert lp.argmax(dim=1).tolist() == [0, 0, 1]

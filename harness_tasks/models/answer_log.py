@@ -4,6 +4,8 @@ The log is a folder of JSON-lines files. Each line is one answer::
 
     {"key": "<sha256>", "clip_id": "...", "answer": "...", "error": false, "max_new_tokens": 128, "t": 1733...}
 
+(``vocalgrad-hf`` adds ``"generation"``: the resolved generation settings it decoded with.)
+
 ``key`` is :func:`answer_key` of everything that decides an answer: toolkit version, adapter
 identity (class, model id, revision, dtype, adapter settings), prompt, generation settings, the
 audio order and the sha256 of every clip's audio. Lines are appended and ``fsync``-ed one by one,

@@ -26,8 +26,8 @@ Reliability (every adapter)
 revision, dtype, adapter settings: by default every model argument except those in
 ``IDENTITY_EXCLUDE``), the prompt, the generation settings, the audio order, the id and sha256
 of each clip and the toolkit version. A rerun of the same command skips the clips already answered and
-logs how many it skipped. An answer string may carry a ``log_info`` dict, stored beside it (the
-worker adapter puts its worker's handshake there). Model argument ``answer_log``: ``auto`` (the default unless
+logs how many it skipped. :meth:`VocalGradLM.answer_log_info` adds fields to each line (hf: the
+resolved generation settings; worker: the worker's handshake). Model argument ``answer_log``: ``auto`` (the default unless
 ``$VOCALGRAD_ANSWER_LOG`` says otherwise: ``$VOCALGRAD_CACHE/answers/<model>-<identity hash>/``,
 else ``~/.cache/vocalgrad/answers/...``), a folder, or ``none`` to turn it off.
 
@@ -337,6 +337,10 @@ class VocalGradLM(LM):
                                "dtype": str(getattr(self.model, "dtype", "")) or None}
         return ident
 
+    def answer_log_info(self) -> dict[str, Any]:
+        """Extra fields written on each answer-log line (hf: its generation settings; worker: its handshake)."""
+        return {}
+
     def query_key(self, q: Query, identity: Any = None) -> str | None:
         """Answer-log key of a query (None when a clip's audio cannot be read: never reused)."""
         shas = [getattr(a, "sha256", None) or audio_sha256(a) for a in q.audios]
@@ -401,7 +405,7 @@ class VocalGradLM(LM):
                 self.failed.append((queries[i].clip_id, answer))
             if logbook is not None and keys[i] is not None:
                 logbook.put(keys[i], answer, error=is_error_answer(answer), clip_id=queries[i].clip_id,
-                            max_new_tokens=queries[i].max_new_tokens, **getattr(answer, "log_info", {}))
+                            max_new_tokens=queries[i].max_new_tokens, **self.answer_log_info())
             bar.update(1)
 
         try:

@@ -5,10 +5,16 @@ Phi-4-multimodal, Granite Speech, Gemma 3n, Voxtral, remote-code checkpoints).
 For each clip the adapter builds one user turn ``[text, audio]`` (``audio_first=true`` flips
 it; few-shot prompts interleave), lets the family render it with the processor's chat template,
 resamples the clip to the processor's rate (soxr HQ, mono), casts every floating input to the
-model's dtype and decodes greedily with left padding. Left-padded batches give the same answers
-as single requests for families whose audio encoder does not see the padding (Qwen2-Audio,
-AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio lengths in one batch
-(``batch_size=1`` is exact for every family).
+model's dtype and decodes greedily with left padding: no sampling, no repetition penalty and no
+other decoding setting from the checkpoint's ``generation_config`` (Audio Flamingo 3's samples
+with a repetition penalty of 1.05), only its token ids; ``generation=checkpoint`` keeps the
+checkpoint's settings. The resolved settings (:meth:`LoadedModel.generation_settings`) are part of
+the answer-log key, written on every answer-log line and into the ``config`` of lm-eval's results.
+Left-padded batches give the same answers as single requests for families whose audio encoder does
+not see the padding (Qwen2-Audio, AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio
+lengths in one batch (``batch_size=1`` is exact for every family). Audio Flamingo 3's chat template
+writes one clip per turn, before the turn's text; its family lays out the audio-first and few-shot
+requests for that (docs/model-layer.md).
 
 Failures (handled by the adapter base class): a CUDA out-of-memory error (the cache is freed
 first) or any other failure of a batch halves the batch, down to one clip; a clip that still fails, or whose audio cannot be decoded, becomes an error answer
@@ -36,6 +42,8 @@ scoring : str                 ``generate`` (default): greedy text; ``logits``: n
                               :mod:`harness_tasks.logit_answers` and docs/model-layer.md
 trust_remote_code : bool      run the checkpoint's own code (``auto_map``; default false)
 attn_implementation : str     passed to ``from_pretrained``
+generation : str              ``greedy`` (default) or ``checkpoint`` (the checkpoint's own
+                              ``generation_config``, sampling included if it samples)
 retry_unparsed : bool         one retry with 256 new tokens for unparsed answers (default true;
                               off with ``scoring=logits``)
 """
@@ -87,6 +95,7 @@ class HFAudioLM(ChatLM):
         scoring: str = "generate",
         trust_remote_code: Any = False,
         attn_implementation: str | None = None,
+        generation: str = "greedy",
         **kwargs: Any,
     ) -> None:
         kwargs.pop("max_batch_size", None)
@@ -100,18 +109,32 @@ class HFAudioLM(ChatLM):
         self.lm: LoadedModel = load(pretrained, revision=revision, dtype=dtype, device=device,
                                     trust_remote_code=as_bool(trust_remote_code, name="trust_remote_code"),
                                     model_class=model_class, family=family, peft=peft, processor=processor,
-                                    attn_implementation=attn_implementation)
+                                    attn_implementation=attn_implementation,
+                                    generation=str(generation or "greedy").strip().lower())
         self.model, self.processor, self.tokenizer = self.lm.model, self.lm.processor, self.lm.tokenizer
         self.model_name = self.lm.name
         self._device = self.lm.device
         self.target_sr = self.lm.sampling_rate
-        log.info("vocalgrad-hf: %s", self.lm.provenance())
+        self.generation_settings = self.lm.generation_settings()
+        log.info("vocalgrad-hf: %s; generation %s", self.lm.provenance(), self.generation_settings)
+        if self.generation_settings.get("do_sample"):
+            log.warning("vocalgrad-hf: generation=checkpoint samples (the checkpoint's generation_config): "
+                        "answers change from run to run; the benchmark decodes greedily (generation=greedy)")
 
     def identity(self) -> dict[str, Any]:
         """What decides the answers besides the request (used by the answer log where present)."""
         base = super().identity() if hasattr(super(), "identity") else {}
         prov = {k: v for k, v in self.lm.provenance().items() if k != "device"}
-        return {**base, "provenance": prov, "scoring": self.scoring}
+        return {**base, "provenance": prov, "scoring": self.scoring, "generation": self.generation_settings}
+
+    def answer_log_info(self) -> dict[str, Any]:
+        """Written on every answer-log line: the resolved generation settings."""
+        return {"generation": self.generation_settings}
+
+    def get_model_info(self) -> dict[str, Any]:
+        """lm-eval adds this to the ``config`` of its results file."""
+        return {"vocalgrad_hf": {**self.lm.provenance(), "scoring": self.scoring,
+                                 "generation": self.generation_settings}}
 
     # ------------------------------------------------------------------ inputs
     def item(self, q: Query) -> Item:

@@ -66,17 +66,6 @@ class WorkerError(FatalAdapterError):
     """The worker process died, broke the protocol or stopped answering."""
 
 
-class _Reply(str):
-    """A worker's answer; ``log_info`` goes into its answer-log line (the worker's handshake)."""
-
-    log_info: dict[str, Any] = {}
-
-    def __new__(cls, text: str, log_info: dict[str, Any]) -> "_Reply":
-        obj = super().__new__(cls, text)
-        obj.log_info = log_info
-        return obj
-
-
 class WorkerLM(ChatLM):
     """lm-eval adapter that forwards each request to a worker process (see the module docstring)."""
 
@@ -244,11 +233,14 @@ class WorkerLM(ChatLM):
             if reply.get("type") == "answer" and reply.get("id") == msg["id"]:
                 break
             log.debug("vocalgrad-worker: ignoring %r", reply)
-        hello = self.hello or {}
-        info = {"worker": {k: hello[k] for k in ("worker", "model", "version", "generation") if hello.get(k)}}
         if reply.get("error") is not None:
-            return _Reply(error_answer(f"worker: {reply['error']}"), info)
-        return _Reply(str(reply.get("text", "")), info)
+            return error_answer(f"worker: {reply['error']}")
+        return str(reply.get("text", ""))
+
+    def answer_log_info(self) -> dict[str, Any]:
+        """The worker's handshake (name, model, version, generation settings) on each answer-log line."""
+        hello = self.hello or {}
+        return {"worker": {k: hello[k] for k in ("worker", "model", "version", "generation") if hello.get(k)}}
 
     def answer(self, queries: list[Query]) -> list[str]:
         return [self._ask(q) for q in queries]

@@ -8,7 +8,7 @@ Contract
 >>> b = lm.batch([Item("Does the pitch rise or fall?", [(y, 48000)])])    # doctest: +SKIP
 
 :func:`load` ``(pretrained, *, revision, dtype, device, trust_remote_code, model_class, family,
-peft, processor, attn_implementation)`` picks the family from ``config.model_type`` (then the
+peft, processor, attn_implementation, generation)`` picks the family from ``config.model_type`` (then the
 ``family=`` override, then ``generic``), loads the model class the family names (Omni: the
 thinker), or the checkpoint's architecture, or its ``auto_map`` through the transformers Auto
 classes (remote code), puts an optional peft adapter on top and returns a :class:`LoadedModel`:
@@ -22,7 +22,10 @@ classes (remote code), puts an optional peft adapter on top and returns a :class
                                   (-100 except the target tokens and the end-of-turn token)
 ``audio_positions(batch)``        (batch, tokens) bool, True at the audio placeholders of each row
 ``logits(batch)``                 next-token logits after the prompt (float32, cpu)
-``generate(batch, max_new_tokens=)``  greedy answers (text)
+``generate(batch, max_new_tokens=)``  greedy answers (text): no sampling, penalty or other
+                                  decoding setting of the checkpoint's ``generation_config``
+                                  (``generation="checkpoint"`` keeps them)
+``generation_settings()``         the resolved settings ``generate`` uses (answer-log key)
 ``answer_logprobs(batch, words)`` (batch, len(words)) log-prob of each word's first token, max over
                                   the with/without-leading-space variants
 ``hidden_states(batch)``          LM hidden states, layers + 1 tensors (batch, tokens, hidden)
@@ -40,6 +43,7 @@ from typing import Any
 
 from .audioflamingo3 import AudioFlamingo3
 from .base import AudioInfo, Family, Item, LoadedModel, as_item, prepare_audio, resolve_model_class
+from .decoding import GENERATION_MODES
 from .gemma3n import Gemma3n
 from .generic import Generic
 from .granite_speech import GraniteSpeech
@@ -145,7 +149,7 @@ def _torch_dtype(dtype: Any):
 def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", device: Any = "auto",
          trust_remote_code: bool = False, model_class: str | None = None, family: str | None = None,
          peft: str | None = None, processor: Any = None, attn_implementation: str | None = None,
-         **kw: Any) -> LoadedModel:
+         generation: str = "greedy", **kw: Any) -> LoadedModel:
     """Load a checkpoint (folder or Hub id, or an already loaded model) as a :class:`LoadedModel`.
 
     Parameters
@@ -167,6 +171,10 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
         Folder of a peft adapter to put on top (``PeftModel.from_pretrained``).
     processor : str or ProcessorMixin, optional
         Processor folder / id or object (default: the checkpoint's).
+    generation : {"greedy", "checkpoint"}
+        ``greedy`` (default): greedy decoding whatever the checkpoint's ``generation_config`` says
+        (only its token ids are kept); ``checkpoint``: the checkpoint's own settings
+        (:meth:`LoadedModel.generation_settings`).
     **kw
         Further ``from_pretrained`` keyword arguments of the model.
     """
@@ -174,7 +182,11 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
 
     dev = pick_device(device)
     own = _self_loading_family(pretrained, revision, family) if isinstance(pretrained, str) else None
+    if generation not in GENERATION_MODES:
+        raise ValueError(f"generation must be one of {', '.join(GENERATION_MODES)}, got {generation!r}")
     if own is not None:
+        if generation != "greedy":
+            raise ValueError(f"family {own.name} decodes greedily only (its own decoding loop); leave generation unset")
         return own.load(pretrained, revision=revision, dtype=_torch_dtype(dtype), device=dev, peft=peft)
     if isinstance(pretrained, str):
         config = transformers.AutoConfig.from_pretrained(pretrained, revision=revision,
@@ -212,4 +224,4 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
     if not getattr(processor, "chat_template", None):
         raise ValueError(f"{name}: the processor has no chat template; VocalGrad needs one that takes audio parts")
     return LoadedModel(model, processor, fam, name=name, revision=revision, device=dev,
-                       peft=str(peft) if peft else None)
+                       peft=str(peft) if peft else None, generation=generation)

@@ -16,6 +16,7 @@ import numpy as np
 from generation.audio import resample
 
 from ..base import layout
+from .decoding import GENERATION_MODES, generating_model, generation_config, resolved_generation
 
 log = logging.getLogger("vocalgrad")
 
@@ -254,8 +255,9 @@ class LoadedModel:
     """
 
     def __init__(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None = None,
-                 device: str = "cpu", peft: str | None = None) -> None:
-        self._set_common(model, processor, family, name=name, revision=revision, device=device, peft=peft)
+                 device: str = "cpu", peft: str | None = None, generation: str = "greedy") -> None:
+        self._set_common(model, processor, family, name=name, revision=revision, device=device, peft=peft,
+                         generation=generation)
         tok = getattr(processor, "tokenizer", None)
         if tok is None:
             raise ValueError(f"{name}: the processor has no tokenizer")
@@ -267,8 +269,11 @@ class LoadedModel:
         self.audio_token_id = family.audio_token_id(model, processor)
 
     def _set_common(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None,
-                    device: str, peft: str | None) -> None:
+                    device: str, peft: str | None, generation: str = "greedy") -> None:
         """The attributes every loaded model has, whatever its family (subclasses call it too)."""
+        if generation not in GENERATION_MODES:
+            raise ValueError(f"generation must be one of {', '.join(GENERATION_MODES)}, got {generation!r}")
+        self.generation = generation
         self.model = model
         self.processor = processor
         self.family = family.name
@@ -352,14 +357,41 @@ class LoadedModel:
             out = self.model(**self._forward_inputs(batch), use_cache=False)
         return out.logits[:, -1, :].float().cpu()
 
+    def _generation_config(self):
+        """The ``GenerationConfig`` :meth:`generate` runs with (see :meth:`generation_settings`)."""
+        return generation_config(self.model, self.generation, pad_token_id=self.tokenizer.pad_token_id)
+
+    def generation_settings(self) -> dict[str, Any]:
+        """Every generation setting :meth:`generate` uses, resolved (the library's defaults filled in
+        where the config leaves a field unset), without the per-call ``max_new_tokens``.
+
+        ``generation="greedy"`` (default): greedy decoding whatever the checkpoint's
+        ``generation_config`` says; only its token ids (:data:`.decoding.GREEDY_KEEPS`) are kept, so no
+        sampling, no repetition penalty, no n-gram ban, no token bias. ``generation="checkpoint"``:
+        the checkpoint's own settings (sampling included, if it samples).
+        """
+        return resolved_generation(self._generation_config())
+
     def generate(self, batch, *, max_new_tokens: int) -> list[str]:
-        """Greedy continuation of each row (special tokens removed)."""
+        """Continuation of each row (special tokens removed), greedy by default
+        (:meth:`generation_settings`)."""
         import torch
 
         inputs = self._forward_inputs(batch)
-        with torch.inference_mode():
-            out = self.model.generate(**inputs, max_new_tokens=int(max_new_tokens), do_sample=False,
-                                      pad_token_id=self.tokenizer.pad_token_id)
+        cfg = self._generation_config()
+        cfg.max_new_tokens = int(max_new_tokens)
+        target = generating_model(self.model)
+        own = getattr(target, "generation_config", None)
+        try:
+            # generate() fills every field the passed config leaves unset from the model's own
+            # generation_config: swap in the config itself so nothing of the checkpoint leaks in.
+            if own is not None:
+                target.generation_config = cfg
+            with torch.inference_mode():
+                out = self.model.generate(**inputs, generation_config=cfg)
+        finally:
+            if own is not None:
+                target.generation_config = own
         if not isinstance(out, torch.Tensor):
             out = out.sequences
         new = out[:, inputs["input_ids"].shape[1]:]

@@ -318,6 +318,10 @@ class KimiLoadedModel(LoadedModel):
             out = self.model(**self._forward_inputs(batch), output_hidden_states=True)
         return tuple(out.hidden_states)
 
+    def generation_settings(self) -> dict[str, Any]:
+        """Kimi's own decoding loop (:meth:`generate`): argmax, one beam, no penalties."""
+        return {"do_sample": False, "num_beams": 1, "repetition_penalty": 1.0, "use_cache": False}
+
     def generate(self, batch, *, max_new_tokens: int) -> list[str]:
         """Greedy text answers: each step appends the argmax text token to the text stream and
         the text-blank token to the audio stream (Kimi's text-only output), until the text

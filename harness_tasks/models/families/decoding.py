@@ -1,0 +1,59 @@
+"""How :meth:`LoadedModel.generate <harness_tasks.models.families.LoadedModel.generate>` decodes:
+greedy by default, whatever the checkpoint's ``generation_config.json`` asks for.
+
+transformers' ``generate`` fills every field a passed ``GenerationConfig`` leaves unset from the
+model's own ``generation_config`` (Audio Flamingo 3's samples at temperature 0.7 with top-k 20,
+top-p 0.8 and a repetition penalty of 1.05). Setting only ``do_sample=False`` would keep the
+penalty. So greedy decoding here is a fresh config holding only the checkpoint's token ids, which
+``generate`` runs with in place of the model's own (see ``LoadedModel.generate``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["GENERATION_MODES", "GREEDY_KEEPS", "generating_model", "generation_config", "resolved_generation"]
+
+#: ``generation`` settings of a loaded model: ``greedy`` (the benchmark's decoding, default) or
+#: ``checkpoint`` (the checkpoint's own ``generation_config``, sampling included).
+GENERATION_MODES = ("greedy", "checkpoint")
+#: Fields of the checkpoint's ``generation_config`` that greedy decoding keeps (token ids only).
+GREEDY_KEEPS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+
+
+def generating_model(model: Any) -> Any:
+    """The transformers model whose ``generate`` runs (the base model under a peft wrapper)."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
+def generation_config(model: Any, mode: str = "greedy", *, pad_token_id: int | None = None):
+    """The ``GenerationConfig`` to decode ``model`` with in ``mode`` (a copy; the model's own is
+    not changed). ``pad_token_id`` is used when the checkpoint sets none."""
+    import copy
+
+    from transformers import GenerationConfig
+
+    if mode not in GENERATION_MODES:
+        raise ValueError(f"generation must be one of {', '.join(GENERATION_MODES)}, got {mode!r}")
+    own = getattr(generating_model(model), "generation_config", None)
+    if mode == "checkpoint" and own is not None:
+        return copy.deepcopy(own)
+    keep = {k: getattr(own, k, None) for k in GREEDY_KEEPS}
+    if keep.get("pad_token_id") is None:
+        keep["pad_token_id"] = pad_token_id
+    return GenerationConfig(**{k: v for k, v in keep.items() if v is not None}, do_sample=False, num_beams=1)
+
+
+def resolved_generation(cfg: Any) -> dict[str, Any]:
+    """The settings of a ``GenerationConfig`` as ``generate`` applies them: the fields it leaves
+    unset take transformers' defaults; unset fields without a default, metadata and the per-call
+    ``max_new_tokens`` / ``max_length`` are left out."""
+    from transformers import GenerationConfig
+
+    out = cfg.to_dict()
+    defaults = getattr(GenerationConfig, "_get_default_generation_params", None)   # transformers 5
+    for key, value in (defaults() if callable(defaults) else {}).items():
+        if out.get(key) is None:
+            out[key] = value
+    skip = {"transformers_version", "max_new_tokens", "max_length"}
+    return {k: v for k, v in sorted(out.items()) if v is not None and not k.startswith("_") and k not in skip}
