@@ -23,7 +23,7 @@ echo       reverb         :mod:`.echo`         ReverbParams       float64
 The category -> transform mapping is the recipe's (``generation/recipes/*.toml``).
 """
 
-from . import clarity, distortion, echo, noise, pitch, roughness, speed, vibration, volume  # noqa: F401
+from . import clarity, distortion, echo, formant, noise, pitch, roughness, speed, tilt, vibration, volume  # noqa: F401
 from .base import TRANSFORMS, ClipKey, ParamError, Params, Result, Transform
 
 __all__ = ["TRANSFORMS", "Transform", "Params", "ParamError", "ClipKey", "Result", "get_transform"]
