@@ -3,8 +3,8 @@
 :func:`framewise` runs a weighted overlap-add STFT (Hann analysis and synthesis windows, hop a
 quarter of the frame) over a whole clip, gives each frame the schedule's value at the frame's
 centre, multiplies the frame's spectrum by a real gain that a transform computes from that value,
-rescales the frame to its original energy (the effect changes the spectrum's shape, not the level)
-and adds the frames back. Plain numpy, float64: bit-identical output for the same input.
+rescales it so that the energy is kept (per frame, or per clip for a fixed filter: ``keep``) and
+adds the frames back. Plain numpy, float64: bit-identical output for the same input.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ class FrameParams(Params):
 
 
 def framewise(x: np.ndarray, values: np.ndarray, n_fft: int,
-              gain: Callable[[np.ndarray, np.ndarray, float], np.ndarray], sr: int) -> np.ndarray:
+              gain: Callable[[np.ndarray, np.ndarray, float], np.ndarray], sr: int, *,
+              keep: str = "frame") -> np.ndarray:
     """Filter ``x`` frame by frame.
 
     Parameters
@@ -47,34 +48,54 @@ def framewise(x: np.ndarray, values: np.ndarray, n_fft: int,
         ``gain(spectrum, freqs, value) -> real gain per bin`` for one frame (complex spectrum of
         the windowed frame, bin frequencies in Hz, the frame's value).
     sr : int
+    keep : {"frame", "clip"}
+        What keeps its energy. ``frame``: every frame is rescaled to its own energy (the gain then
+        changes only the shape of each frame's spectrum). ``clip``: each frame's gain is scaled so
+        that it leaves the energy of the clip's long-term average spectrum unchanged; the scale
+        depends only on the value, so a gain that is the same for every frame (a fixed filter)
+        keeps its shape across frames: loud low-frequency vowels and weak high-frequency
+        consonants are not evened out.
 
     Returns
     -------
     np.ndarray, float64, shape ``(n,)``
     """
+    if keep not in ("frame", "clip"):
+        raise ValueError(f"keep must be 'frame' or 'clip', got {keep!r}")
     x = np.asarray(x, dtype=np.float64)
     n, hop = x.size, n_fft // 4
     pad = n_fft // 2
-    xp = np.concatenate([np.zeros(pad), x, np.zeros(pad + n_fft)])
-    count = 1 + (n + 2 * pad - n_fft) // hop + 1
+    count = 1 + -(-(n + 2 * pad - n_fft) // hop) if n + 2 * pad > n_fft else 1
+    xp = np.concatenate([np.zeros(pad), x, np.zeros((count - 1) * hop + n_fft - pad - n)])
     win = np.hanning(n_fft + 1)[:-1]  # periodic Hann: constant overlap-add at hop n_fft/4
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sr)
+    frames = np.lib.stride_tricks.sliding_window_view(xp, n_fft)[::hop][:count] * win
+    specs = np.fft.rfft(frames, axis=1)
+    power = np.abs(specs) ** 2
+    ltas = power.mean(axis=0)
+    centre = np.clip(np.arange(count) * hop, 0, max(n - 1, 0))
+    out_specs = np.empty_like(specs)
+    for i in range(count):
+        energy = float(power[i].sum())
+        if energy <= 0.0:
+            out_specs[i] = specs[i]
+            continue
+        g = gain(specs[i], freqs, float(values[centre[i]]))
+        if keep == "frame":
+            new_energy = float(np.sum(power[i] * g * g))
+            scale = np.sqrt(energy / new_energy) if new_energy > 0.0 else 1.0
+        else:
+            new_ltas = float(np.sum(ltas * g * g))
+            scale = np.sqrt(float(ltas.sum()) / new_ltas) if new_ltas > 0.0 else 1.0
+        out_specs[i] = specs[i] * (g * scale)
+    back = np.fft.irfft(out_specs, n_fft, axis=1) * win
     out = np.zeros(xp.size)
     norm = np.zeros(xp.size)
-    centre = np.clip(np.arange(count) * hop, 0, max(n - 1, 0))
+    w2 = win * win
     for i in range(count):
         s = i * hop
-        frame = xp[s:s + n_fft] * win
-        spec = np.fft.rfft(frame)
-        energy = float(np.sum(np.abs(spec) ** 2))
-        if energy > 0.0:
-            new = spec * gain(spec, freqs, float(values[centre[i]]))
-            new_energy = float(np.sum(np.abs(new) ** 2))
-            if new_energy > 0.0:
-                new *= np.sqrt(energy / new_energy)
-            frame = np.fft.irfft(new, n_fft)
-        out[s:s + n_fft] += frame * win
-        norm[s:s + n_fft] += win * win
+        out[s:s + n_fft] += back[i]
+        norm[s:s + n_fft] += w2
     out = np.divide(out, norm, out=np.zeros_like(out), where=norm > 1e-8)
     return out[pad:pad + n]
 

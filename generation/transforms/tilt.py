@@ -2,9 +2,10 @@
 
 Each frame's spectrum is multiplied by ``10 ** (tilt * log2(f / pivot_hz) / 20)``: ``tilt`` dB per
 octave (positive = brighter, more energy at high frequencies), frequencies clamped to
-``[floor_hz, ceiling_hz]`` so the gain stays finite at 0 Hz and flat above the ceiling. The frame is
-then rescaled to its original energy (:func:`._framewise.framewise`), so the level does not follow
-the tilt. The schedule's value (dB/octave) is taken at each frame's centre.
+``[floor_hz, ceiling_hz]`` so the gain stays finite at 0 Hz and flat above the ceiling. The gain of
+each tilt is scaled so that it keeps the energy of the clip's long-term average spectrum
+(:func:`._framewise.framewise`, ``keep="clip"``), so the level does not follow the tilt while every
+frame gets the same filter (the tilt is not evened out between vowels and consonants). The schedule's value (dB/octave) is taken at each frame's centre.
 """
 
 from __future__ import annotations
@@ -53,7 +54,14 @@ def tilt_gain(freqs: np.ndarray, tilt_db_per_octave: float, params: TiltParams) 
 
 @register("spectral_tilt", TiltParams, np.float64)
 def spectral_tilt(x, sr, schedule, params: TiltParams, *, cache=None) -> Result:
-    """Brightness: frame-wise spectral tilt in dB/octave, energy-matched per frame, float64 out."""
+    """Brightness: frame-wise spectral tilt in dB/octave, the clip's energy kept, float64 out."""
     values = per_sample(schedule, len(x))
-    y = framewise(x, values, params.n_fft, lambda spec, freqs, v: tilt_gain(freqs, v, params), sr)
+    memo: dict = {}
+
+    def gain(spec, freqs, v):
+        if v not in memo:
+            memo[v] = tilt_gain(freqs, v, params)
+        return memo[v]
+
+    y = framewise(x, values, params.n_fft, gain, sr, keep="clip")
     return Result(y, schedule.span.onset, schedule.span.offset)
