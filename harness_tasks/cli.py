@@ -138,9 +138,11 @@ def ext_task_dir() -> str | None:
 
     from .ext_tasks import write_ext_tasks
 
+    from .dataset import dataset_source
+
     folder = tempfile.mkdtemp(prefix="vocalgrad-ext-tasks-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    if not write_ext_tasks(folder):
+    if not write_ext_tasks(folder, dataset=dataset_source()):
         return None
     return folder
 

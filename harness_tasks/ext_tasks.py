@@ -5,7 +5,8 @@ is installed. The extension attributes (``vocalgrad attributes``: the shipped ex
 ``vocalgrad.attributes`` plugin) get their tasks here instead, written when ``vocalgrad-eval``
 starts into a fresh folder that it adds to lm-eval's task paths:
 
-* ``_vocalgrad_ext.yaml`` — the group ``vocalgrad_ext`` (unweighted mean over its tasks);
+* ``_vocalgrad_ext.yaml`` — the group ``vocalgrad_ext`` (unweighted mean over its tasks; with a
+  local Hub folder as the dataset, over the attributes that folder holds);
 * ``vocalgrad_ext_<name>.yaml`` — the default prompt and format on the Hub config ``<name>``,
   including the paper tasks' ``_template_yaml`` by its absolute path (so the same hooks, metrics
   and generation settings apply).
@@ -39,30 +40,41 @@ def ext_variant(names: tuple[str, ...] | None = None) -> Variant:
     return Variant(EXT_GROUP, categories=tuple(names))
 
 
-def ext_files(names: tuple[str, ...] | None = None) -> dict[str, str]:
-    """File name -> text of the group and its tasks (empty when no extension attribute is installed)."""
+def ext_files(names: tuple[str, ...] | None = None, *, dataset: str | None = None) -> dict[str, str]:
+    """File name -> text of the group and its tasks (empty when no extension attribute is installed).
+
+    ``dataset``: when it is a local Hub folder that holds some of the attributes' configs, the
+    group lists only those (a folder built from ``--categories hum`` is scored on ``hum``);
+    every installed attribute still gets its task.
+    """
     v = ext_variant(names)
     if not v.categories:
         return {}
+    group_v = v
+    if dataset and Path(dataset).expanduser().is_dir():
+        here = [c for c in v.categories if (Path(dataset).expanduser() / c).is_dir()]
+        if here:
+            group_v = Variant(EXT_GROUP, categories=tuple(here))
     template = (Path(TASK_DIR) / "_template_yaml").as_posix()
 
     def retag(text: str) -> str:
         first, _, rest = text.partition("\n")
         return EXT_HEADER + rest.replace("include: _template_yaml", f"include: {template}")
 
-    files = {f"_{EXT_GROUP}.yaml": retag(group_yaml(v))}
+    files = {f"_{EXT_GROUP}.yaml": retag(group_yaml(group_v))}
     for c in v.categories:
         files[f"{EXT_GROUP}_{c}.yaml"] = retag(task_yaml(v, Entry(c, c)))
     return files
 
 
-def write_ext_tasks(folder: str | Path, names: tuple[str, ...] | None = None) -> list[Path]:
+def write_ext_tasks(folder: str | Path, names: tuple[str, ...] | None = None, *,
+                    dataset: str | None = None) -> list[Path]:
     """Write :func:`ext_files` into ``folder`` (created; earlier generated files removed); return the paths."""
     from generation.audio import atomic_write_text
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    files = ext_files(names)
+    files = ext_files(names, dataset=dataset)
     for stale in folder.glob("*.yaml"):
         if stale.name not in files and stale.read_text(errors="replace").startswith(EXT_HEADER):
             stale.unlink()

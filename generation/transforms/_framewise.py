@@ -45,8 +45,9 @@ def framewise(x: np.ndarray, values: np.ndarray, n_fft: int,
     n_fft : int
         Frame length (hop ``n_fft // 4``).
     gain : callable
-        ``gain(spectrum, freqs, value) -> real gain per bin`` for one frame (complex spectrum of
-        the windowed frame, bin frequencies in Hz, the frame's value).
+        ``gain(spectra, freqs, frame_values) -> gains``: real gains ``(frames, bins)`` for the
+        complex spectra of the windowed frames ``(frames, bins)``, the bin frequencies (Hz) and
+        each frame's value ``(frames,)``.
     sr : int
     keep : {"frame", "clip"}
         What keeps its energy. ``frame``: every frame is rescaled to its own energy (the gain then
@@ -74,20 +75,13 @@ def framewise(x: np.ndarray, values: np.ndarray, n_fft: int,
     power = np.abs(specs) ** 2
     ltas = power.mean(axis=0)
     centre = np.clip(np.arange(count) * hop, 0, max(n - 1, 0))
-    out_specs = np.empty_like(specs)
-    for i in range(count):
-        energy = float(power[i].sum())
-        if energy <= 0.0:
-            out_specs[i] = specs[i]
-            continue
-        g = gain(specs[i], freqs, float(values[centre[i]]))
-        if keep == "frame":
-            new_energy = float(np.sum(power[i] * g * g))
-            scale = np.sqrt(energy / new_energy) if new_energy > 0.0 else 1.0
-        else:
-            new_ltas = float(np.sum(ltas * g * g))
-            scale = np.sqrt(float(ltas.sum()) / new_ltas) if new_ltas > 0.0 else 1.0
-        out_specs[i] = specs[i] * (g * scale)
+    g = np.asarray(gain(specs, freqs, np.asarray(values, dtype=np.float64)[centre]), dtype=np.float64)
+    if keep == "frame":
+        before, after = power.sum(axis=1), np.sum(power * g * g, axis=1)
+    else:
+        before, after = np.full(count, float(ltas.sum())), (g * g) @ ltas
+    scale = np.sqrt(np.divide(before, after, out=np.ones(count), where=(after > 0.0) & (before > 0.0)))
+    out_specs = specs * (g * scale[:, None])
     back = np.fft.irfft(out_specs, n_fft, axis=1) * win
     out = np.zeros(xp.size)
     norm = np.zeros(xp.size)

@@ -45,21 +45,29 @@ class FormantParams(FrameParams):
             raise ParamError("max_hz", f"must be > 1000 Hz, got {self.max_hz}")
 
 
-def envelope_ratio(spec: np.ndarray, freqs: np.ndarray, scale: float, params: FormantParams, sr: int) -> np.ndarray:
-    """Gain ``E(f / scale) / E(f)`` of one frame (1 above ``max_hz`` and where ``scale == 1``)."""
-    if scale == 1.0:
-        return np.ones(freqs.size)
+def envelope_ratio(specs: np.ndarray, freqs: np.ndarray, scales: np.ndarray, params: FormantParams,
+                   sr: int) -> np.ndarray:
+    """Gains ``E(f / scale) / E(f)`` of frames ``(frames, bins)`` (1 above ``max_hz`` and where ``scale == 1``)."""
+    specs = np.atleast_2d(specs)
+    scales = np.broadcast_to(np.asarray(scales, dtype=np.float64), (specs.shape[0],))
     n_fft = 2 * (freqs.size - 1)
-    log_env = cepstral_envelope(np.log(np.abs(spec) + 1e-9), n_fft, sr, params.lifter_ms / 1000.0)
-    moved = np.interp(freqs / scale, freqs, log_env)
-    ratio = np.exp(moved - log_env)
+    log_env = cepstral_envelope(np.log(np.abs(specs) + 1e-9), n_fft, sr, params.lifter_ms / 1000.0)
+    # linear interpolation of each frame's envelope at f / scale (bins are evenly spaced)
+    pos = np.clip(np.multiply.outer(1.0 / scales, np.arange(freqs.size, dtype=np.float64)), 0.0, freqs.size - 1.0)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, freqs.size - 1)
+    frac = pos - lo
+    moved = (np.take_along_axis(log_env, lo, axis=1) * (1.0 - frac)
+             + np.take_along_axis(log_env, hi, axis=1) * frac)
     fade = np.clip((params.max_hz * 1.25 - freqs) / (params.max_hz * 0.25), 0.0, 1.0)  # back to 1 above max_hz
-    return ratio ** fade
+    gains = np.exp((moved - log_env) * fade)
+    gains[scales == 1.0] = 1.0
+    return gains
 
 
 @register("formant_shift", FormantParams, np.float64)
 def formant_shift(x, sr, schedule, params: FormantParams, *, cache=None) -> Result:
     """Formants: frame-wise envelope scaling by the schedule's ratio, pitch kept, float64 out."""
     values = per_sample(schedule, len(x))
-    y = framewise(x, values, params.n_fft, lambda spec, freqs, v: envelope_ratio(spec, freqs, v, params, sr), sr)
+    y = framewise(x, values, params.n_fft, lambda specs, freqs, v: envelope_ratio(specs, freqs, v, params, sr), sr)
     return Result(y, schedule.span.onset, schedule.span.offset)

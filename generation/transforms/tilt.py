@@ -46,22 +46,16 @@ class TiltParams(FrameParams):
             raise ParamError("ceiling_hz", f"must be above pivot_hz ({self.pivot_hz} Hz), got {self.ceiling_hz}")
 
 
-def tilt_gain(freqs: np.ndarray, tilt_db_per_octave: float, params: TiltParams) -> np.ndarray:
-    """Amplitude gain of a tilt of ``tilt_db_per_octave`` at ``freqs`` (before the energy match)."""
-    f = np.clip(freqs, params.floor_hz, params.ceiling_hz)
-    return 10.0 ** (tilt_db_per_octave * np.log2(f / params.pivot_hz) / 20.0)
+def tilt_gain(freqs: np.ndarray, tilt_db_per_octave, params: TiltParams) -> np.ndarray:
+    """Amplitude gain of a tilt of ``tilt_db_per_octave`` at ``freqs`` (before the energy match);
+    an array of tilts gives one row per tilt."""
+    octaves = np.log2(np.clip(freqs, params.floor_hz, params.ceiling_hz) / params.pivot_hz)
+    return 10.0 ** (np.multiply.outer(tilt_db_per_octave, octaves) / 20.0)
 
 
 @register("spectral_tilt", TiltParams, np.float64)
 def spectral_tilt(x, sr, schedule, params: TiltParams, *, cache=None) -> Result:
     """Brightness: frame-wise spectral tilt in dB/octave, the clip's energy kept, float64 out."""
     values = per_sample(schedule, len(x))
-    memo: dict = {}
-
-    def gain(spec, freqs, v):
-        if v not in memo:
-            memo[v] = tilt_gain(freqs, v, params)
-        return memo[v]
-
-    y = framewise(x, values, params.n_fft, gain, sr, keep="clip")
+    y = framewise(x, values, params.n_fft, lambda specs, freqs, v: tilt_gain(freqs, v, params), sr, keep="clip")
     return Result(y, schedule.span.onset, schedule.span.offset)
