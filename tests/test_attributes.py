@@ -222,11 +222,13 @@ def test_band_limited_sources_are_flagged_for_brightness():
 def ext_pipeline(tmp_path_factory):
     root = tmp_path_factory.mktemp("ext")
     render, hub, results, report = root / "render", root / "hub", root / "results", root / "report"
+    # module-scoped: conftest's per-test answer-log isolation is not in place yet
+    env = _env(VOCALGRAD_DATASET=str(hub), VOCALGRAD_ANSWER_LOG="none", VOCALGRAD_CACHE=str(root / "cache"))
     _run("-m", "generation.cli", "render", "--source", "demo", "--categories", ",".join(EXT), "--sources", "2",
          "--jobs", "1", "--quiet", "--out", str(render))
     _run("-m", "generation.cli", "hub", str(render), "--out", str(hub))
     _run("-m", "harness_tasks.cli", "--model", "vocalgrad-oracle", "--tasks", "vocalgrad_ext", "--output_path",
-         str(results), "--log_samples", env=_env(VOCALGRAD_DATASET=str(hub)), cwd=root)
+         str(results), "--log_samples", env=env, cwd=root)
     _run("-m", "generation.cli", "report", str(results), "--out", str(report))
     return render, hub, results, report
 

@@ -66,9 +66,11 @@ def tutorial(tmp_path_factory):
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_text(text, encoding="utf-8")
     bindir = str(Path(sys.executable).parent)  # pip, vocalgrad, vocalgrad-eval of this environment
+    # module-scoped: conftest's per-test answer-log isolation is not in place yet, so set it here (an
+    # oracle answer logged by another run for the same clip would be replayed)
     env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
-               PIP_NO_INDEX="1")
+               PIP_NO_INDEX="1", VOCALGRAD_ANSWER_LOG="none", VOCALGRAD_CACHE=str(work / "cache"))
     script = "set -e\n" + "\n".join(shell)
     proc = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
