@@ -10,7 +10,8 @@ code                meaning
 ==================  ============================================================================
 ``band_limited``    clarity: the source has (almost) no energy above the tier's cut-off, so the
                     low-pass removes nothing (an 8-kHz source in the low tier: the increase and
-                    decrease twins are identical to the ear)
+                    decrease twins are identical to the ear); an extension attribute with a
+                    source requirement: no energy above its ``min_bandwidth_hz``
 ``silence_padded``  the first or last tenth of the speech span is near-silent, so the start or
                     end value of the trajectory falls on silence
 ``no_speech``       no speech segment was detected; the span is the whole clip

@@ -1,4 +1,4 @@
-"""The nine VocalGrad transforms, one effect per module, one registry.
+"""The VocalGrad transforms, one effect per module, one registry.
 
 ``TRANSFORMS[name]`` maps a recipe's ``transform`` field to a :class:`~.base.Transform`: a function
 ``(x, sr, schedule, params, *, cache=None) -> Result`` that carries its ``name``, its frozen
@@ -18,6 +18,16 @@ roughness  quantize       :mod:`.roughness`    QuantizeParams     float32
 clarity    lowpass        :mod:`.clarity`      LowpassParams      float32
 vibration  tremolo        :mod:`.vibration`    TremoloParams      float32
 echo       reverb         :mod:`.echo`         ReverbParams       float64
+========== ============== ==================== ================== ============
+
+The extension attributes (not the paper's nine; :mod:`generation.attributes`) add two, sharing the
+frame-wise filter of :mod:`._framewise`:
+
+========== ============== ==================== ================== ============
+attribute  transform      module               parameters         ``y`` dtype
+========== ============== ==================== ================== ============
+brightness spectral_tilt  :mod:`.tilt`         TiltParams         float64
+formants   formant_shift  :mod:`.formant`      FormantParams      float64
 ========== ============== ==================== ================== ============
 
 The category -> transform mapping is the recipe's (``generation/recipes/*.toml``).
