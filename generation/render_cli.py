@@ -37,7 +37,8 @@ def register_cli(sub) -> None:
     p.add_argument("--split", default="test", choices=vg.SPLITS,
                    help="test (the benchmark), train (probes, few-shot; speakers disjoint from test) or beep "
                         "(pure-tone ablation, with --source tones); default %(default)s")
-    p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
+    p.add_argument("--categories", help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)} (default: all nine), "
+                                        "or extension attributes (`vocalgrad attributes`; not the paper's benchmark)")
     p.add_argument("--sources", type=int, dest="n_sources", help="use only the first N selected sources")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     p.add_argument("--shard", default="0/1", help="render only slice I of N (I/N, 0-based)")

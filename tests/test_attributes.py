@@ -89,6 +89,44 @@ def test_vocalgrad_category_knows_installed_extensions_only_as_extensions():
         attribute="formant frequency") + "\n\n" + vocalgrad.DEFAULT_INSTRUCTION
 
 
+def test_a_broken_or_clashing_plugin_is_left_out_with_a_warning(monkeypatch):
+    class EntryPoint:
+        def __init__(self, name, value, load):
+            self.name, self.value, self.dist, self._load = name, value, None, load
+
+        def load(self):
+            return self._load()
+
+    def broken():
+        raise ImportError("No module named 'numpyy'")
+
+    clash = _declare(name="pitch")
+    good = _declare(name="tilted")
+    monkeypatch.setattr(attributes, "_entry_points", lambda: [
+        EntryPoint("bad", "bad_pkg:ATTR", broken), EntryPoint("clash", "clash_pkg:ATTR", lambda: clash),
+        EntryPoint("good", "good_pkg:make", lambda: [good])])
+    monkeypatch.setattr(attributes, "_REGISTRY", {})
+    monkeypatch.setattr(attributes, "_PROBLEMS", [])
+    with pytest.warns(attributes.PluginWarning) as caught:
+        reg = attributes.installed()
+    assert list(reg)[:9] == list(vocalgrad.CATEGORY_NAMES) and reg["pitch"].paper  # the nine are never replaced
+    assert reg["tilted"].package == "good_pkg" and not reg["tilted"].builtin
+    problems = attributes.problems()
+    assert len(problems) == 2 and len(caught) == 2
+    assert "bad_pkg:ATTR" in problems[0] and "numpyy" in problems[0]
+    assert "'pitch' is taken (the paper)" in problems[1]
+
+
+def test_expected_categories_of_a_render():
+    from generation.render_dir import expected_categories, known_categories
+
+    assert expected_categories("test", {"pitch"}) == vocalgrad.CATEGORY_NAMES
+    assert expected_categories("test", {"pitch", "brightness"}) == vocalgrad.CATEGORY_NAMES + ("brightness",)
+    assert expected_categories("test", {"formants"}) == ("formants",)  # a render of extension attributes only
+    assert expected_categories("beep", {"pitch"}) == vocalgrad.BEEP_CATEGORIES
+    assert known_categories({"formants", "nosuch"}) == vocalgrad.CATEGORY_NAMES + ("formants",)
+
+
 def _declare(**change):
     base = dict(name="mine", phrase="my thing", increase_means="more", decrease_means="less", unit="dB/octave",
                 tiers={"low": (-1.0, 1.0), "medium": (-2.0, 2.0), "high": (-3.0, 3.0)}, transform=spectral_tilt,
