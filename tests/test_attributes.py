@@ -325,3 +325,24 @@ def test_the_paper_task_folder_has_no_extension_task():
     assert sorted(files) == ["_vocalgrad_ext.yaml", "vocalgrad_ext_brightness.yaml", "vocalgrad_ext_formants.yaml"]
     assert f"include: {Path(TASK_DIR).as_posix()}/_template_yaml" in files["vocalgrad_ext_formants.yaml"]
     assert ext_files(()) == {}
+
+
+def test_verify_listen_and_show_take_the_extension_clips(ext_pipeline):
+    from analysis.listen.catalog import open_catalog
+    from analysis.show import _curve, show_clip
+    from generation.verify import verify
+
+    render, hub = ext_pipeline[0], ext_pipeline[1]
+    for folder in (render, hub):
+        assert verify(folder, write_record=False).ok
+    clips = open_catalog(hub).clips
+    assert len(clips) == 2 * 2 * vocalgrad.CONDITIONS_PER_CATEGORY and {c.category for c in clips.values()} == set(EXT)
+    cid = next(c for c in clips if "__brightness__linear__high__increase" in c)
+    png = show_clip(cid, render, render.parent / "clip.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    y, sr = sf.read(render / "clips" / "brightness" / f"{cid}.flac")
+    x, _ = sf.read(render / "sources" / f"{cid.split('__')[0]}.flac")
+    t, v, label, same = _curve("brightness", y, sr, source=x)
+    assert same and label.startswith("tilt re source")
+    v = v[np.isfinite(v)]
+    assert v[:5].mean() < -3 and v[-5:].mean() > 3  # the measured tilt follows the -6 -> +6 schedule
