@@ -120,6 +120,9 @@ CONDITIONS_PER_CATEGORY = len(TIERS) * len(TRAJECTORIES) * len(DIRECTIONS)
 def category(name: str) -> Category:
     """Return the :class:`Category` for a config name or internal id.
 
+    The paper's nine are defined here; a name that is none of them is looked up among the
+    installed extension attributes (:mod:`generation.attributes`, imported only then).
+
     Raises
     ------
     ValueError
@@ -128,9 +131,22 @@ def category(name: str) -> Category:
     try:
         return _BY_NAME[name]
     except KeyError:
-        raise ValueError(
-            f"unknown category {name!r}; choose from {', '.join(CATEGORY_NAMES)}"
-        ) from None
+        pass
+    extensions = _extension_categories()
+    if name in extensions:
+        return extensions[name]
+    more = f" (extension attributes: {', '.join(extensions)})" if extensions else ""
+    raise ValueError(f"unknown category {name!r}; choose from {', '.join(CATEGORY_NAMES)}{more}") from None
+
+
+def _extension_categories() -> dict[str, Category]:
+    """Installed extension attributes (``vocalgrad attributes``) as categories; empty where the
+    toolkit is not importable (this file read alone as the datasets loading script)."""
+    try:
+        from generation import attributes
+    except ImportError:
+        return {}
+    return {a.name: a.category() for a in attributes.installed().values() if not a.paper}
 
 
 def clip_id(source_id: str, category: str, trajectory: str, tier: str, direction: str) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 
 import vocalgrad
 from generation.audio import atomic_write_bytes
+from generation import attributes
 from generation.measures import curve
 
 __all__ = ["figure_png", "schedule_curve", "show_clip", "register_cli"]
@@ -55,7 +56,7 @@ def schedule_curve(info, *, points: int = 400) -> tuple[np.ndarray, np.ndarray, 
     cat = info.category
     try:
         recipe = load_recipe(str(get("recipe") or DEFAULT_RECIPE))
-        crec = recipe.category(cat)
+        crec = attributes.category_recipe(recipe, cat)  # an extension attribute: its declaration
         sr = recipe.sample_rate
         span = Span(int(round(float(get("source_onset_sec")) * sr)), int(round(float(get("source_offset_sec")) * sr)))
         sched = make_schedule(recipe, crec, span, tier=info.tier, trajectory=info.trajectory,
@@ -78,6 +79,15 @@ def schedule_curve(info, *, points: int = 400) -> tuple[np.ndarray, np.ndarray, 
     times = np.concatenate([[0.0, on], np.column_stack([edges[:-1], edges[1:]]).ravel(), [off, max(dur, off)]])
     values = np.concatenate([[before, before], np.repeat(vals, 2), [after, after]])
     return times, values, unit
+
+
+def _curve(category: str, y, sr, *, source=None, on_off=None):
+    """The measured curve of a clip: :func:`generation.measures.curve` for the nine, the attribute's
+    declared ``curve`` for an extension attribute (None when it declares none)."""
+    if category in vocalgrad.CATEGORY_NAMES:
+        return curve(category, y, sr, source=source, on_off=on_off)
+    fn = attributes.get(category).curve
+    return None if fn is None else fn(y, sr, source)
 
 
 def _spectrogram(ax, y, sr, span, title):
@@ -142,7 +152,7 @@ def _figure(catalog, clip_id: str):
     t, v, unit = schedule_curve(info)
     ax = axes[1, 0]
     ax.plot(t, v, color="tab:blue", lw=2, label=f"schedule ({unit})")
-    m = curve(cat.name, y, sr, source=src,
+    m = _curve(cat.name, y, sr, source=src,
                 on_off=(float(info.get("source_onset_sec", 0.0)), float(info.get("source_offset_sec", 0.0)))
                 if src is not None else None)
     if m is not None:
@@ -163,7 +173,7 @@ def _figure(catalog, clip_id: str):
         s_on = float(info.get("source_onset_sec", 0.0))
         s_off = float(info.get("source_offset_sec", src.size / sr))
         _spectrogram(axes[0, 1], src, sr, (s_on, s_off), f"source: {info.source_id}")
-        raw = curve(cat.name, src, sr)
+        raw = _curve(cat.name, src, sr)
         ax = axes[1, 1]
         if raw is not None and not (cat.name == "vibration"):
             ax.plot(raw[0], raw[1], ".", ms=2.5, color="tab:green", label=f"source: {raw[2]}")

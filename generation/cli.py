@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "generation.hub_cli",
     "generation.publish",
     "generation.demo",
+    "generation.attributes.cli",
     "analysis.report",
     "analysis.listen",
     "analysis.show",

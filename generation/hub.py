@@ -21,7 +21,7 @@ from pathlib import Path
 import vocalgrad
 
 from . import audio as aio
-from .hub_card import render_card, yaml_header
+from .hub_card import extension_categories, extension_section, render_card, yaml_header
 from .hub_dir import HubBuildError, HubDir
 from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
@@ -324,6 +324,8 @@ def _write_render_configs(stage: Path, by_split: dict, feats, *, max_shard_bytes
         sizes = {r["clip_id"]: rd.clip_path(r).stat().st_size for r in check.rows}
         if split == "test":  # one config per category; `all` lists their folders
             groups = [(cat, specs[cat][0], specs[cat][2]) for cat in vocalgrad.CATEGORY_NAMES]
+            # extension attributes: a config each, after the nine, never in `all` (not the paper's benchmark)
+            groups += [(cat, (cat,), "test") for cat in extension_categories(check.rows)]
         else:
             groups = [(split, specs[split][0], specs[split][2])]
         for name, cats, hub_split in groups:
@@ -375,7 +377,8 @@ def write_readme(stage: Path, template: Path, by_split: dict, configs: list[HubC
                  repo_id: str | None = None, license_id: str | None = None, note: str = "") -> str:
     """Write ``README.md`` (YAML header, card, then ``note``); return its relative path."""
     readme = (yaml_header(configs, feats, by_split, license_id=license_id)
-              + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id) + note)
+              + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id)
+              + extension_section(configs) + note)
     (stage / "README.md").write_text(readme, encoding="utf-8")
     return "README.md"
 

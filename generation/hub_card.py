@@ -20,7 +20,7 @@ from .render_dir import RenderDir
 if TYPE_CHECKING:
     from .hub import HubConfig
 
-__all__ = ["render_card", "yaml_header"]
+__all__ = ["extension_categories", "extension_section", "render_card", "yaml_header"]
 
 
 def _size_category(n: int) -> str:
@@ -162,3 +162,39 @@ def render_card(template, by_split: dict, configs: list, *, repo_id: str | None 
                             f"known: {', '.join(sorted(values))}")
     text = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values[m.group(1)], text)
     return re.sub(r"\n{3,}", "\n\n", text)  # an empty placeholder leaves no gap
+
+
+def extension_categories(rows: list[dict]) -> list[str]:
+    """Categories of ``rows`` that are extension attributes (not the paper's nine), sorted."""
+    return sorted({r["category"] for r in rows} - set(vocalgrad.CATEGORY_NAMES) - {""})
+
+
+def extension_section(configs: list) -> str:
+    """Card section on the extension attributes' configs ("" when the folder has none).
+
+    They are not part of the paper's benchmark: not in ``all``, scored by the ``vocalgrad_ext``
+    task group, defined by the toolkit's ``vocalgrad attributes`` (docs/attributes.md).
+    """
+    ext = [c for c in configs if c.name not in vocalgrad.CATEGORY_NAMES
+           and c.name not in (*vocalgrad.builder_config_specs(), "all")]
+    if not ext:
+        return ""
+    from . import attributes
+
+    rows = []
+    for c in ext:
+        try:
+            a = attributes.get(c.name)
+            rows.append([f"`{c.name}`", a.phrase, a.increase_means, a.decrease_means, a.unit,
+                         ", ".join(f"{t} {lo:g}->{hi:g}" for t, (lo, hi) in a.tiers.items()),
+                         "built-in" if a.builtin else f"plugin ({a.package})", c.rows])
+        except ValueError:
+            rows.append([f"`{c.name}`", "?", "?", "?", "?", "?", "not installed here", c.rows])
+    return ("\n## Extension attributes (not part of the paper's benchmark)\n\n"
+            "These configs hold attributes that the VocalGrad paper does not have. They are **not part of the "
+            "paper's benchmark**: the `all` config leaves them out, the paper's task group `vocalgrad` does not "
+            "score them and results on them are not comparable with the paper's. They are scored by the "
+            "`vocalgrad_ext` task group (`vocalgrad-eval --tasks vocalgrad_ext`); `vocalgrad attributes` "
+            "describes each one.\n\n"
+            + _md_table(["config", "attribute (prompt phrase)", "`increase` means", "`decrease` means", "unit",
+                         "tiers (increase: start->end)", "provided by", "clips"], rows) + "\n")

@@ -75,8 +75,13 @@ class HubDir:
         return sorted(folder.glob(f"{split}-*.parquet" if split else "*.parquet"))
 
     def category_shards(self) -> dict[str, list[Path]]:
-        """Category config -> its shards, for the nine categories present (the test set; ``all`` not read)."""
+        """Category config -> its shards, for the nine categories present (the test set; ``all`` not read),
+        then the configs of installed extension attributes (``vocalgrad attributes``), sorted."""
+        others = set(vocalgrad.builder_config_specs()) | {"all"}
+        here = sorted(p.name for p in self.path.iterdir() if p.is_dir() and p.name not in others) \
+            if self.path.is_dir() else []
         files = {cat: self.shards(cat) for cat in vocalgrad.CATEGORY_NAMES}
+        files.update((name, self.shards(name)) for name in here if _is_attribute(name))
         return {k: v for k, v in files.items() if v}
 
     def split_files(self, config: str, split: str, *, env: str = "VOCALGRAD_DATASET") -> list[str]:
@@ -123,3 +128,11 @@ class HubDir:
         return (f"{self.path}: no config folder {config!r} (found: {', '.join(have) or 'none'}); rebuild the Hub "
                 f"folder with `vocalgrad hub` from the renders that give that config, ask only for tasks of the configs "
                 f"it has, or point {env} elsewhere")
+
+
+def _is_attribute(name: str) -> bool:
+    """Whether ``name`` is an installed extension attribute (:func:`vocalgrad.category` knows it)."""
+    try:
+        return vocalgrad.category(name).name == name
+    except ValueError:
+        return False

@@ -10,7 +10,8 @@ code                meaning
 ==================  ============================================================================
 ``band_limited``    clarity: the source has (almost) no energy above the tier's cut-off, so the
                     low-pass removes nothing (an 8-kHz source in the low tier: the increase and
-                    decrease twins are identical to the ear)
+                    decrease twins are identical to the ear); an extension attribute with a
+                    source requirement: no energy above its ``min_bandwidth_hz``
 ``silence_padded``  the first or last tenth of the speech span is near-silent, so the start or
                     end value of the trajectory falls on silence
 ``no_speech``       no speech segment was detected; the span is the whole clip
@@ -161,7 +162,8 @@ def semitone_shift(ys, xs, sr, max_semis: float = 6.0) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-def source_warnings(x: np.ndarray, span, sr: int, category: str, cat_recipe) -> dict[str, list[str]]:
+def source_warnings(x: np.ndarray, span, sr: int, category: str, cat_recipe, *,
+                    min_bandwidth_hz: float | None = None) -> dict[str, list[str]]:
     """Warnings that hold for every clip of one (source, category), per tier.
 
     Parameters
@@ -172,6 +174,9 @@ def source_warnings(x: np.ndarray, span, sr: int, category: str, cat_recipe) -> 
     category : str
     cat_recipe : CategoryRecipe
         The recipe's settings of ``category`` (clarity: tier cut-offs and ``transition_hz``).
+    min_bandwidth_hz : float, optional
+        The attribute's source requirement (:class:`generation.attributes.Attribute`): every tier is
+        ``band_limited`` when the span has (almost) no energy above it.
     """
     common = []
     if not span.found:
@@ -188,6 +193,8 @@ def source_warnings(x: np.ndarray, span, sr: int, category: str, cat_recipe) -> 
             edge = min(lo, hi) - float(cat_recipe.params.get("transition_hz", 0.0)) / 2.0
             if _db(_frac_above(x[on:off], sr, edge), 1.0) < BAND_LIMIT_DB:
                 codes.append("band_limited")
+        elif min_bandwidth_hz is not None and _db(_frac_above(x[on:off], sr, min_bandwidth_hz), 1.0) < BAND_LIMIT_DB:
+            codes.append("band_limited")
         out[tier] = codes
     return out
 
@@ -263,13 +270,17 @@ def measure_effect(category: str, x: np.ndarray, span, y: np.ndarray, out_onset:
 
 
 def clip_warnings(category: str, direction: str, effect: float, clipped_ratio: float,
-                  source_codes: list[str]) -> list[str]:
-    """Warning codes of one clip (see the module table)."""
+                  source_codes: list[str], *, min_change: float | None = None) -> list[str]:
+    """Warning codes of one clip (see the module table).
+
+    ``min_change`` is the attribute's smallest measured change (default :data:`MIN_CHANGE` of
+    the category; extension attributes declare theirs).
+    """
     codes = list(source_codes)
     if clipped_ratio > CLIP_RATIO:
         codes.append("clipping")
     want = 1.0 if direction == "increase" else -1.0
-    if not np.isfinite(effect) or abs(effect) < MIN_CHANGE[category]:
+    if not np.isfinite(effect) or abs(effect) < (MIN_CHANGE[category] if min_change is None else min_change):
         codes.append("weak_effect")
     elif np.sign(effect) != want:
         codes.append("reversed_effect")

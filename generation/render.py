@@ -35,8 +35,10 @@ import numpy as np
 
 import vocalgrad as vg
 
+from . import attributes
 from . import audio as aio
 from . import label_validity as lv
+from .attributes import category_recipe
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
 from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
@@ -151,13 +153,13 @@ def span_check(item: SourceItem, x: np.ndarray, span: Span, recipe: Recipe) -> d
 
 def tier_params(recipe: Recipe, category: str, tier: str) -> Params:
     """The category's checked transform parameters at ``tier`` (per-tier tables resolved, ``crossfade`` set)."""
-    return recipe.category(category).params_for(tier)
+    return category_recipe(recipe, category).params_for(tier)
 
 
 def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tier: str, trajectory: str,
                 direction: str, cache: dict | None = None):
     """Render one clip at the processing rate; returns the transform's :class:`Result`."""
-    cat = recipe.category(category)
+    cat = category_recipe(recipe, category)
     schedule = make_schedule(recipe, cat, span, tier=tier, trajectory=trajectory, direction=direction)
     clip = ClipKey(item.source_id, item.extra.get("reference_clip_id", item.source_id), trajectory, tier, direction)
     params = cat.params_for(tier).for_clip(clip)
@@ -176,17 +178,19 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     pcm, _ = aio.to_int16(x)
     aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", aio.encode_flac(pcm, proc_sr))
     cat = vg.category(category)
-    unit = recipe.category(category).unit
+    attr = attributes.get(category)
+    crec = category_recipe(recipe, category)
+    unit = crec.unit
     cache: dict = {}
     rows = []
-    src_codes = lv.source_warnings(x, span, proc_sr, category, recipe.category(category))
+    src_codes = lv.source_warnings(x, span, proc_sr, category, crec, min_bandwidth_hz=attr.min_bandwidth_hz)
     for tier in vg.TIERS:
         for trajectory in vg.TRAJECTORIES:
             for direction in vg.DIRECTIONS:
                 res, schedule = render_clip(x, item, recipe, span, category=category, tier=tier,
                                             trajectory=trajectory, direction=direction, cache=cache)
                 y, onset, offset = res.y, res.onset, res.offset
-                effect = lv.measure_effect(category, x, span, y, onset, offset, proc_sr, schedule, recipe.crossfade)
+                effect = attr.paired(x, span, y, onset, offset, proc_sr, schedule, recipe.crossfade)
                 if sample_rate != proc_sr:
                     ratio = sample_rate / proc_sr
                     y = aio.resample(np.asarray(y, np.float32), proc_sr, sample_rate)
@@ -208,9 +212,9 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                     "value_unit": unit, "clipped_ratio": clipped, "sha256": aio.sha256_bytes(data),
                     "recipe": recipe.name,
                     # label validity (label_checks.csv; not manifest columns)
-                    "effect_measured": effect, "effect_unit": lv.EFFECT_UNITS[category],
+                    "effect_measured": effect, "effect_unit": attr.effect_unit,
                     "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,
-                                                                src_codes[tier])),
+                                                                src_codes[tier], min_change=attr.min_change)),
                 })
     return rows
 

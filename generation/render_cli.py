@@ -29,17 +29,19 @@ def positive_int(text: str) -> int:
 
 
 def category_list(text: str) -> list[str]:
-    """argparse type: comma-separated category names (config names or the paper's ids), each once.
+    """argparse type: comma-separated category names (config names or the paper's ids, or installed
+    extension attributes), each once.
 
     An empty list or an unknown name is an error listing the valid names.
     """
     names = list(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
     if not names:
         raise argparse.ArgumentTypeError(f"names no category; choose from {','.join(vg.CATEGORY_NAMES)}")
-    bad = [c for c in names if c not in vg.CATEGORY_NAMES and c not in {k.id for k in vg.CATEGORIES}]
-    if bad:
-        raise argparse.ArgumentTypeError(f"unknown category {', '.join(map(repr, bad))}; "
-                                         f"choose from {','.join(vg.CATEGORY_NAMES)}")
+    for name in names:
+        try:
+            vg.category(name)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     return names
 
 
@@ -65,7 +67,8 @@ def register_cli(sub) -> None:
                    help="test (the benchmark), train (probes, few-shot; speakers disjoint from test) or beep "
                         "(pure-tone ablation, with --source tones); default %(default)s")
     p.add_argument("--categories", type=category_list,
-                   help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)}")
+                   help=f"comma-separated subset of {','.join(vg.CATEGORY_NAMES)} (default: all nine), "
+                        "or extension attributes (`vocalgrad attributes`; not the paper's benchmark)")
     p.add_argument("--sources", type=positive_int, dest="n_sources", help="use only the first N selected sources")
     p.add_argument("--jobs", type=positive_int, help="worker processes, >= 1 (default: all cores)")
     p.add_argument("--shard", default="0/1", help="render only slice I of N (I/N, 0-based)")

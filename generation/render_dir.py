@@ -32,7 +32,8 @@ from pathlib import Path
 import vocalgrad
 from vocalgrad import RenderDirError
 
-__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "first_row_per_source", "listed", "read_render_csv"]
+__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "expected_categories", "first_row_per_source", "known_categories",
+           "listed", "read_render_csv"]
 
 _LIST_AT_MOST = 20
 
@@ -370,10 +371,11 @@ def _row_problems(rows: list[dict], split) -> list[str]:
     problems = listed("duplicate clip_id in manifest.parquet", dupes)
     bad_split = [r["clip_id"] for r in rows if r["split"] != split]
     problems += listed(f"manifest split differs from render.json ({split!r})", bad_split)
+    cats = known_categories({r["category"] for r in rows})
     bad_vocab = [
         f"{r['clip_id']} ({name}={r[name]!r})"
         for r in rows
-        for name, allowed in (("category", vocalgrad.CATEGORY_NAMES), ("tier", vocalgrad.TIERS),
+        for name, allowed in (("category", cats), ("tier", vocalgrad.TIERS),
                               ("trajectory", vocalgrad.TRAJECTORIES), ("direction", vocalgrad.DIRECTIONS))
         if r[name] not in allowed
     ]
@@ -383,9 +385,32 @@ def _row_problems(rows: list[dict], split) -> list[str]:
     return problems + listed("clip_id does not match its columns", bad_id)
 
 
+def known_categories(names) -> tuple[str, ...]:
+    """The nine and those of ``names`` that are installed extension attributes (``vocalgrad attributes``)."""
+    def known(name: str) -> bool:
+        try:
+            return vocalgrad.category(name).name == name
+        except ValueError:
+            return False
+
+    return vocalgrad.CATEGORY_NAMES + tuple(sorted(n for n in names if n not in vocalgrad.CATEGORY_NAMES
+                                                   and known(n)))
+
+
+def expected_categories(split, present) -> tuple[str, ...]:
+    """Categories a complete render holds: the four beep ones or the nine, and the extension
+    attributes it has; a render of extension attributes only (``--categories brightness``) is
+    complete with them alone."""
+    ext = tuple(c for c in known_categories(present) if c not in vocalgrad.CATEGORY_NAMES)
+    paper = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
+    if ext and not set(present) & set(vocalgrad.CATEGORY_NAMES):
+        return ext
+    return tuple(paper) + ext
+
+
 def _lacking(rows: list[dict], split) -> list[str]:
     """Clip ids a complete render of the rows' sources would have and the rows lack."""
-    expected_cats = vocalgrad.BEEP_CATEGORIES if split == "beep" else vocalgrad.CATEGORY_NAMES
+    expected_cats = expected_categories(split, {r["category"] for r in rows})
     have = {r["clip_id"] for r in rows}
     return [
         vocalgrad.clip_id(src, cat, traj, tier, d)

@@ -45,7 +45,7 @@ import vocalgrad as vg
 
 from .cli_errors import report_error
 from .hub_dir import HubDir
-from .render_dir import RenderDir, RenderDirError
+from .render_dir import RenderDir, RenderDirError, expected_categories, known_categories
 
 __all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verify"]
 
@@ -259,9 +259,10 @@ def _fmt_db(v) -> str:
 
 
 def _expected_categories(side: Side) -> list[str]:
-    """Categories a complete build has: the four beep categories for a beep render, else all nine."""
+    """Categories a complete build has: the four beep categories for a beep render, else all nine,
+    and the extension attributes it holds (alone for a render of extension attributes only)."""
     split = side.meta.get("split") or (side.rows[0].get("split") if side.rows else "test")
-    return list(vg.BEEP_CATEGORIES) if split == "beep" else list(vg.CATEGORY_NAMES)
+    return list(expected_categories(split, {r["category"] for r in side.rows}))
 
 
 def _check_structure(side: Side, res: Verification) -> None:
@@ -274,7 +275,8 @@ def _check_structure(side: Side, res: Verification) -> None:
     res.add("label differs from direction", [r["id"] for r in rows if r.get("label") != r["direction"]])
     res.add("unknown vocabulary value",
             [f"{r['id']} ({k}={r[k]!r})" for r in rows for k, allowed in
-             (("category", vg.CATEGORY_NAMES), ("tier", vg.TIERS), ("trajectory", vg.TRAJECTORIES),
+             (("category", known_categories({r["category"] for r in rows})), ("tier", vg.TIERS),
+              ("trajectory", vg.TRAJECTORIES),
               ("direction", vg.DIRECTIONS)) if r[k] not in allowed])
     # completeness
     sources = side.selected_sources if side.selected_sources is not None else sorted({r["source_id"] for r in rows})

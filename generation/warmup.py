@@ -83,7 +83,7 @@ def warm_up(recipe, categories, *, render_clip=None, progress: bool = True, stre
     """
     t0 = time.perf_counter()
     cache = enable_numba_cache()
-    categories = [c for c in categories if recipe.category(c).transform in KERNEL_TRANSFORMS]
+    categories = [c for c in categories if c in recipe.categories and recipe.category(c).transform in KERNEL_TRANSFORMS]
     if not categories:
         return time.perf_counter() - t0
     if progress and not _cache_is_warm(cache):

@@ -4,7 +4,9 @@ Every ``lm_eval`` flag works unchanged. Before handing over to lm-eval this comm
 
 1. registers the ``vocalgrad-*`` model adapters (lm-eval 0.4.13 has no plugin discovery), and
 2. makes the VocalGrad task folder visible: ``--include_path`` defaults to it, and a folder
-   given by the user is searched in addition to ours, and
+   given by the user is searched in addition to ours; the ``vocalgrad_ext`` tasks of the
+   installed extension attributes are written into a fresh folder that is added too
+   (:mod:`harness_tasks.ext_tasks`), and
 3. for VocalGrad tasks, reads ``--num_fewshot K`` as the number of audio examples of the
    ``vocalgrad_fewshot`` tasks (``--metadata '{"vocalgrad_fewshot_k": K}'``), and
 4. for VocalGrad tasks, checks that ``VOCALGRAD_DATASET`` (when a local path) is a Hub folder.
@@ -60,6 +62,8 @@ Tasks (--tasks, comma-separated):
   vocalgrad_xattr, vocalgrad_xattr_off   cross-attribute: clips of one category, the question about another
                                 (81 pairs / the 72 off-diagonal ones)
   vocalgrad_sources             the question on the unmodified source clips (response bias, paper Table 8)
+  vocalgrad_ext                 extension attributes (`vocalgrad attributes`; not the paper's benchmark):
+                                vocalgrad_ext_<name>, generated at start-up for those installed
 
 Dataset: the Hub dataset ynklab/vocalgrad by default; VOCALGRAD_DATASET=PATH_OR_REPO selects a local Hub
   folder (from `vocalgrad hub`) or another repo id (also --metadata '{"vocalgrad_dataset": "PATH_OR_REPO"}').
@@ -140,28 +144,51 @@ def _fewshot_to_metadata(argv: list[str], tasks: list[str]) -> list[str]:
     return out
 
 
-def _include_task_dir(*, only_ours: bool = False) -> None:
-    """Make every TaskManager lm-eval builds search our task folder too.
+def ext_task_dir() -> str | None:
+    """A fresh folder with the ``vocalgrad_ext`` tasks of the installed extension attributes
+    (:mod:`harness_tasks.ext_tasks`; removed when the process exits), None when there are none."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from .ext_tasks import write_ext_tasks
+
+    from .dataset import dataset_source
+
+    folder = tempfile.mkdtemp(prefix="vocalgrad-ext-tasks-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    if not write_ext_tasks(folder, dataset=dataset_source()):
+        return None
+    return folder
+
+
+def _include_task_dir(*, only_ours: bool = False, extra: str | None = None) -> None:
+    """Make every TaskManager lm-eval builds search our task folder too (and ``extra``: the
+    generated ``vocalgrad_ext`` folder).
 
     With ``only_ours`` (every requested task is a VocalGrad task) lm-eval's ~14,000 built-in
     task YAMLs are not indexed, which saves tens of seconds at start-up.
     """
     import lm_eval.tasks as tasks_mod
 
+    ours = [TASK_DIR] + ([extra] if extra else [])
     base = tasks_mod.TaskManager
     if getattr(base, "_vocalgrad_wrapped", False):
         base._vocalgrad_only_ours = only_ours
+        base._vocalgrad_dirs = ours
         return
 
     class TaskManager(base):  # type: ignore[misc, valid-type]
         _vocalgrad_wrapped = True
         _vocalgrad_only_ours = only_ours
+        _vocalgrad_dirs = ours
 
         def __init__(self, *args, include_path=None, **kwargs):
             paths = [] if include_path is None else (
                 list(include_path) if isinstance(include_path, (list, tuple)) else [include_path])
-            if TASK_DIR not in [str(p) for p in paths]:
-                paths.append(TASK_DIR)
+            for folder in self._vocalgrad_dirs:
+                if folder not in [str(p) for p in paths]:
+                    paths.append(folder)
             if self._vocalgrad_only_ours:
                 kwargs.setdefault("include_defaults", False)
             super().__init__(*args, include_path=paths, **kwargs)
@@ -228,7 +255,7 @@ def _main(argv: list[str]) -> int:
         from .dataset import check_dataset_source
 
         check_dataset_source()  # a missing path, a render folder...: one line before lm-eval loads anything
-    _include_task_dir(only_ours=only_ours)
+    _include_task_dir(only_ours=only_ours, extra=ext_task_dir())
 
     from lm_eval.__main__ import cli_evaluate
 

@@ -16,13 +16,15 @@ the labelled formats (:mod:`.metrics`) and the report's reader (:mod:`analysis.r
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import vocalgrad
 
 from . import prompts
 
-__all__ = ["FORMATS", "FORMAT_LABELS", "LABELLED_FORMATS", "RECORD_VARIANTS", "VARIANTS", "Variant", "split_task"]
+__all__ = ["EXT_GROUP", "EXT_VARIANT", "FORMATS", "FORMAT_LABELS", "LABELLED_FORMATS", "RECORD_VARIANTS", "VARIANTS",
+           "Variant", "split_task"]
 
 #: Problem formats: binary (the paper's), yes/no, ternary (docs/variants.md).
 FORMATS: tuple[str, ...] = ("binary", "yesno", "ternary")
@@ -84,10 +86,16 @@ VARIANTS: dict[str, Variant] = {
     "xattr": Variant("vocalgrad_xattr", kind="xattr"),
     "sources": Variant("vocalgrad_sources", config=vocalgrad.SOURCES_CONFIG, fmt="sources", kind="sources"),
 }
+#: Task group of the extension attributes (``vocalgrad attributes``; not the paper's benchmark): the
+#: default prompt and format, one task ``vocalgrad_ext_<name>`` per installed extension attribute,
+#: generated when ``vocalgrad-eval`` starts (:mod:`harness_tasks.ext_tasks`), never committed.
+EXT_GROUP = "vocalgrad_ext"
+#: Its variant name (the report's ``[ext]`` evaluations).
+EXT_VARIANT = "ext"
 #: Variants whose tasks are one per category, answered increase/decrease (same record codes as
 #: the default task); the report reads them into one ``Evaluation`` each, in this order.
 RECORD_VARIANTS: tuple[str, ...] = tuple(
-    name for name, v in VARIANTS.items() if v.fmt == "binary" and v.kind == "category")
+    name for name, v in VARIANTS.items() if v.fmt == "binary" and v.kind == "category") + (EXT_VARIANT,)
 
 _BY_GROUP: dict[str, str] = {v.group: name for name, v in VARIANTS.items() if v.kind == "category"}
 
@@ -102,6 +110,9 @@ def split_task(name: str) -> tuple[str, str] | None:
     True
     """
     group, sep, category = name.rpartition("_")
+    if group == EXT_GROUP and re.fullmatch(r"[a-z][a-z0-9]{1,31}", category) \
+            and category not in vocalgrad.CATEGORY_NAMES:  # installed here or not: the report reads it
+        return EXT_VARIANT, category
     if not sep or group not in _BY_GROUP or category not in vocalgrad.CATEGORY_NAMES:
         return None
     return _BY_GROUP[group], category

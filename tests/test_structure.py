@@ -231,14 +231,16 @@ def test_one_variants_and_formats_table():
     from analysis.report import loading
     from harness_tasks import utils, variants
 
-    assert variants.RECORD_VARIANTS == ("default", "swap", "audioref", "audiofirst", "reword", "fewshot", "beep")
+    assert variants.RECORD_VARIANTS == ("default", "swap", "audioref", "audiofirst", "reword", "fewshot", "beep", "ext")
     assert set(variants.LABELLED_FORMATS) < set(variants.FORMATS) and "binary" in variants.FORMATS
     assert {v.fmt for v in variants.VARIANTS.values()} <= set(variants.FORMATS) | {"sources"}
     assert utils.FORMATS is variants.FORMATS
     assert not hasattr(loading, "FORMATS") and not hasattr(loading, "VARIANTS")  # no second list
     for name in variants.RECORD_VARIANTS:
-        task = "vocalgrad_pitch" if name == "default" else f"vocalgrad_{name}_pitch"
-        assert loading.parse_task(task) == (name, "pitch")
+        cat = "brightness" if name == variants.EXT_VARIANT else "pitch"  # the extension group: not the nine
+        task = "vocalgrad_pitch" if name == "default" else f"vocalgrad_{name}_{cat}"
+        assert loading.parse_task(task) == (name, cat)
+    assert loading.parse_task("vocalgrad_ext_pitch") is None
     for fmt in variants.LABELLED_FORMATS:
         assert loading.parse_format_task(f"vocalgrad_{fmt}_echo") == (fmt, "echo")
 

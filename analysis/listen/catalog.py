@@ -17,7 +17,7 @@ from pathlib import Path
 
 import vocalgrad
 from generation.hub_dir import HubDir
-from generation.render_dir import RenderDir, RenderDirError
+from generation.render_dir import RenderDir, RenderDirError, known_categories
 
 __all__ = ["Catalog", "CatalogError", "ClipInfo", "open_catalog"]
 
@@ -172,7 +172,11 @@ def open_catalog(data, *, config: str | None = None) -> Catalog:
 def _open_hub(root: Path, config: str | None) -> Catalog:
     import pyarrow.parquet as pq
 
-    names = [config] if config else list(vocalgrad.CATEGORY_NAMES)
+    if config:
+        names = [config]
+    else:  # the nine and the installed extension attributes' configs (not `all`: no clip twice)
+        here = {p.name for p in root.iterdir() if p.is_dir()}
+        names = list(known_categories(here - set(vocalgrad.builder_config_specs()) - {"all"}))
     files = [p for name in names for p in HubDir(root).shards(name)]
     if not files:
         raise CatalogError(

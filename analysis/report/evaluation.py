@@ -38,9 +38,9 @@ class _Run:
 
     @property
     def categories(self) -> list[str]:
-        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order."""
+        """Categories present, in :data:`vocalgrad.CATEGORY_NAMES` order, then extension attributes sorted."""
         have = set(self.task_metrics) | {r["category"] for r in self.records}
-        return [c for c in vocalgrad.CATEGORY_NAMES if c in have]
+        return [c for c in vocalgrad.CATEGORY_NAMES if c in have] + sorted(have - set(vocalgrad.CATEGORY_NAMES))
 
     @property
     def has_samples(self) -> bool:

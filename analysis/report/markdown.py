@@ -7,6 +7,7 @@ from typing import Any
 
 import vocalgrad
 from harness_tasks.metrics import MIN_CLUSTERS
+from harness_tasks.variants import EXT_VARIANT
 
 from .analysis import few_sources
 from .extras import extras_markdown
@@ -206,6 +207,27 @@ def _category_table(models: list[dict[str, Any]], paper: dict[str, Any]) -> list
     return lines
 
 
+def _extension_table(models: list[dict[str, Any]]) -> list[str]:
+    """Accuracy on the extension attributes (task group ``vocalgrad_ext``; nothing when none was run)."""
+    if not models:
+        return []
+    cats = sorted({c for m in models for c in m["by_category"]})
+    lines = ["## Extension attributes (not part of the paper's benchmark)", "",
+             "Attributes the paper does not have (`vocalgrad attributes`, task group `vocalgrad_ext`): they are "
+             "not part of the paper's benchmark, have no published numbers and are left out of the tables above "
+             "that compare with the paper. *avg* is the unweighted mean over these attributes; † = not different "
+             "from chance (Holm-adjusted over the categories).", ""]
+    rows = []
+    for m in models:
+        cells = []
+        for c in cats:
+            g = m["by_category"].get(c)
+            mark = "†" if g is not None and g.get("verdict") == "not different from chance" else ""
+            cells.append("" if g is None else pct(g.get("acc")) + mark)
+        rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
+    return lines + _table(["model"] + cats + ["avg"], rows) + [""]
+
+
 def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
     """Paired comparisons on the same clips (nothing when there are none)."""
     lines: list[str] = []
@@ -243,10 +265,14 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
     if not models:  # only yes/no, ternary or the appendix analyses
         lines += formats_markdown(report.get("formats") or {}) + extras_markdown(report.get("extras") or {}, plots)
         return "\n".join(lines).rstrip() + "\n"
-    lines += _intro(s, len(models)) + _summary(models) + _category_table(models, report["paper"])
-    if any(m["has_samples"] for m in models):
-        lines += trajectory_markdown({m["label"]: m["trajectory_table"] for m in models if m["has_samples"]},
+    paper_models = [m for m in models if m["variant"] != EXT_VARIANT]  # the extension set is not the paper's
+    lines += _intro(s, len(models)) + _summary(models)
+    if paper_models:
+        lines += _category_table(paper_models, report["paper"])
+    if any(m["has_samples"] for m in paper_models):
+        lines += trajectory_markdown({m["label"]: m["trajectory_table"] for m in paper_models if m["has_samples"]},
                                      report["paper"].get("trajectory_acc", {}))
+    lines += _extension_table([m for m in models if m["variant"] == EXT_VARIANT])
     lines += _comparisons(report["comparisons"])
     if "comparison" in plots:
         lines += ["## All models", "", f"![comparison]({plots['comparison']})", ""]

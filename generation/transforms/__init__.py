@@ -1,4 +1,4 @@
-"""The nine VocalGrad transforms, one effect per module, one registry.
+"""The VocalGrad transforms, one effect per module, one registry.
 
 ``TRANSFORMS[name]`` maps a recipe's ``transform`` field to a :class:`~.base.Transform`: a function
 ``(x, sr, schedule, params, *, cache=None) -> Result`` that carries its ``name``, its frozen
@@ -20,10 +20,20 @@ vibration  tremolo        :mod:`.vibration`    TremoloParams      float32
 echo       reverb         :mod:`.echo`         ReverbParams       float64
 ========== ============== ==================== ================== ============
 
+The extension attributes (not the paper's nine; :mod:`generation.attributes`) add two, sharing the
+frame-wise filter of :mod:`._framewise`:
+
+========== ============== ==================== ================== ============
+attribute  transform      module               parameters         ``y`` dtype
+========== ============== ==================== ================== ============
+brightness spectral_tilt  :mod:`.tilt`         TiltParams         float64
+formants   formant_shift  :mod:`.formant`      FormantParams      float64
+========== ============== ==================== ================== ============
+
 The category -> transform mapping is the recipe's (``generation/recipes/*.toml``).
 """
 
-from . import clarity, distortion, echo, noise, pitch, roughness, speed, vibration, volume  # noqa: F401
+from . import clarity, distortion, echo, formant, noise, pitch, roughness, speed, tilt, vibration, volume  # noqa: F401
 from .base import TRANSFORMS, ClipKey, ParamError, Params, Result, Transform
 
 __all__ = ["TRANSFORMS", "Transform", "Params", "ParamError", "ClipKey", "Result", "get_transform"]

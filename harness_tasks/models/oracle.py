@@ -3,7 +3,8 @@
 It never sees the source utterance or the labels. For a clip it (1) finds the speech span
 with the renderer's detector (:func:`generation.span.detect_span`, benchmark.md §5), (2) takes
 the first and the last :data:`EDGE` share of the span, (3) computes one measurement per
-attribute in both windows (:data:`generation.measures.MEASURES`, which tabulates them) and
+attribute in both windows (:data:`generation.measures.MEASURES`, which tabulates them; an
+extension attribute's own reference-free ``measure``, :mod:`generation.attributes`) and
 (4) answers ``increase`` when the measurement is larger at the end. The category is read from the
 prompt (its attribute phrase). It is the "what a simple listener gets" reference: a model
 that cannot beat it is not using the acoustic evidence well.
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 import vocalgrad
+from generation import attributes
 from generation.measures import MEASURES
 from generation.span import detect_span
 
@@ -36,7 +38,7 @@ def measure(category: str, y: np.ndarray, sr: int, *, edge: float = EDGE) -> tup
     span = detect_span(y, sr)
     span = y[span.onset:span.offset]
     k = max(1, int(round(edge * span.size)))
-    fn = MEASURES[cat]
+    fn = MEASURES[cat] if cat in MEASURES else attributes.get(cat).measure  # extensions declare theirs
     return fn(span[:k], sr), fn(span[-k:], sr)
 
 
@@ -48,11 +50,16 @@ def oracle_direction(category: str, y: np.ndarray, sr: int) -> str | None:
     return "increase" if b > a else "decrease"
 
 
-_PHRASES = sorted(((c.attribute, c.name) for c in vocalgrad.CATEGORIES), key=lambda p: -len(p[0]))
+def _phrases() -> list[tuple[str, str]]:
+    """(prompt phrase, name) of every installed attribute, longest phrase first."""
+    return sorted(((a.phrase, a.name) for a in attributes.installed().values()), key=lambda p: -len(p[0]))
 
 
 def category_from_prompt(prompt: str) -> str | None:
-    """Category whose attribute phrase (or paraphrased question) appears in the prompt."""
+    """Category whose attribute phrase (or paraphrased question) appears in the prompt.
+
+    The phrases are those of every installed attribute (the nine and the extensions).
+    """
     low = prompt.lower()
     for name, question, _ in prompts.PARAPHRASES.values():
         if question.lower() in low:
@@ -60,7 +67,7 @@ def category_from_prompt(prompt: str) -> str | None:
     for name, (question, _, _) in prompts.REWORDINGS.items():
         if question.lower() in low:
             return name
-    for phrase, name in _PHRASES:
+    for phrase, name in _phrases():
         if f"the {phrase}" in low:
             return name
     return None

@@ -1,0 +1,115 @@
+"""Formants (extension attribute): the frequency scale of the spectral envelope, pitch kept.
+
+Definition: every formant of the voice is moved by the same ratio (the spectral envelope is
+scaled in frequency) while the harmonics, i.e. the pitch, stay where they are
+(:func:`generation.transforms.formant.formant_shift`): what a shorter (``increase``: formants up,
+a smaller-sounding speaker) or longer (``decrease``) vocal tract does. The ratio follows the
+trajectory over the speech span.
+
+Tiers (envelope scale at the start and end of an increase clip): low 0.94 -> 1.06, medium
+0.88 -> 1.12, high 0.82 -> 1.18.
+
+Measures: the reference-free one (the oracle's) is the power-weighted mean log frequency of the
+cepstrally smoothed envelope between 250 Hz and 5 kHz in a window; the paired one (label validity,
+``show``) is the shift in semitones that best aligns the clip's mean log envelope with the
+source's on a log-frequency axis (cross-correlation in 0.05-semitone steps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..transforms._framewise import cepstral_envelope
+from ..transforms.formant import formant_shift
+from .base import Attribute
+
+__all__ = ["ATTRIBUTE", "mean_envelope", "envelope_centroid", "envelope_shift", "paired_shift", "shift_curve"]
+
+N_FFT = 2048
+LIFTER_SEC = 0.0015
+#: Log-frequency grid of the envelope comparisons: 150 Hz - 6 kHz in 0.05-semitone steps.
+GRID = 150.0 * 2.0 ** (np.arange(int(240 * np.log2(6000 / 150))) / 240.0)
+REGION_DIV = 8
+
+
+def mean_envelope(seg: np.ndarray, sr: int) -> np.ndarray:
+    """Mean cepstrally smoothed log-magnitude envelope of the loud frames of ``seg``, on :data:`GRID`."""
+    seg = np.asarray(seg, dtype=np.float64)
+    if seg.size < N_FFT:
+        seg = np.pad(seg, (0, N_FFT - seg.size))
+    frames = np.lib.stride_tricks.sliding_window_view(seg, N_FFT)[::N_FFT // 4]
+    spec = np.abs(np.fft.rfft(frames * np.hanning(N_FFT), axis=1))
+    energy = np.sum(spec ** 2, axis=1)
+    loud = energy > energy.max() * 1e-3 if energy.max() > 0 else np.ones(energy.size, bool)
+    env = cepstral_envelope(np.log(spec[loud] + 1e-9), N_FFT, sr, LIFTER_SEC).mean(axis=0)
+    return np.interp(GRID, np.fft.rfftfreq(N_FFT, 1.0 / sr), env)
+
+
+def envelope_centroid(y: np.ndarray, sr: int) -> float:
+    """Reference-free: power-weighted mean log2 frequency of the envelope, 250 Hz-5 kHz; larger = formants up."""
+    env = mean_envelope(y, sr)
+    band = (GRID >= 250) & (GRID <= 5000)
+    w = np.exp(2.0 * (env[band] - env[band].max()))
+    return float(np.sum(np.log2(GRID[band]) * w) / np.sum(w))
+
+
+def envelope_shift(ys, xs, sr, max_semis: float = 5.0) -> float:
+    """Semitones by which the envelope of ``ys`` lies above that of ``xs`` (cross-correlation)."""
+    a, b = mean_envelope(ys, sr), mean_envelope(xs, sr)
+    lim = int(round(max_semis * 20))
+    core = a[lim:a.size - lim]
+    wins = np.lib.stride_tricks.sliding_window_view(b, core.size)
+    core = core - core.mean()
+    wins = wins - wins.mean(axis=1, keepdims=True)
+    corr = wins @ core / (np.linalg.norm(wins, axis=1) * np.linalg.norm(core) + 1e-12)
+    return (lim - int(np.argmax(corr))) / 20.0
+
+
+def paired_shift(x, span, y, onset, offset, sr, schedule, fade=240) -> float:
+    """Envelope shift (semitones) at the end of the span minus at its start, clip against source."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    q = max(1, (span.offset - span.onset) // REGION_DIV)
+    a, b = slice(span.onset, span.onset + q), slice(span.offset - q, span.offset)
+    return envelope_shift(y[b], x[b], sr) - envelope_shift(y[a], x[a], sr)
+
+
+def shift_curve(y, sr, source=None):
+    """For ``vocalgrad show``: envelope shift re the source (semitones; 200-ms frames, 50-ms hop),
+    or the envelope centroid (log2 Hz) when no source is given."""
+    win, hop = int(0.2 * sr), int(0.05 * sr)
+    n = y.size if source is None else min(y.size, source.size)
+    starts = np.arange(0, max(1, n - win + 1), hop)
+    vals = []
+    for s in starts:
+        seg = y[s:s + win]
+        ref = seg if source is None else source[s:s + win]
+        if np.sqrt(np.mean(ref ** 2)) <= 1e-4:
+            vals.append(np.nan)
+        else:
+            vals.append(envelope_centroid(seg, sr) if source is None else envelope_shift(seg, ref, sr))
+    t = (starts + win / 2) / sr
+    if source is None:
+        return t, np.array(vals), "envelope centroid (log2 Hz)", False
+    return t, np.array(vals), "envelope shift re source (semitones)", False
+
+
+ATTRIBUTE = Attribute(
+    name="formants",
+    phrase="formant frequency",
+    increase_means="formants higher (shorter vocal tract)",
+    decrease_means="formants lower (longer vocal tract)",
+    unit="envelope scale",
+    tiers={"low": (0.94, 1.06), "medium": (0.88, 1.12), "high": (0.82, 1.18)},
+    transform=formant_shift,
+    params={"n_fft": 2048, "lifter_ms": 1.5, "max_hz": 8000.0},
+    layout="samples",
+    measure=envelope_centroid,
+    paired=paired_shift,
+    effect_unit="semitones (envelope shift re source)",
+    min_change=0.25,
+    origin="speaker",
+    curve=shift_curve,
+    description=("spectral envelope scaled in frequency at constant pitch (cepstral envelope, 1.5-ms lifter); "
+                 "measured as the envelope centroid 250 Hz-5 kHz, and as the log-frequency shift of the "
+                 "envelope re the source for the paired measure"),
+)
