@@ -23,6 +23,9 @@ import vocalgrad
 
 from ..transforms.base import ParamError, Params, Transform
 
+#: Rate at which declared tiers are range-checked: the processing rate of every shipped recipe.
+CHECK_SAMPLE_RATE = 48000
+
 __all__ = ["Attribute", "AttributeDeclarationError", "NAME_PATTERN", "LAYOUTS", "RESERVED_NAMES", "PairedMeasure",
            "WindowMeasure"]
 
@@ -160,6 +163,11 @@ class Attribute:
         for q in self.transform.params_type.needs_covary:
             if q not in self.covary:
                 raise self._fail(f"covary.{q}", f"missing (transform {self.transform.name!r} reads it)")
+        for tier, pair in self.tiers.items():  # the transform's own range and direction rules, as for a recipe
+            try:
+                self.transform.params_type.check_tier(list(pair), sample_rate=CHECK_SAMPLE_RATE)
+            except ParamError as exc:
+                raise self._fail(f"tiers.{tier}", exc.message) from None
         self.tier_params()  # builds the parameter dataclass of every tier: range checks run now
 
     def tier_params(self, crossfade: int = 0) -> dict[str, Params]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._framewise import FrameParams, cepstral_envelope, framewise
-from .base import ParamError, Result, per_sample, register
+from .base import ParamError, Result, ValueRange, per_sample, register
 
 __all__ = ["FormantParams", "formant_shift", "envelope_ratio"]
 
@@ -36,6 +36,12 @@ class FormantParams(FrameParams):
     n_fft: int = 2048
     lifter_ms: float = 1.5
     max_hz: float = 8000.0
+
+    value_name = "envelope scale"
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(0.5, 2.0)
 
     def check(self) -> None:
         super().check()

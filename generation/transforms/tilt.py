@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._framewise import FrameParams, framewise
-from .base import ParamError, Result, per_sample, register
+from .base import ParamError, Result, ValueRange, per_sample, register
 
 __all__ = ["TiltParams", "spectral_tilt", "tilt_gain"]
 
@@ -35,6 +35,12 @@ class TiltParams(FrameParams):
     pivot_hz: float = 1000.0
     floor_hz: float = 100.0
     ceiling_hz: float = 16000.0
+
+    value_name = "tilt (dB/octave)"
+
+    @classmethod
+    def value_range(cls, sample_rate: int) -> ValueRange:
+        return ValueRange(-24.0, 24.0)
 
     def check(self) -> None:
         super().check()
