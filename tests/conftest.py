@@ -9,9 +9,10 @@ Any other failure stays a failure, and nothing is skipped on a machine where tor
 
 2. The answer log (every adapter logs its answers by default).
 
-Each test gets its own ``$VOCALGRAD_CACHE``, and the log is off unless a test passes
-``answer_log=...`` itself: otherwise a test that compares two runs (batch sizes, processes) would
-get the second run's answers from the first run's log.
+Each test (and, before it, the session's wider fixtures) gets its own ``$VOCALGRAD_CACHE``, and the
+log is off unless a test passes ``answer_log=...`` itself: otherwise a test that compares two runs
+(batch sizes, processes) would get the second run's answers from the first run's log, and a module
+fixture could replay answers from the user's ``~/.cache/vocalgrad``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,16 @@ def pytest_runtest_makereport(item, call):
     if TORCHCODEC_MISSING_LIBS in text:
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {FFMPEG_HINT}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_answer_log(tmp_path_factory):
+    """The same isolation for fixtures wider than a test (module-scoped pipelines run before the
+    per-test fixture below): never the user's ``~/.cache/vocalgrad`` answers."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VOCALGRAD_CACHE", str(tmp_path_factory.mktemp("vocalgrad-session-cache")))
+        mp.setenv("VOCALGRAD_ANSWER_LOG", "none")
+        yield
 
 
 @pytest.fixture(autouse=True)
