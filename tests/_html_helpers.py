@@ -30,7 +30,11 @@ def _wait(driver, cond, timeout: float = 60.0):
 
 def load_page(driver, index: Path, *, timeout: float = 120.0) -> dict[str, Any]:
     """Open ``index`` from file://, wait until every player has its metadata (or an error) and every
-    image is complete, and collect console errors and network events."""
+    image is complete, and collect console errors and network events.
+
+    ``failed``: requests that failed, except media reads the player itself cancelled (``cancelled``:
+    with ``preload="metadata"`` Chromium stops reading a clip once it knows its duration); whether
+    each clip loads is in ``media``."""
     url = Path(index).resolve().as_uri()
     driver.get("about:blank")  # the browser's own start-up traffic (new-tab page) is not the page's:
     driver.get_log("performance")  # reading a log empties it
@@ -44,11 +48,15 @@ def load_page(driver, index: Path, *, timeout: float = 120.0) -> dict[str, Any]:
     _wait(driver, lambda d: all(i["complete"] for i in d.execute_script(_IMAGE_STATE)), timeout)
     time.sleep(0.3)
     severe = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
-    failed, remote, requested = [], [], []
+    failed, remote, requested, cancelled = [], [], [], []
     for entry in driver.get_log("performance"):
         msg = json.loads(entry["message"])["message"]
         if msg["method"] == "Network.loadingFailed":
-            failed.append(msg["params"])
+            p = msg["params"]
+            if p.get("canceled") and p.get("type") == "Media":
+                cancelled.append(p)  # a player stops reading once it has the metadata (preload="metadata")
+            else:
+                failed.append(p)
         elif msg["method"] == "Network.requestWillBeSent":
             req = msg["params"]["request"]["url"]
             requested.append(req)
@@ -56,7 +64,7 @@ def load_page(driver, index: Path, *, timeout: float = 120.0) -> dict[str, Any]:
                 remote.append(req)
         elif msg["method"] == "Network.responseReceived" and msg["params"]["response"].get("status", 200) >= 400:
             failed.append(msg["params"]["response"])
-    return {"severe": severe, "failed": failed, "remote": remote, "requested": requested,
+    return {"severe": severe, "failed": failed, "remote": remote, "requested": requested, "cancelled": cancelled,
             "media": driver.execute_script(_MEDIA_STATE), "images": driver.execute_script(_IMAGE_STATE)}
 
 

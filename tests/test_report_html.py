@@ -85,7 +85,7 @@ def test_page_in_headless_chromium(site, tmp_path):
         board = "#leaderboard + p + div table"
         rows0 = column_values(driver, board, 0)
         assert any("paper" in r for r in rows0) and {"good", "always", "logity"} <= {r for r in rows0}
-        acc_button = driver.find_element("xpath", "//table[1]//th/button[normalize-space()='acc %']")
+        acc_button = driver.find_element("xpath", "//table[1]//th/button[normalize-space()='acc\u00a0%']")
         acc_button.click()  # numbers: largest first
         accs = [float(v) for v in column_values(driver, board, 2)]
         assert accs == sorted(accs, reverse=True) and column_values(driver, board, 0) != rows0
@@ -143,7 +143,8 @@ def test_clips_are_the_data_bytes_and_chosen_by_the_rules(site):
     assert 0 < len(flacs) <= MAX_CLIPS
     for f in flacs:  # copied unchanged: the bytes the models heard
         assert hashlib.sha256(f.read_bytes()).hexdigest() == sha[f.stem]
-        assert f.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        png = f.with_suffix(".png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[16:24] == (1040).to_bytes(4, "big") + (520).to_bytes(4, "big")
     page = (out / "index.html").read_text()
     assert not re.search(r'(src|href)="(https?:|//)', page)  # every path is relative
 
@@ -194,3 +195,26 @@ def test_cli_errors_before_writing(site, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("vocalgrad report: error:") and "Hub folder" in err
     assert not out.exists()
+
+
+def test_human_listeners_beside_the_models(site, tmp_path):
+    """--human: the annotators are a leaderboard row, their agreement a section, their answers on the clips."""
+    catalog = open_catalog(site["data"])
+    pitch = [i for i in catalog.clips.values() if i.category == "pitch"]
+    lines = []
+    for k, info in enumerate(pitch):
+        for ann in ("ann1", "ann2"):
+            wrong = ann == "ann2" and k % 4 == 0
+            lines.append({"annotator": ann, "clip_id": info.clip_id, "direction": info.direction,
+                          "answer": _flip(info.direction) if wrong else info.direction, "rt_sec": 1.0})
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    rep = build_report([site["results"]], tmp_path / "r", draws=50, plots=False, human=[answers],
+                       html=HtmlOptions(catalog=catalog, max_clips=6, pictures=False))
+    page = (tmp_path / "r" / "index.html").read_text()
+    agr = rep["human_agreement"]
+    assert '<h2 id="human">Human listeners</h2>' in page and 'href="#model-human">human</a>' in page
+    for name, a in agr["per_annotator"].items():
+        assert re.search(rf'<th scope="row">{name}</th><td[^>]*>{a["n"]}</td><td[^>]*>{pct(a["acc"])}</td>', page)
+    assert f"Fleiss' kappa: {agr['fleiss_kappa']:.3f}" in page
+    assert "<th scope=\"row\">human (ann1)</th>" in page and "<th scope=\"row\">human (ann2)</th>" in page

@@ -5,7 +5,8 @@ Three lists, filled in this order until ``max_clips`` clips or the size budget i
 1. the gallery: for each category, one clip per direction x tier, drawn with a fixed seed among
    the clips the models answered (any clip of that cell when none was answered); the first clip of
    every category is placed before the second of any, so a small budget still covers every category;
-2. *missed by every model*: clips every row that answered them got wrong (seeded draw);
+2. *missed by every model*: clips every model row answered and every answer (listeners' included) is
+   wrong (seeded draw);
 3. per model, *wrong with high confidence*: with logit tags (``scoring=logits|both``), the wrong
    logit choices with the largest log-probability margin; otherwise wrong parsed answers (seeded draw,
    no confidence is known).
@@ -27,13 +28,15 @@ from generation.audio import atomic_write_bytes
 from harness_tasks.logit_answers import split_logit_answer
 
 __all__ = ["ClipCard", "ClipLists", "answer_index", "audio_kind", "cards_without_files", "clip_summary", "select_clips",
-           "write_clips"]
+           "small_png", "write_clips"]
 
 #: Clips listed as missed by every model, and per model as wrong with high confidence.
 MISSED_MAX = 6
 CONFIDENT_MAX = 3
-#: Resolution of the clip pictures (a 13 x 6.5 inch figure: 780 x 390 pixels at 60 dpi).
-PICTURE_DPI = 60
+#: Resolution of the clip pictures (a 13 x 6.5 inch figure: 1040 x 520 pixels at 80 dpi), and the
+#: colours they are reduced to (a third of the bytes of the full-colour PNG, no visible change).
+PICTURE_DPI = 80
+PICTURE_COLOURS = 128
 #: Folder of the clip files, next to ``index.html``.
 CLIP_DIR = "clips"
 
@@ -151,9 +154,10 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
                     rounds.append([])
                 rounds[k].append(card)
     order = [card for r in rounds for card in r]
-    labels = [ev.label for ev in evaluations if ev.has_samples]
+    # listeners answer a subset: a clip counts when every model row answered it and every answer is wrong
+    models = {ev.label for ev in evaluations if ev.has_samples and not any("annotator" in r for r in ev.records[:1])}
     missed = [cid for cid, ans in index.items() if cid in catalog
-              and {lab for lab, _ in ans} == set(labels) and not any(r["correct"] for _, r in ans)]
+              and models <= {lab for lab, _ in ans} and not any(r["correct"] for _, r in ans)]
     lists.n_missed_total = len(missed)
     lists.missed = [_card(catalog.clips[c], index[c]) for c in _draw(random.Random(f"{seed}:missed"), missed,
                                                                        MISSED_MAX)]
@@ -174,6 +178,22 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
         lists.confident[ev.label] = [_card(catalog.clips[c], index.get(c, [])) for c in ids]
         order += lists.confident[ev.label]
     return lists, order
+
+
+def small_png(png: bytes, colours: int = PICTURE_COLOURS) -> bytes:
+    """``png`` with its colours reduced to a palette of ``colours`` (Pillow, which matplotlib requires);
+    unchanged when Pillow is missing."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return png
+    import io
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    buf = io.BytesIO()
+    img.quantize(colors=colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+        buf, format="PNG", optimize=True)
+    return buf.getvalue() if buf.tell() < len(png) else png
 
 
 def _file_stem(clip_id: str) -> str:
@@ -205,7 +225,7 @@ def write_clips(catalog, order: list[ClipCard], out: Path, *, max_clips: int, ma
         png, error = b"", ""
         if pictures:
             try:
-                png = figure_png(catalog, card.clip_id, dpi=PICTURE_DPI)
+                png = small_png(figure_png(catalog, card.clip_id, dpi=PICTURE_DPI))
             except Exception as exc:  # a picture that cannot be drawn must not cost the clip its player
                 error = f"picture not drawn: {type(exc).__name__}: {exc}"
         if total + len(audio) + len(png) > max_bytes:

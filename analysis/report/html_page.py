@@ -99,13 +99,14 @@ def _card(card: ClipCard) -> str:
              f'<source src="{esc(card.audio)}" type="{esc(card.audio_type)}">'
              f'<a href="{esc(card.audio)}">download the clip</a></audio>']
     if card.picture:
-        parts.append(f'<img src="{esc(card.picture)}" width="780" height="390" alt="Spectrogram of {esc(card.clip_id)} '
+        parts.append(f'<a href="{esc(card.picture)}" title="open the picture at full size">'
+                     f'<img src="{esc(card.picture)}" width="1040" height="520" alt="Spectrogram of {esc(card.clip_id)} '
                      f"with its speech span, and the planned and measured {esc(cat.attribute)} curve "
-                     f'({esc(card.direction)}, {esc(card.tier)}, {esc(card.trajectory)})">')
+                     f'({esc(card.direction)}, {esc(card.tier)}, {esc(card.trajectory)})"></a>')
     elif card.picture_error:
         parts.append(f'<p class="warn">{esc(card.picture_error)}</p>')
     if card.answers:
-        t = Table([("model", "text"), ("answer", "text"), ("", "text")],
+        t = Table([("model", "text"), ("answer", "text"), ("verdict", "text")],
                   caption=f"answers on {card.clip_id}", sortable=False)
         for who, text, pred, correct, margin in card.answers:
             shown = text if len(text) <= 160 else text[:159] + "…"

@@ -53,7 +53,8 @@ class Table:
     def html(self) -> str:
         heads = []
         for name, kind in self.head:
-            inner = f'<button type="button" class="sort">{esc(name)}</button>' if self.sortable else esc(name)
+            name = esc(name).replace(" %", "\u00a0%")  # "acc %" never breaks before its unit
+            inner = f'<button type="button" class="sort">{name}</button>' if self.sortable else name
             heads.append(f'<th scope="col" data-type="{kind}">{inner}</th>')
         body = []
         for label, cells, cls in self.rows:
@@ -103,13 +104,16 @@ def legend() -> str:
 def leaderboard(report: dict[str, Any]) -> str:
     """Every run, then the paper's rows (copied data); sortable by any column."""
     cats = list(vocalgrad.CATEGORY_NAMES)
+    models = report.get("models", [])
+    logits = any(m.get("logits") for m in models)  # the acc_logit column only where a run has it
     head = [("model", "text"), ("clips", "num"), ("acc %", "num"), ("95 % CI", "num"),
-            ("vs chance", "text"), ("increase ratio %", "num"), ("acc_logit %", "num"), ("parsed %", "num")]
-    head += [(c, "num") for c in cats]
+            ("vs chance", "text"), ("increase ratio %", "num")] + ([("acc_logit %", "num")] if logits else [])
+    head += [("parsed %", "num")] + [(c, "num") for c in cats]
     t = Table(head, caption="Leaderboard")
-    for m in report.get("models", []):
+    for m in models:
         ov = m["overall"]
         logit = (m.get("logits") or {}).get("all") or {}
+        logit_cell = [td(logit.get("acc_logit"), pct(logit.get("acc_logit")) if logit else "")] if logits else []
         by = m.get("by_category", {})
         cat_cells = []
         for c in cats:
@@ -120,17 +124,17 @@ def leaderboard(report: dict[str, Any]) -> str:
         label = f'<a href="#model-{slug(m["label"])}">{esc(m["label"])}</a>'
         if m["has_samples"]:
             t.add(label, [td(ov["n"], str(ov["n"])), td(ov["acc"], colour=True), _ci_cell(ov["ci"]["acc"]["binomial"]),
-                          td(None, _verdict(ov), cls="text"), td(ov.get("increase_ratio")),
-                          td(logit.get("acc_logit"), pct(logit.get("acc_logit")) if logit else ""),
-                          td(ov.get("parse_rate"))] + cat_cells)
+                          td(None, _verdict(ov), cls="text wrap"), td(ov.get("increase_ratio"))] + logit_cell
+                  + [td(ov.get("parse_rate"))] + cat_cells)
         else:
             t.add(label, [td(None, "–"), td(ov.get("category_mean_acc"), colour=True), td(None, "–"),
-                          td(None, "n/a (no sample log)", cls="text"), td(None, "–"), td(None, ""), td(None, "–")]
-                  + cat_cells)
+                          td(None, "n/a (no sample log)", cls="text wrap"), td(None, "–")]
+                  + [td(None, "")] * logits + [td(None, "–")] + cat_cells)
     paper = report.get("paper") or {}
     for name, row in (paper.get("category_acc") or {}).items():
         cells = [td(None, ""), td(row["avg"] / 100, f"{row['avg']:.1f}", colour=True), td(None, ""),
-                 td(None, "copied from the paper", cls="text"), td(None, ""), td(None, ""), td(None, "")]
+                 td(None, "copied from the paper", cls="text wrap"), td(None, "")] + [td(None, "")] * logits
+        cells += [td(None, "")]
         cells += [td(row[c] / 100, f"{row[c]:.1f}", colour=True) if c in row else td(None, "") for c in cats]
         t.add(f'{esc(name)} <span class="tag">paper</span>', cells, cls="paper")
     note = ("<p class=\"note\">acc = unweighted mean over categories (unparsed answers count as wrong); "
