@@ -87,11 +87,11 @@ def test_page_in_headless_chromium(site, tmp_path):
         assert any("paper" in r for r in rows0) and {"good", "always", "logity"} <= {r for r in rows0}
         acc_button = driver.find_element("xpath", "//table[1]//th/button[normalize-space()='acc\u00a0%']")
         acc_button.click()  # numbers: largest first
-        accs = [float(v) for v in column_values(driver, board, 2)]
+        accs = [float(v) for v in column_values(driver, board, 1)]
         assert accs == sorted(accs, reverse=True) and column_values(driver, board, 0) != rows0
         assert acc_button.find_element("xpath", "..").get_attribute("aria-sort") == "descending"
         acc_button.send_keys(Keys.ENTER)  # the keyboard works too (a real button)
-        assert [float(v) for v in column_values(driver, board, 2)] == sorted(accs)
+        assert [float(v) for v in column_values(driver, board, 1)] == sorted(accs)
         model_button = driver.find_element("xpath", "//table[1]//th/button[normalize-space()='model']")
         model_button.send_keys(Keys.SPACE)
         names = column_values(driver, board, 0)
@@ -114,13 +114,13 @@ def test_numbers_are_report_json(site):
         assert row, m["label"]
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
         acc = pct(m["overall"]["acc"])
-        assert cells[1] == acc and f"| {m['label']} | {m['overall']['n']} |" in md and f" {acc} |" in md
+        assert cells[0] == acc and f"| {m['label']} | {m['overall']['n']} |" in md and f" {acc} |" in md
         lo, hi = m["overall"]["ci"]["acc"]["binomial"]
-        assert cells[2] == f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-        assert cells[8].rstrip("†") == pct(m["by_category"]["pitch"]["acc"])
+        assert cells[1] == f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+        assert cells[7].rstrip("†") == pct(m["by_category"]["pitch"]["acc"])
     logit_row = re.search(r'#model-logity">logity</a></th>(.*?)</tr>', page).group(1)
     logity = next(m for m in report["models"] if m["label"] == "logity")
-    assert re.findall(r"<td[^>]*>(.*?)</td>", logit_row)[5] == pct(logity["logits"]["all"]["acc_logit"])
+    assert re.findall(r"<td[^>]*>(.*?)</td>", logit_row)[4] == pct(logity["logits"]["all"]["acc_logit"])
 
 
 def test_html_leaves_the_markdown_report_byte_identical(site, tmp_path):

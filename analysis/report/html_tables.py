@@ -43,8 +43,9 @@ def chance_colour(v) -> str:
 class Table:
     """An HTML table with sortable column headers (buttons) and row headers (``<th scope="row">``)."""
 
-    def __init__(self, head: list[tuple[str, str]], *, caption: str = "", sortable: bool = True):
+    def __init__(self, head: list[tuple[str, str]], *, caption: str = "", sortable: bool = True, cls: str = ""):
         self.head, self.caption, self.sortable, self.rows = head, caption, sortable, []
+        self.cls = " ".join(c for c in ("sortable" if sortable else "", cls) if c)
 
     def add(self, label: str, cells: list[str], *, cls: str = "") -> None:
         """Add a row: ``label`` (HTML, escaped by the caller) as row header and ``cells`` (``<td>`` markup)."""
@@ -61,7 +62,7 @@ class Table:
             attr = f' class="{cls}"' if cls else ""
             body.append(f'<tr{attr}><th scope="row">{label}</th>{"".join(cells)}</tr>')
         cap = f'<caption class="visually-hidden">{esc(self.caption)}</caption>' if self.caption else ""
-        cls = ' class="sortable"' if self.sortable else ""
+        cls = f' class="{self.cls}"' if self.cls else ""
         return (f'<div class="scroll"><table{cls}>{cap}'
                 f'<thead><tr>{"".join(heads)}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
@@ -87,10 +88,20 @@ def _ci_cell(pair) -> str:
     return td(lo, ci(pair))
 
 
+#: Short forms of the verdicts in the leaderboard (the full words are in the cell's title and the note).
+_SHORT = {"above chance": "above", "below chance": "below", "not different from chance": "≈ chance"}
+
+
 def _verdict(g: dict) -> str:
     v = g.get("verdict", "n/a")
     vc = g.get("verdict_clustered", v)
     return v if vc == v else f"{v} (clustered: {vc})"
+
+
+def _verdict_cell(g: dict) -> str:
+    v, vc = g.get("verdict", "n/a"), g.get("verdict_clustered", g.get("verdict", "n/a"))
+    short = _SHORT.get(v, v) + ("" if vc == v else f" (clustered: {_SHORT.get(vc, vc)})")
+    return td(None, short, cls="text", title=_verdict(g))
 
 
 def legend() -> str:
@@ -106,10 +117,10 @@ def leaderboard(report: dict[str, Any]) -> str:
     cats = list(vocalgrad.CATEGORY_NAMES)
     models = report.get("models", [])
     logits = any(m.get("logits") for m in models)  # the acc_logit column only where a run has it
-    head = [("model", "text"), ("clips", "num"), ("acc %", "num"), ("95 % CI", "num"),
+    head = [("model", "text"), ("acc %", "num"), ("95 % CI", "num"),
             ("vs chance", "text"), ("increase ratio %", "num")] + ([("acc_logit %", "num")] if logits else [])
     head += [("parsed %", "num")] + [(c, "num") for c in cats]
-    t = Table(head, caption="Leaderboard")
+    t = Table(head, caption="Leaderboard", cls="leaderboard")
     for m in models:
         ov = m["overall"]
         logit = (m.get("logits") or {}).get("all") or {}
@@ -123,23 +134,24 @@ def leaderboard(report: dict[str, Any]) -> str:
                                 colour=True))
         label = f'<a href="#model-{slug(m["label"])}">{esc(m["label"])}</a>'
         if m["has_samples"]:
-            t.add(label, [td(ov["n"], str(ov["n"])), td(ov["acc"], colour=True), _ci_cell(ov["ci"]["acc"]["binomial"]),
-                          td(None, _verdict(ov), cls="text wrap"), td(ov.get("increase_ratio"))] + logit_cell
+            t.add(label, [td(ov["acc"], colour=True, title=f"{ov['n']} clips"), _ci_cell(ov["ci"]["acc"]["binomial"]),
+                          _verdict_cell(ov), td(ov.get("increase_ratio"))] + logit_cell
                   + [td(ov.get("parse_rate"))] + cat_cells)
         else:
-            t.add(label, [td(None, "–"), td(ov.get("category_mean_acc"), colour=True), td(None, "–"),
+            t.add(label, [td(ov.get("category_mean_acc"), colour=True), td(None, "–"),
                           td(None, "n/a (no sample log)", cls="text wrap"), td(None, "–")]
                   + [td(None, "")] * logits + [td(None, "–")] + cat_cells)
     paper = report.get("paper") or {}
     for name, row in (paper.get("category_acc") or {}).items():
-        cells = [td(None, ""), td(row["avg"] / 100, f"{row['avg']:.1f}", colour=True), td(None, ""),
-                 td(None, "copied from the paper", cls="text wrap"), td(None, "")] + [td(None, "")] * logits
+        cells = [td(row["avg"] / 100, f"{row['avg']:.1f}", colour=True), td(None, ""),
+                 td(None, "copied", cls="text", title="copied from the paper"), td(None, "")] + [td(None, "")] * logits
         cells += [td(None, "")]
         cells += [td(row[c] / 100, f"{row[c]:.1f}", colour=True) if c in row else td(None, "") for c in cats]
         t.add(f'{esc(name)} <span class="tag">paper</span>', cells, cls="paper")
     note = ("<p class=\"note\">acc = unweighted mean over categories (unparsed answers count as wrong); "
-            "the interval resamples clips (binomial bootstrap). † = category not different from chance "
-            "(Holm-adjusted). Rows marked <em>paper</em> are the published results "
+            "the interval resamples clips (binomial bootstrap); vs chance: <em>above</em> / <em>below</em> when "
+            "the interval excludes 50 %, <em>≈ chance</em> (not different from chance) otherwise. "
+            "† = category not different from chance (Holm-adjusted). Rows marked <em>paper</em> are the published results "
             f"({esc(paper.get('source', 'the paper'))}) copied as data, not computed from these results. "
             "Click a column header to sort.</p>")
     return legend() + t.html() + note
