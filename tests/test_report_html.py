@@ -218,3 +218,13 @@ def test_human_listeners_beside_the_models(site, tmp_path):
         assert re.search(rf'<th scope="row">{name}</th><td[^>]*>{a["n"]}</td><td[^>]*>{pct(a["acc"])}</td>', page)
     assert f"Fleiss' kappa: {agr['fleiss_kappa']:.3f}" in page
     assert "<th scope=\"row\">human (ann1)</th>" in page and "<th scope=\"row\">human (ann2)</th>" in page
+
+
+def test_data_folder_the_runs_did_not_answer(site, tmp_path):
+    """--data of another folder: the clips still play, and the page says no run answered them."""
+    other = make_render(tmp_path / "other", categories=("echo",), n_sources=1)
+    rep = build_report([site["results"]], tmp_path / "r", draws=50, plots=False,
+                       html=HtmlOptions(catalog=open_catalog(other), max_clips=2, pictures=False))
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert rep["html"]["clips"] == 2 and "was answered by these runs" in page
+    assert page.count("No model answered this clip.") == 2

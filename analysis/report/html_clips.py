@@ -69,6 +69,7 @@ class ClipLists:
     #: Label -> how its confident errors were chosen ("logit margin" or "seeded draw").
     confident_rule: dict[str, str] = field(default_factory=dict)
     n_missed_total: int = 0
+    n_answered: int = 0  # clips of the data folder some run answered
     skipped: int = 0  # clips left out by --max-clips or the size budget
     bytes_written: int = 0
 
@@ -132,7 +133,7 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
     order of the module docstring).
     """
     index = answer_index(evaluations)
-    lists = ClipLists()
+    lists = ClipLists(n_answered=sum(cid in index for cid in catalog.clips))
     cells: dict[tuple[str, str, str], list[str]] = {}
     for cid, info in catalog.clips.items():
         cells.setdefault((info.category, info.direction, info.tier), []).append(cid)

@@ -129,13 +129,16 @@ def _listen_section(lists, options: HtmlOptions) -> str:
            "a measurement of the changed attribute on the audio (bottom), the source beside them."
            + (f" {info['skipped']} more clips were left out by --max-clips or the size budget." if info["skipped"] else "")
            + "</p>"]
+    if not lists.n_answered:
+        out.append(f'<p class="warn">No clip of <code>{esc(options.catalog.root)}</code> was answered by these runs: '
+                   "is it the folder they evaluated? The clips below show no answers.</p>")
     for cat, cards in lists.gallery.items():
         if cards:
             out.append(f'<h3 id="listen-{esc(cat)}">{esc(cat)}</h3><div class="gallery">'
                        + "".join(_card(c) for c in cards) + "</div>")
     out.append('<h3 id="missed">Missed by every model</h3>')
     if lists.missed:
-        out.append(f'<p class="note">{len(lists.missed)} of the {lists.n_missed_total} clips every row got wrong.</p>'
+        out.append(f'<p class="note">{len(lists.missed)} of the {lists.n_missed_total} clips every model got wrong.</p>'
                    '<div class="gallery">' + "".join(_card(c) for c in lists.missed) + "</div>")
     else:
         out.append(f'<p class="muted">{"No clip was missed by every model." if not lists.n_missed_total else "Over the size budget."}</p>')
