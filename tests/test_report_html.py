@@ -228,3 +228,18 @@ def test_data_folder_the_runs_did_not_answer(site, tmp_path):
     page = (tmp_path / "r" / "index.html").read_text()
     assert rep["html"]["clips"] == 2 and "was answered by these runs" in page
     assert page.count("No model answered this clip.") == 2
+
+
+def test_no_clustered_interval_reads_as_in_report_md():
+    """Too few sources for a clustered interval ([nan, nan] / null): "n/a (k sources)", no clustered verdict."""
+    from analysis.report.html_tables import comparisons_section, leaderboard
+
+    pair = {"n": 48, "acc_a": 0.9, "acc_b": 0.5, "diff": 0.4, "only_a": 20, "only_b": 1, "mcnemar_p": 1e-5,
+            "n_sources": 4, "ci": {"binomial": [0.3, 0.5], "clustered": [None, None]}}
+    html = comparisons_section({"comparisons": [{"a": "x", "b": "y", "overall": pair, "by_category": {}}]})
+    assert "<td>n/a (4 sources)</td>" in html and "<td data-v=\"0.3\">[30.0, 50.0]</td>" in html
+    model = {"label": "x", "has_samples": True, "by_category": {}, "overall": {
+        "n": 48, "acc": 0.9, "ci": {"acc": {"binomial": [0.8, 0.95]}}, "increase_ratio": 0.5, "parse_rate": 1.0,
+        "verdict": "above chance", "verdict_clustered": "n/a (4 sources)"}}
+    board = leaderboard({"models": [model], "paper": {}})
+    assert 'title="above chance">above</td>' in board and "clustered" not in board

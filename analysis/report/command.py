@@ -199,7 +199,7 @@ def register_cli(sub) -> None:
     p = sub.add_parser(
         "report", help="tables, intervals, bias and plots from lm-eval outputs",
         description="Read lm-eval output folders (results JSON + --log_samples JSONL) and write "
-                    "DIR/report.md, DIR/report.json and DIR/plots/*.png.")
+                    "DIR/report.md, DIR/report.json and DIR/plots/*.png (with --html also DIR/index.html).")
     p.add_argument("results", nargs="*", metavar="RESULTS",
                    help="lm-eval --output_path folder or results_*.json file, or the authors' raw prediction "
                         "files (*.jsonl, docs/published.md); LABEL=PATH names the model")

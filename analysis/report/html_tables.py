@@ -88,19 +88,32 @@ def _ci_cell(pair) -> str:
     return td(lo, ci(pair))
 
 
+def _clustered_cell(pair, n_sources) -> str:
+    """A clustered interval; where none was computed (too few sources) ``n/a (k sources)`` as in report.md."""
+    if (not pair or any(_nan(v) for v in pair)) and isinstance(n_sources, int):
+        return td(None, f"n/a ({n_sources} source{'' if n_sources == 1 else 's'})")
+    return _ci_cell(pair)
+
+
 #: Short forms of the verdicts in the leaderboard (the full words are in the cell's title and the note).
 _SHORT = {"above chance": "above", "below chance": "below", "not different from chance": "≈ chance"}
 
 
-def _verdict(g: dict) -> str:
+def _verdicts(g: dict) -> tuple[str, str | None]:
+    """The binomial verdict, and the clustered one where it exists and differs (``n/a ...``: none)."""
     v = g.get("verdict", "n/a")
     vc = g.get("verdict_clustered", v)
-    return v if vc == v else f"{v} (clustered: {vc})"
+    return v, None if vc == v or str(vc).startswith("n/a") else vc
+
+
+def _verdict(g: dict) -> str:
+    v, vc = _verdicts(g)
+    return v if vc is None else f"{v} (clustered: {vc})"
 
 
 def _verdict_cell(g: dict) -> str:
-    v, vc = g.get("verdict", "n/a"), g.get("verdict_clustered", g.get("verdict", "n/a"))
-    short = _SHORT.get(v, v) + ("" if vc == v else f" (clustered: {_SHORT.get(vc, vc)})")
+    v, vc = _verdicts(g)
+    short = _SHORT.get(v, v) + ("" if vc is None else f" (clustered: {_SHORT.get(vc, vc)})")
     return td(None, short, cls="text", title=_verdict(g))
 
 
@@ -243,7 +256,7 @@ def comparisons_section(report: dict[str, Any]) -> str:
                 t.add(f"{esc(c['a'])} vs {esc(c['b'])}",
                       [td(None, scope, cls="text"), td(p["n"], str(p["n"])), td(p["acc_a"]), td(p["acc_b"]),
                        td(p["diff"], "–" if _nan(p["diff"]) else f"{100 * p['diff']:+.1f}"),
-                       _ci_cell(p["ci"]["binomial"]), _ci_cell(p["ci"]["clustered"]),
+                       _ci_cell(p["ci"]["binomial"]), _clustered_cell(p["ci"]["clustered"], p.get("n_sources")),
                        td(p["only_a"], str(p["only_a"])), td(p["only_b"], str(p["only_b"])), td(pv, ptxt)])
         out.append('<h2 id="comparisons">Paired comparisons (same clips)</h2><p class="note">Accuracy '
                    "difference A − B on the clips both answered, paired bootstrap intervals, exact McNemar "
