@@ -7,8 +7,9 @@ Steps (each resumable; rerun the command to continue after an interruption):
 3. score the reference baselines through lm-eval (``vocalgrad-eval``) on that folder:
    the signal-processing oracle, a seeded coin and the constant "increase" answer;
 4. write ``OUT/summary.md``: accuracy per category for each baseline, next to the paper's numbers;
-5. write the full report (``vocalgrad report``) into ``OUT/report``: ``report.md``, ``report.json``
-   and plots, with intervals, the response-bias table and paired comparisons.
+5. write the full report (``vocalgrad report --html --data OUT/hub``) into ``OUT/report``: ``report.md``,
+   ``report.json`` and plots, with intervals, the response-bias table and paired comparisons, and
+   ``index.html``, the same numbers as a page with clips to listen to.
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
              evaluate: bool = True) -> Path:
     """Render, build the Hub folder, score the baselines, write the summary and the report.
 
-    Returns the path of ``summary.md``; the full report is ``OUT/report/report.md`` (written
-    when ``evaluate`` is true).
+    Returns the path of ``summary.md``; the full report is ``OUT/report/report.md`` and its page
+    ``OUT/report/index.html`` (written when ``evaluate`` is true).
     """
     from .hub import build_hub
     from .render import render
@@ -121,9 +122,15 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
     if evaluate:
         from analysis.report import build_report
 
-        _step("5/5 report: intervals, response bias, paired comparisons, plots")
-        rep = build_report([f"{name}={out / 'results' / name}" for name, _, _ in BASELINES], out / "report")
+        _step("5/5 report: intervals, response bias, paired comparisons, plots, HTML page with clips")
+        from analysis.listen.catalog import open_catalog
+        from analysis.report.html_page import HtmlOptions
+
+        rep = build_report([f"{name}={out / 'results' / name}" for name, _, _ in BASELINES], out / "report",
+                           html=HtmlOptions(catalog=open_catalog(out / "hub")))
         print(f"report: {rep['paths']['report.md']}", file=sys.stderr)
+        print(f"HTML page: {rep['html']['path']} (open it in a browser; {rep['html']['clips']} clips, "
+              f"{rep['html']['bytes'] / 1e6:.1f} MB)", file=sys.stderr)
     print(f"done in {time.perf_counter() - t0:.0f} s: clips in {out / 'render'}, Hub folder in {out / 'hub'}, "
           f"lm-eval results in {out / 'results'}"
           + (f", report in {out / 'report'}" if evaluate else ""), file=sys.stderr)

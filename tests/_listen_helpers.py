@@ -96,8 +96,9 @@ def serving(app, host: str = "127.0.0.1"):
 
 
 @contextlib.contextmanager
-def chromium(tmp_path):
-    """Headless Chromium driven by selenium (skips the test when either is missing)."""
+def chromium(tmp_path, *, logs: bool = False):
+    """Headless Chromium driven by selenium (skips the test when either is missing); ``logs`` keeps the
+    browser console and network events for ``driver.get_log("browser" | "performance")``."""
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
         pytest.skip(f"headless browser test needs {CHROMIUM} and {CHROMEDRIVER} "
                     "(Debian: apt-get install chromium chromium-driver)")
@@ -112,6 +113,8 @@ def chromium(tmp_path):
                 "--disable-dev-shm-usage", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
                 f"--user-data-dir={profile}"):
         opts.add_argument(arg)
+    if logs:
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     driver.set_page_load_timeout(30)
     try:

@@ -36,7 +36,7 @@ def _jsonable(obj: Any) -> Any:
 
 def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
                  plots: bool = True, labels: dict[str, str] | None = None, human=None,
-                 render_dir=None) -> dict[str, Any]:
+                 render_dir=None, html=None) -> dict[str, Any]:
     """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
 
     Parameters
@@ -58,6 +58,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         row, and an agreement section (per annotator, pairwise, Fleiss' kappa) is added.
     render_dir : path-like, optional
         The evaluated render folder: its label warnings (``label_checks.csv``) become a section.
+    html : analysis.report.html_page.HtmlOptions, optional
+        Also write ``index.html`` (:func:`analysis.report.html_page.write_html`) from ``report.json``;
+        its summary is returned under ``"html"``.
 
     Returns
     -------
@@ -81,6 +84,11 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     md = _markdown(report, plot_paths, agreement, render_dir)
     report["paths"] = _write(out, report, md, plot_paths)
     report["paths"].update(write_model_indexes(report, out))  # DIR/model-index/<model>.yaml
+    if html is not None:
+        from .html_page import write_html
+
+        report["html"] = write_html(out, evaluations, html)
+        report["paths"]["index.html"] = report["html"]["path"]
     return report
 
 
@@ -194,7 +202,7 @@ def register_cli(sub) -> None:
     p = sub.add_parser(
         "report", help="tables, intervals, bias and plots from lm-eval outputs",
         description="Read lm-eval output folders (results JSON + --log_samples JSONL) and write "
-                    "DIR/report.md, DIR/report.json and DIR/plots/*.png.")
+                    "DIR/report.md, DIR/report.json and DIR/plots/*.png (with --html also DIR/index.html).")
     p.add_argument("results", nargs="*", metavar="RESULTS",
                    help="lm-eval --output_path folder or results_*.json file, or the authors' raw prediction "
                         "files (*.jsonl, docs/published.md); LABEL=PATH names the model")
@@ -206,6 +214,9 @@ def register_cli(sub) -> None:
     p.add_argument("--human", nargs="+", metavar="ANSWERS",
                    help="answers.jsonl of `vocalgrad listen`: adds a 'human' row and annotator agreement")
     p.add_argument("--render", metavar="DIR", help="render folder evaluated: adds its label warnings")
+    from .html_page import add_html_arguments
+
+    add_html_arguments(p)
     p.set_defaults(func=_cli)
 
 
@@ -214,9 +225,15 @@ def _cli(args) -> int:
         print("vocalgrad report: error: --draws must be >= 1", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
+    from .html_page import html_options
+
+    try:
+        html = html_options(args)  # checked (and --data opened) before anything is written
+    except ValueError as exc:
+        return report_error("vocalgrad report", exc)
     try:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
-                           plots=not args.no_plots, human=args.human, render_dir=args.render)
+                           plots=not args.no_plots, human=args.human, render_dir=args.render, html=html)
     except (ResultsError, OSError) as exc:
         return report_error("vocalgrad report", exc)
     for fmt, entries in rep["formats"].items():
@@ -233,6 +250,9 @@ def _cli(args) -> int:
             lo, hi = ov["ci"]["acc"]["binomial"]
             extra = f" [{100 * lo:.1f}, {100 * hi:.1f}] {ov['verdict']}"
         print(f"{m['label']}: acc {100 * acc:.1f} %{extra}", file=sys.stderr)
+    if "html" in rep:
+        print(f"HTML page: {rep['html']['path']} ({rep['html']['clips']} clips, "
+              f"{rep['html']['bytes'] / 1e6:.1f} MB with its clips and figures)", file=sys.stderr)
     print(f"report written to {rep['paths']['report.md']} in {time.perf_counter() - t0:.1f} s",
           file=sys.stderr)
     return 0
