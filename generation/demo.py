@@ -98,7 +98,8 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
     """Render, build the Hub folder, score the baselines, write the summary and the report.
 
     Returns the path of ``summary.md``; the full report is ``OUT/report/report.md`` and its page
-    ``OUT/report/index.html`` (written when ``evaluate`` is true).
+    ``OUT/report/index.html``. Without ``evaluate`` only the render and the Hub folder are made (no
+    results, summary or report), and the Hub folder's path is returned.
     """
     from .hub import build_hub
     from .render import render
@@ -106,34 +107,36 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _step(f"1/5 render the demo set ({'all' if n_sources is None else n_sources} sources x 216 clips)")
+    steps = 5 if evaluate else 2
+    _step(f"1/{steps} render the demo set ({'all' if n_sources is None else n_sources} sources x 216 clips)")
     summary = render("demo", out / "render", n_sources=n_sources, jobs=jobs)
     n_clips = summary.clips_total
-    _step("2/5 build the Hub folder")
+    _step(f"2/{steps} build the Hub folder")
     build_hub([out / "render"], out / "hub")
+    if not evaluate:
+        print(f"done in {time.perf_counter() - t0:.0f} s: clips in {out / 'render'}, Hub folder in {out / 'hub'} "
+              "(no baselines scored: --no-eval)", file=sys.stderr)
+        return out / "hub"
     accs: dict[str, dict[str, float]] = {}
-    if evaluate:
-        for k, (name, model, args) in enumerate(BASELINES, 1):
-            _step(f"3/5 score baseline {k}/{len(BASELINES)}: {name} ({model}) through lm-eval")
-            accs[name] = _category_acc(_evaluate(out / "hub", out / "results", name, model, args))
+    for k, (name, model, args) in enumerate(BASELINES, 1):
+        _step(f"3/5 score baseline {k}/{len(BASELINES)}: {name} ({model}) through lm-eval")
+        accs[name] = _category_acc(_evaluate(out / "hub", out / "results", name, model, args))
     _step("4/5 summary")
     path = write_summary(out, accs, n_clips)
     print(path.read_text())
-    if evaluate:
-        from analysis.report import build_report
+    from analysis.report import build_report
 
-        _step("5/5 report: intervals, response bias, paired comparisons, plots, HTML page with clips")
-        from analysis.listen.catalog import open_catalog
-        from analysis.report.html_page import HtmlOptions
+    _step("5/5 report: intervals, response bias, paired comparisons, plots, HTML page with clips")
+    from analysis.listen.catalog import open_catalog
+    from analysis.report.html_page import HtmlOptions
 
-        rep = build_report([f"{name}={out / 'results' / name}" for name, _, _ in BASELINES], out / "report",
-                           html=HtmlOptions(catalog=open_catalog(out / "hub")))
-        print(f"report: {rep['paths']['report.md']}", file=sys.stderr)
-        print(f"HTML page: {rep['html']['path']} (open it in a browser; {rep['html']['clips']} clips, "
-              f"{rep['html']['bytes'] / 1e6:.1f} MB)", file=sys.stderr)
+    rep = build_report([f"{name}={out / 'results' / name}" for name, _, _ in BASELINES], out / "report",
+                       html=HtmlOptions(catalog=open_catalog(out / "hub")))
+    print(f"report: {rep['paths']['report.md']}", file=sys.stderr)
+    print(f"HTML page: {rep['html']['path']} (open it in a browser; {rep['html']['clips']} clips, "
+          f"{rep['html']['bytes'] / 1e6:.1f} MB)", file=sys.stderr)
     print(f"done in {time.perf_counter() - t0:.0f} s: clips in {out / 'render'}, Hub folder in {out / 'hub'}, "
-          f"lm-eval results in {out / 'results'}"
-          + (f", report in {out / 'report'}" if evaluate else ""), file=sys.stderr)
+          f"lm-eval results in {out / 'results'}, report in {out / 'report'}", file=sys.stderr)
     return path
 
 
@@ -148,7 +151,8 @@ def register_cli(sub) -> None:
     p.add_argument("--sources", type=positive_int, default=4, help="demo sources to render (default 4 = 864 clips)")
     p.add_argument("--full", action="store_true", help="render all 100 test sources (21,600 clips)")
     p.add_argument("--jobs", type=positive_int, help="render worker processes, >= 1 (default: all cores)")
-    p.add_argument("--no-eval", action="store_true", help="stop after building the Hub folder")
+    p.add_argument("--no-eval", action="store_true",
+                   help="stop after building the Hub folder (no baselines, summary.md or report)")
     p.set_defaults(func=_cli)
 
 

@@ -52,8 +52,10 @@ MAX_SHARD_BYTES = 256 * 1024**2
 #: Rows per parquet row group: ~100 four-second clips (~20 MB) per group, the row-group size that
 #: ``datasets`` itself uses for audio and small enough for the viewer to page through.
 ROW_GROUP_ROWS = 100
-#: The Hub card template (its YAML header is filled from vocalgrad.py).
-CARD_TEMPLATE = Path(vocalgrad.__file__).resolve().parent / "dataset_card.md"
+#: The Hub card template (its YAML header is filled from vocalgrad.py). Package data of ``generation``, so
+#: that an installed wheel has it; in a checkout it is a link to the repository's top-level ``dataset_card.md``
+#: (the one copy to edit).
+CARD_TEMPLATE = Path(__file__).resolve().parent / "dataset_card.md"
 #: Config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test render).
 SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
@@ -182,7 +184,7 @@ def build_hub(
     row_group_rows : int
         Rows per parquet row group (see :data:`ROW_GROUP_ROWS`).
     card_template : path-like, optional
-        Card template; defaults to ``dataset_card.md`` next to ``vocalgrad.py``.
+        Card template; defaults to :data:`CARD_TEMPLATE` (the toolkit's ``dataset_card.md``).
     verify_sha256 : bool
         Hash every clip against the manifest before writing.
     sources : bool or None

@@ -9,7 +9,10 @@ Every ``lm_eval`` flag works unchanged. Before handing over to lm-eval this comm
    (:mod:`harness_tasks.ext_tasks`), and
 3. for VocalGrad tasks, reads ``--num_fewshot K`` as the number of audio examples of the
    ``vocalgrad_fewshot`` tasks (``--metadata '{"vocalgrad_fewshot_k": K}'``), and
-4. for VocalGrad tasks, checks that ``VOCALGRAD_DATASET`` (when a local path) is a Hub folder.
+4. for VocalGrad tasks, checks that ``VOCALGRAD_DATASET`` (when a local path) is a Hub folder, and
+5. names the run folder of a model whose ``--model_args`` name no checkpoint (``pretrained=``,
+   ``model=``, ...) after the model and its arguments (``vocalgrad-chance_seed-1234``): lm-eval 0.4.13
+   would name it by a "random" id drawn after seeding, the same ``od6r49mr`` for every such run.
 
 An expected failure (an unknown model, a dataset folder that is not a Hub folder or lacks a
 config, no space left...) ends in one message and exit status 2, through the same error path as
@@ -73,8 +76,9 @@ Errors: a bad dataset folder, an unknown model, no space left... end in one mess
 
 Output (--output_path DIR): DIR/<run>/results_<time>.json and, with --log_samples,
   DIR/<run>/samples_<task>_<time>.jsonl. <run> is the pretrained= (or model=, path=) value with / as __;
-  models without one (oracle, chance, constant) get a new random id per run (e.g. od6r49mr): the
-  model's name is inside results_*.json. `vocalgrad report DIR` reads every run below DIR.
+  models without one are named after the model and its arguments (vocalgrad-oracle,
+  vocalgrad-chance_seed-1234, vocalgrad-constant_direction-increase). A rerun of the same model and
+  arguments adds a new timestamped file to the same folder. `vocalgrad report DIR` reads every run below DIR.
 
 Examples:
   vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 2          # smoke test
@@ -222,6 +226,53 @@ def _check_model(name: str | None) -> None:
     raise EvalArgumentError(f"unknown model {name!r}; {hint}VocalGrad models: {', '.join(MODEL_ADAPTERS)}")
 
 
+def _requested_model_args(argv: list[str]) -> str:
+    """The value of ``--model_args`` / ``--model_args=`` (empty when absent)."""
+    for i, arg in enumerate(argv):
+        if arg == "--model_args" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--model_args="):
+            return arg.split("=", 1)[1]
+    return ""
+
+
+def run_name(model: str, model_args: str = "") -> str:
+    """Folder name of a run whose ``--model_args`` name no checkpoint: the model and its arguments.
+
+    ``run_name("vocalgrad-chance", "seed=1234")`` is ``vocalgrad-chance_seed-1234``; a JSON object of
+    arguments gives its ``key-value`` pairs the same way. Characters other than letters, digits, ``.``,
+    ``_`` and ``-`` become one ``-``; the name is cut to 120 characters.
+    """
+    import json
+    import re
+
+    text = model_args.strip()
+    if text.startswith("{"):
+        try:
+            pairs = [f"{k}={v}" for k, v in json.loads(text).items()]
+        except (ValueError, AttributeError):
+            pairs = [text]
+    else:
+        pairs = [p for p in text.split(",") if p.strip()]
+    safe = [re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._-]+", "-", p.strip().replace("=", "-"))) for p in pairs]
+    parts = [model or "model", *safe]
+    return "_".join(parts)[:120]
+
+
+def _name_runs_after_the_model(argv: list[str]) -> None:
+    """Let lm-eval call a run without a checkpoint name by :func:`run_name` instead of its seeded id.
+
+    lm-eval asks ``random_name_id()`` only when ``--model_args`` has none of its name keys; its draw
+    comes after the evaluation seeded ``random``, so every such run got the same folder.
+    """
+    import lm_eval.loggers.evaluation_tracker as tracker
+
+    model = _requested_model(argv)
+    if model:
+        name = run_name(model, _requested_model_args(argv))
+        tracker.random_name_id = lambda: name
+
+
 def _wants_help(argv: list[str]) -> bool:
     return bool(argv) and (argv[0] in ("-h", "--help") or (argv[0] == "run" and ("-h" in argv or "--help" in argv)))
 
@@ -256,6 +307,7 @@ def _main(argv: list[str]) -> int:
 
         check_dataset_source()  # a missing path, a render folder...: one line before lm-eval loads anything
     _include_task_dir(only_ours=only_ours, extra=ext_task_dir())
+    _name_runs_after_the_model(argv)
 
     from lm_eval.__main__ import cli_evaluate
 

@@ -59,5 +59,5 @@ def test_markdown_links_to_benchmark_md_resolve():
 def test_prompt_in_the_doc_is_the_real_prompt():
     import vocalgrad
     text = DOC.read_text(encoding="utf-8")
-    block = re.search(r"\*\*Prompt\.\*\*.*?```\n(.*?)```", text, flags=re.S).group(1).rstrip("\n")
+    block = re.search(r"\*\*Prompt\.\*\*.*?```\w*\n(.*?)```", text, flags=re.S).group(1).rstrip("\n")
     assert block.replace("{attribute}", "echo") == vocalgrad.default_prompt("echo")

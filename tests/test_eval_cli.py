@@ -67,3 +67,36 @@ def test_only_our_custom_dataset_warning_is_dropped():
     finally:
         log.removeHandler(handler)
     assert [m[:20] for m in seen] == ["hellaswag: Custom kw", "vocalgrad_pitch: som"]
+
+
+def test_run_name_is_the_model_and_its_arguments():
+    assert cli.run_name("vocalgrad-oracle") == "vocalgrad-oracle"
+    assert cli.run_name("vocalgrad-chance", "seed=1234") == "vocalgrad-chance_seed-1234"
+    assert cli.run_name("vocalgrad-constant", "direction=increase,answer_log=/tmp/a b") == \
+        "vocalgrad-constant_direction-increase_answer_log-tmp-a-b"
+    assert cli.run_name("vocalgrad-chance", '{"seed": 7, "p_increase": 0.3}') == \
+        "vocalgrad-chance_seed-7_p_increase-0.3"
+
+
+def test_each_baseline_run_gets_a_folder_named_after_it(tmp_path):
+    """lm-eval 0.4.13 named every run without a checkpoint the same seeded 'random' id (od6r49mr)."""
+    pytest.importorskip("lm_eval")
+    import json
+
+    from _harness_helpers import make_hub_folder
+
+    hub = make_hub_folder(tmp_path / "hub", categories=("pitch",))
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "VOCALGRAD_DATASET": str(hub), "VOCALGRAD_ANSWER_LOG": "none", "HOME": str(tmp_path)}
+    runs = [("vocalgrad-chance", "seed=1"), ("vocalgrad-constant", "direction=increase"), ("vocalgrad-chance", "seed=1")]
+    for model, margs in runs:
+        proc = subprocess.run([sys.executable, "-m", "harness_tasks.cli", "--model", model, "--model_args", margs,
+                               "--tasks", "vocalgrad_pitch", "--output_path", str(tmp_path / "results")],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    folders = {p.name: sorted(p.glob("results_*.json")) for p in (tmp_path / "results").iterdir()}
+    assert sorted(folders) == ["vocalgrad-chance_seed-1", "vocalgrad-constant_direction-increase"]
+    assert len(folders["vocalgrad-chance_seed-1"]) == 2          # the rerun adds a file next to the first
+    const = json.loads(folders["vocalgrad-constant_direction-increase"][0].read_text())
+    assert const["config"]["model"] == "vocalgrad-constant" and const["model_name"] == \
+        "vocalgrad-constant_direction-increase"
