@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RUN_LANGS = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "python"}
 MARKER = re.compile(r"^<!--\s*docs-test:\s*(.*?)\s*-->\s*$")
-FENCE = re.compile(r"^(```+)\s*([\w+-]*)\s*$")
+FENCE = re.compile(r"^(```+)\s*([\w+-]*)(?:\s+[^`]*)?$")  # an info string may follow the language
 
 #: Commands that cannot run on a test machine, with the reason (first match wins).
 SKIP_RULES = [
