@@ -190,17 +190,7 @@ def _category_table(models: list[dict[str, Any]], paper: dict[str, Any]) -> list
               f"({paper['source']}), copied as data for comparison — they were not computed from "
               "these results. *avg* is the unweighted mean over categories (the overall figure); † = not different "
               "from chance (Holm-adjusted over the categories).", ""]
-    rows = []
-    for m in models:
-        cells = []
-        for c in cats:
-            g = m["by_category"].get(c)
-            if g is None:
-                cells.append("")
-            else:
-                mark = "†" if g.get("verdict") == "not different from chance" else ""
-                cells.append(pct(g.get("acc")) + mark)
-        rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
+    rows = [_accuracy_row(m, cats) for m in models]
     for name, row in paper["category_acc"].items():
         rows.append([f"{name} (paper)"] + [f"{row[c]:.1f}" for c in cats] + [f"{row['avg']:.1f}"])
     lines += _table(["model"] + cats + ["avg"], rows)
@@ -217,15 +207,18 @@ def _extension_table(models: list[dict[str, Any]]) -> list[str]:
              "not part of the paper's benchmark, have no published numbers and are left out of the tables above "
              "that compare with the paper. *avg* is the unweighted mean over these attributes; † = not different "
              "from chance (Holm-adjusted over the categories).", ""]
-    rows = []
-    for m in models:
-        cells = []
-        for c in cats:
-            g = m["by_category"].get(c)
-            mark = "†" if g is not None and g.get("verdict") == "not different from chance" else ""
-            cells.append("" if g is None else pct(g.get("acc")) + mark)
-        rows.append([m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))])
+    rows = [_accuracy_row(m, cats) for m in models]
     return lines + _table(["model"] + cats + ["avg"], rows) + [""]
+
+
+def _accuracy_row(m: dict[str, Any], cats: list[str]) -> list[str]:
+    """A model's accuracy per category († = not different from chance; empty where not run) and its mean."""
+    cells = []
+    for c in cats:
+        g = m["by_category"].get(c)
+        mark = "†" if g is not None and g.get("verdict") == "not different from chance" else ""
+        cells.append("" if g is None else pct(g.get("acc")) + mark)
+    return [m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))]
 
 
 def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
