@@ -138,7 +138,8 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
     for cid, info in catalog.clips.items():
         cells.setdefault((info.category, info.direction, info.tier), []).append(cid)
     rounds: list[list[ClipCard]] = []
-    for cat in vocalgrad.CATEGORY_NAMES:
+    extension = sorted({info.category for info in catalog.clips.values()} - set(vocalgrad.CATEGORY_NAMES))
+    for cat in [*vocalgrad.CATEGORY_NAMES, *extension]:  # the paper's nine, then extension attributes
         picks = []
         for direction in vocalgrad.DIRECTIONS:
             for tier in vocalgrad.TIERS:
