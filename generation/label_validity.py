@@ -37,7 +37,7 @@ import numpy as np
 from .render_dir import RenderDir, read_render_csv
 
 __all__ = ["MIN_CHANGE", "EFFECT_UNITS", "LABEL_CHECKS_FILE", "LabelWarning", "source_warnings",
-           "measure_effect", "clip_warnings", "aligned_cores", "kept_db", "semitone_shift",
+           "measure_effect", "clip_warnings", "aligned_cores", "span_ends", "ends_difference", "kept_db", "semitone_shift",
            "write_label_checks", "load_label_checks", "label_warning_summary", "label_warnings_markdown"]
 
 LABEL_CHECKS_FILE = RenderDir.LABEL_CHECKS
@@ -199,10 +199,21 @@ def source_warnings(x: np.ndarray, span, sr: int, category: str, cat_recipe, *,
     return out
 
 
-def _ends(on: int, off: int) -> tuple[slice, slice]:
+def span_ends(on: int, off: int) -> tuple[slice, slice]:
     """First and last eighth of ``[on, off)``: where a trajectory sits nearest its start/end value."""
     q = max(1, (off - on) // REGION_DIV)
     return slice(on, on + q), slice(off - q, off)
+
+
+def ends_difference(measure, x: np.ndarray, span, y: np.ndarray) -> float:
+    """``measure(clip part, source part)`` over the last eighth of the span minus over the first.
+
+    The paired measure of an effect that keeps the clip time-aligned with its source
+    (:func:`span_ends`); ``x``/``span`` are the source and its span, ``y`` the clip, both as float64.
+    """
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    a, b = span_ends(span.onset, span.offset)
+    return measure(y[b], x[b]) - measure(y[a], x[a])
 
 
 def aligned_cores(layout, out_onset: int, fade: int) -> list[tuple[slice, slice]]:
@@ -241,7 +252,7 @@ def measure_effect(category: str, x: np.ndarray, span, y: np.ndarray, out_onset:
     y = np.asarray(y, dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
     if category in ("volume", "noise", "vibration", "echo"):
-        a, b = _ends(span.onset, span.offset)
+        a, b = span_ends(span.onset, span.offset)
         if category == "volume":
             return _db(_rms(y[b]) ** 2, _rms(x[b]) ** 2) - _db(_rms(y[a]) ** 2, _rms(x[a]) ** 2)
         r = y[: len(x)] - x

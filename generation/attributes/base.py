@@ -27,7 +27,7 @@ from ..transforms.base import ParamError, Params, Transform
 CHECK_SAMPLE_RATE = 48000
 
 __all__ = ["Attribute", "AttributeDeclarationError", "NAME_PATTERN", "LAYOUTS", "RESERVED_NAMES", "PairedMeasure",
-           "WindowMeasure"]
+           "WindowMeasure", "window_values"]
 
 #: Attribute names: lower-case letters and digits (they end task names ``vocalgrad_ext_<name>``
 #: and sit between ``__`` in clip ids, so no underscores).
@@ -202,3 +202,27 @@ class Attribute:
             "kind": "built-in" if self.builtin else "plugin", "set": "paper" if self.paper else "extension",
             "package": self.package, "description": self.description,
         }
+
+
+def window_values(y: np.ndarray, sr: int, value: Callable[[np.ndarray, np.ndarray], float], *,
+                  source: np.ndarray | None = None, win_sec: float, hop_sec: float = 0.05,
+                  floor_rms: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+    """Frame-by-frame values for an attribute's ``show`` curve.
+
+    ``value(seg, ref)`` on windows of ``win_sec`` every ``hop_sec``: ``ref`` is the source's window
+    (or ``seg`` itself without a source); NaN where ``ref`` has an RMS of at most ``floor_rms``.
+
+    Returns
+    -------
+    (times, values)
+        Window centres (s) and one value per window.
+    """
+    win, hop = int(win_sec * sr), int(hop_sec * sr)
+    n = y.size if source is None else min(y.size, source.size)
+    starts = np.arange(0, max(1, n - win + 1), hop)
+    vals = []
+    for s in starts:
+        seg = y[s:s + win]
+        ref = seg if source is None else source[s:s + win]
+        vals.append(value(seg, ref) if np.sqrt(np.mean(ref ** 2)) > floor_rms else np.nan)
+    return (starts + win / 2) / sr, np.array(vals)

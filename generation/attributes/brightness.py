@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..transforms.tilt import spectral_tilt
-from .base import Attribute
+from ..label_validity import ends_difference
+from .base import Attribute, window_values
 
 __all__ = ["ATTRIBUTE", "band_levels", "tilt_slope", "paired_tilt", "tilt_curve"]
 
 #: Third-octave band centres, 200 Hz - 8 kHz.
 BANDS = 200.0 * 2.0 ** (np.arange(0, 16) / 3.0)
-REGION_DIV = 8  # the paired measure compares the first and the last eighth of the span
 
 
 def band_levels(seg: np.ndarray, sr: int, n: int = 2048) -> np.ndarray:
@@ -67,30 +67,17 @@ def paired_tilt(x, span, y, onset, offset, sr, schedule, fade=240) -> float:
     The tilt keeps time alignment, so the first and the last eighth of the source span are compared
     with the same samples of the clip.
     """
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-    q = max(1, (span.offset - span.onset) // REGION_DIV)
-    a, b = slice(span.onset, span.onset + q), slice(span.offset - q, span.offset)
-    return _ratio_slope(y[b], x[b], sr) - _ratio_slope(y[a], x[a], sr)
+    return ends_difference(lambda ys, xs: _ratio_slope(ys, xs, sr), x, span, y)
 
 
 def tilt_curve(y, sr, source=None):
     """For ``vocalgrad show``: tilt re the source (dB/octave, 100-ms frames, 50-ms hop), or the
     window slope when no source is given."""
-    win, hop = int(0.1 * sr), int(0.05 * sr)
-    n = y.size if source is None else min(y.size, source.size)
-    starts = np.arange(0, max(1, n - win + 1), hop)
-    vals = []
-    for s in starts:
-        seg = y[s:s + win]
-        if source is None:
-            vals.append(tilt_slope(seg, sr) if np.sqrt(np.mean(seg ** 2)) > 1e-4 else np.nan)
-        else:
-            ref = source[s:s + win]
-            vals.append(_ratio_slope(seg, ref, sr) if np.sqrt(np.mean(ref ** 2)) > 1e-4 else np.nan)
-    t = (starts + win / 2) / sr
     if source is None:
-        return t, np.array(vals), "spectral slope (dB/octave)", False
-    return t, np.array(vals), "tilt re source (dB/octave)", True
+        t, vals = window_values(y, sr, lambda seg, _: tilt_slope(seg, sr), win_sec=0.1)
+        return t, vals, "spectral slope (dB/octave)", False
+    t, vals = window_values(y, sr, lambda seg, ref: _ratio_slope(seg, ref, sr), source=source, win_sec=0.1)
+    return t, vals, "tilt re source (dB/octave)", True
 
 
 ATTRIBUTE = Attribute(

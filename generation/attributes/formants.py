@@ -21,7 +21,8 @@ import numpy as np
 
 from ..transforms._framewise import cepstral_envelope
 from ..transforms.formant import formant_shift
-from .base import Attribute
+from ..label_validity import ends_difference
+from .base import Attribute, window_values
 
 __all__ = ["ATTRIBUTE", "mean_envelope", "envelope_centroid", "envelope_shift", "paired_shift", "shift_curve"]
 
@@ -29,7 +30,6 @@ N_FFT = 2048
 LIFTER_SEC = 0.0015
 #: Log-frequency grid of the envelope comparisons: 150 Hz - 6 kHz in 0.05-semitone steps.
 GRID = 150.0 * 2.0 ** (np.arange(int(240 * np.log2(6000 / 150))) / 240.0)
-REGION_DIV = 8
 
 
 def mean_envelope(seg: np.ndarray, sr: int) -> np.ndarray:
@@ -67,30 +67,17 @@ def envelope_shift(ys, xs, sr, max_semis: float = 5.0) -> float:
 
 def paired_shift(x, span, y, onset, offset, sr, schedule, fade=240) -> float:
     """Envelope shift (semitones) at the end of the span minus at its start, clip against source."""
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-    q = max(1, (span.offset - span.onset) // REGION_DIV)
-    a, b = slice(span.onset, span.onset + q), slice(span.offset - q, span.offset)
-    return envelope_shift(y[b], x[b], sr) - envelope_shift(y[a], x[a], sr)
+    return ends_difference(lambda ys, xs: envelope_shift(ys, xs, sr), x, span, y)
 
 
 def shift_curve(y, sr, source=None):
     """For ``vocalgrad show``: envelope shift re the source (semitones; 200-ms frames, 50-ms hop),
     or the envelope centroid (log2 Hz) when no source is given."""
-    win, hop = int(0.2 * sr), int(0.05 * sr)
-    n = y.size if source is None else min(y.size, source.size)
-    starts = np.arange(0, max(1, n - win + 1), hop)
-    vals = []
-    for s in starts:
-        seg = y[s:s + win]
-        ref = seg if source is None else source[s:s + win]
-        if np.sqrt(np.mean(ref ** 2)) <= 1e-4:
-            vals.append(np.nan)
-        else:
-            vals.append(envelope_centroid(seg, sr) if source is None else envelope_shift(seg, ref, sr))
-    t = (starts + win / 2) / sr
     if source is None:
-        return t, np.array(vals), "envelope centroid (log2 Hz)", False
-    return t, np.array(vals), "envelope shift re source (semitones)", False
+        t, vals = window_values(y, sr, lambda seg, _: envelope_centroid(seg, sr), win_sec=0.2)
+        return t, vals, "envelope centroid (log2 Hz)", False
+    t, vals = window_values(y, sr, lambda seg, ref: envelope_shift(seg, ref, sr), source=source, win_sec=0.2)
+    return t, vals, "envelope shift re source (semitones)", False
 
 
 ATTRIBUTE = Attribute(
