@@ -16,7 +16,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .cli_errors import run_command, set_debug
+from .cli_errors import debug_from, run_command
 
 __all__ = ["build_parser", "main", "plain_warnings"]
 
@@ -83,15 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     plain_warnings("vocalgrad")
-    argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv  # accepted before or after the command's name
-    parser = build_parser()
-    args = parser.parse_args([a for a in argv if a != "--debug"])
-    set_debug(debug)
-    try:
+    with debug_from(list(sys.argv[1:] if argv is None else argv)) as argv:  # --debug before or after the command
+        args = build_parser().parse_args(argv)
         return run_command(f"vocalgrad {args.command}", lambda: args.func(args))
-    finally:
-        set_debug(False)
 
 
 if __name__ == "__main__":

@@ -25,12 +25,13 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import vocalgrad
 
-__all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PIPE", "EXIT_PROBLEMS", "debug_wanted", "explain",
-           "report_error", "run_command", "set_debug"]
+__all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PIPE", "EXIT_PROBLEMS", "debug_from",
+           "debug_wanted", "explain", "report_error", "run_command", "set_debug"]
 
 #: Environment switch: ``VOCALGRAD_DEBUG=1`` shows the traceback of an expected failure too.
 DEBUG_ENV = "VOCALGRAD_DEBUG"
@@ -57,6 +58,17 @@ def set_debug(on: bool = True) -> None:
     """Show tracebacks of expected failures from now on (``vocalgrad --debug``)."""
     global _debug
     _debug = bool(on)
+
+
+@contextmanager
+def debug_from(argv: list[str]) -> Iterator[list[str]]:
+    """Take ``--debug`` out of a command line (anywhere in it) and show tracebacks inside the block if
+    it was there; yields the command line without it. The switch is off again afterwards."""
+    set_debug("--debug" in argv)
+    try:
+        yield [a for a in argv if a != "--debug"]
+    finally:
+        set_debug(False)
 
 
 def debug_wanted() -> bool:

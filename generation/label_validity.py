@@ -37,7 +37,8 @@ import numpy as np
 from .render_dir import RenderDir, read_render_csv
 
 __all__ = ["MIN_CHANGE", "EFFECT_UNITS", "LABEL_CHECKS_FILE", "LabelWarning", "source_warnings",
-           "measure_effect", "clip_warnings", "aligned_cores", "span_ends", "ends_difference", "kept_db", "semitone_shift",
+           "measure_effect", "clip_warnings", "aligned_cores", "span_ends", "ends_difference", "kept_db",
+           "semitone_shift",
            "write_label_checks", "load_label_checks", "label_warning_summary", "label_warnings_markdown"]
 
 LABEL_CHECKS_FILE = RenderDir.LABEL_CHECKS

@@ -34,7 +34,7 @@ from __future__ import annotations
 import sys
 
 import vocalgrad
-from generation.cli_errors import run_command, set_debug
+from generation.cli_errors import debug_from, run_command
 
 from . import TASK_DIR, register_models
 
@@ -200,14 +200,19 @@ def _include_task_dir(*, only_ours: bool = False, extra: str | None = None) -> N
     tasks_mod.TaskManager = TaskManager
 
 
-def _requested_model(argv: list[str]) -> str | None:
-    """The value of ``--model`` / ``--model=``, if any."""
+def _option_value(argv: list[str], flag: str) -> str | None:
+    """The value of ``flag VALUE`` / ``flag=VALUE`` in a command line (the first one), if any."""
     for i, arg in enumerate(argv):
-        if arg == "--model" and i + 1 < len(argv):
+        if arg == flag and i + 1 < len(argv):
             return argv[i + 1]
-        if arg.startswith("--model="):
+        if arg.startswith(flag + "="):
             return arg.split("=", 1)[1]
     return None
+
+
+def _requested_model(argv: list[str]) -> str | None:
+    """The value of ``--model`` / ``--model=``, if any."""
+    return _option_value(argv, "--model")
 
 
 def _check_model(name: str | None) -> None:
@@ -228,12 +233,7 @@ def _check_model(name: str | None) -> None:
 
 def _requested_model_args(argv: list[str]) -> str:
     """The value of ``--model_args`` / ``--model_args=`` (empty when absent)."""
-    for i, arg in enumerate(argv):
-        if arg == "--model_args" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--model_args="):
-            return arg.split("=", 1)[1]
-    return ""
+    return _option_value(argv, "--model_args") or ""
 
 
 def run_name(model: str, model_args: str = "") -> str:
@@ -279,13 +279,8 @@ def _wants_help(argv: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run lm-eval's CLI with VocalGrad registered; returns the exit code (2 for an expected failure)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    set_debug("--debug" in argv)
-    argv = [a for a in argv if a != "--debug"]  # ours, not lm-eval's
-    try:
+    with debug_from(list(sys.argv[1:] if argv is None else argv)) as argv:  # --debug is ours, not lm-eval's
         return run_command("vocalgrad-eval", lambda: _main(argv))
-    finally:
-        set_debug(False)
 
 
 def _main(argv: list[str]) -> int:
