@@ -15,7 +15,7 @@ from typing import Any
 import vocalgrad
 from harness_tasks.metrics import summarize
 
-from .markdown import ci, pct, slug
+from .markdown import ci, ci_clustered, pct, slug
 from .trajectory import TABLE5_ORDER
 
 __all__ = ["Table", "breakdown_sections", "chance_colour", "comparisons_section", "extra_sections",
@@ -89,10 +89,9 @@ def _ci_cell(pair) -> str:
 
 
 def _clustered_cell(pair, n_sources) -> str:
-    """A clustered interval; where none was computed (too few sources) ``n/a (k sources)`` as in report.md."""
-    if (not pair or any(_nan(v) for v in pair)) and isinstance(n_sources, int):
-        return td(None, f"n/a ({n_sources} source{'' if n_sources == 1 else 's'})")
-    return _ci_cell(pair)
+    """A clustered interval, written as report.md writes it (``n/a (k sources)`` with too few sources)."""
+    lo = pair[0] if pair and not _nan(pair[0]) else None
+    return td(lo, ci_clustered(pair, n_sources if isinstance(n_sources, int) else None))
 
 
 #: Short forms of the verdicts in the leaderboard (the full words are in the cell's title and the note).
