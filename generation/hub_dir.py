@@ -21,6 +21,8 @@ from pathlib import Path
 
 import vocalgrad
 
+from .render_dir import RenderDir, known_categories
+
 __all__ = ["PRETTY_NAME", "HubBuildError", "HubDir", "HubDirError"]
 
 #: ``pretty_name`` of the card's YAML header: marks a folder as one that ``vocalgrad hub`` wrote.
@@ -80,8 +82,7 @@ class HubDir:
         others = set(vocalgrad.builder_config_specs()) | {"all"}
         here = sorted(p.name for p in self.path.iterdir() if p.is_dir() and p.name not in others) \
             if self.path.is_dir() else []
-        files = {cat: self.shards(cat) for cat in vocalgrad.CATEGORY_NAMES}
-        files.update((name, self.shards(name)) for name in here if _is_attribute(name))
+        files = {cat: self.shards(cat) for cat in known_categories(here)}  # the nine, then extension attributes
         return {k: v for k, v in files.items() if v}
 
     def split_files(self, config: str, split: str, *, env: str = "VOCALGRAD_DATASET") -> list[str]:
@@ -106,8 +107,6 @@ class HubDir:
     def not_a_hub_folder(self, env: str = "VOCALGRAD_DATASET") -> str | None:
         """Why the folder cannot be read as a Hub folder (missing, a render folder, no ``<config>/*.parquet``
         shard), else ``None``."""
-        from .render_dir import RenderDir
-
         if not self.path.is_dir():
             what = "not a folder" if self.path.exists() else "no such folder"
             return f"{env}={self.path}: {what}; give a Hub folder made by `vocalgrad hub` (or a Hub repo id)"
@@ -128,11 +127,3 @@ class HubDir:
         return (f"{self.path}: no config folder {config!r} (found: {', '.join(have) or 'none'}); rebuild the Hub "
                 f"folder with `vocalgrad hub` from the renders that give that config, ask only for tasks of the configs "
                 f"it has, or point {env} elsewhere")
-
-
-def _is_attribute(name: str) -> bool:
-    """Whether ``name`` is an installed extension attribute (:func:`vocalgrad.category` knows it)."""
-    try:
-        return vocalgrad.category(name).name == name
-    except ValueError:
-        return False
