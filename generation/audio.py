@@ -17,7 +17,6 @@ so no import cycle can form through them (``tests/test_structure.py`` walks ever
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import shutil
@@ -29,6 +28,8 @@ import numpy as np
 import soundfile as sf
 
 from vocalgrad import VocalGradError
+
+from .identity import sha256_bytes  # noqa: F401  (re-exported: the digests' owner is generation.identity)
 
 #: Processing rate of the reference corpus (benchmark.md §4).
 PROCESSING_SR = 48000
@@ -162,11 +163,6 @@ def encode_flac(pcm: np.ndarray, sr: int) -> bytes:
     buf = io.BytesIO()
     sf.write(buf, pcm, sr, format="FLAC", subtype="PCM_16")
     return buf.getvalue()
-
-
-def sha256_bytes(data: bytes) -> str:
-    """Hex sha256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
 
 
 @contextlib.contextmanager
