@@ -35,7 +35,8 @@ import vocalgrad
 if TYPE_CHECKING:
     from .base import Attribute
 
-__all__ = ["PAPER_SWEEPS", "Sweep", "SweepLevel", "level_token", "token_magnitude", "MIN_LEVELS", "MAX_LEVELS"]
+__all__ = ["DEFAULT_TRAJECTORIES", "MAX_LEVELS", "MIN_LEVELS", "PAPER_SWEEPS", "SWEEP_CONFIG_PREFIX", "Sweep", "SweepLevel",
+           "level_token", "magnitude_of", "sweep_category", "sweep_config", "sweep_levels", "token_magnitude"]
 
 #: Bounds on the number of levels (zero control included) a declared sweep may have.
 MIN_LEVELS, MAX_LEVELS = 6, 12
@@ -209,3 +210,52 @@ PAPER_SWEEPS: dict[str, Sweep] = {
                        note="tremolo depth rises from 0 to m (rate 0 -> 20 Hz as in every tier); tiers 0.6, 0.75, "
                             "0.9 on a 0.15 grid, then full depth"),
 }
+
+
+# ---- a sweep as rendered and published ----------------------------------------------------------
+#: Hub config (and render-folder role) of an attribute's sweep: ``sweep_<attribute>``. Attribute
+#: names have no underscore, so no sweep config is ever a category config.
+SWEEP_CONFIG_PREFIX = "sweep_"
+#: Trajectories a sweep render uses unless told otherwise (all four, as the paper's tiers).
+DEFAULT_TRAJECTORIES = vocalgrad.TRAJECTORIES
+
+
+def sweep_config(category: str) -> str:
+    """Hub config of ``category``'s sweep (``sweep_pitch``)."""
+    return SWEEP_CONFIG_PREFIX + category
+
+
+def sweep_category(config: str) -> str | None:
+    """The attribute of a sweep config (``"sweep_pitch"`` -> ``"pitch"``), None for any other name."""
+    if not config.startswith(SWEEP_CONFIG_PREFIX):
+        return None
+    rest = config[len(SWEEP_CONFIG_PREFIX):]
+    return rest if rest and "_" not in rest else None
+
+
+def sweep_levels(category: str) -> list[SweepLevel]:
+    """The levels of an installed attribute's sweep.
+
+    Raises
+    ------
+    ValueError
+        The attribute is unknown or declares no sweep (the message says how to add one).
+    """
+    from . import get
+
+    attr = get(category)
+    if attr.sweep is None:
+        raise ValueError(f"attribute {attr.name!r} declares no sweep; add sweep=Sweep(...) to its declaration "
+                         "(docs/sweep.md) or leave it out of --categories")
+    return attr.sweep.levels(attr)
+
+
+def magnitude_of(category: str, token: str) -> float | None:
+    """Magnitude of a level token of ``category``'s sweep (from the declaration when installed, else the token)."""
+    try:
+        for lv in sweep_levels(category):
+            if lv.token == token:
+                return lv.magnitude
+    except ValueError:
+        pass
+    return token_magnitude(token)
