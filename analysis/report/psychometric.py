@@ -12,8 +12,10 @@ within bounds, analytic gradient, from a few starts). The **threshold** is the m
 correctly 75 % of the time; the **slope** is ``beta`` (the steepness of the rise: 1 gentle, 4 steep). An
 unparsed answer counts as wrong, as in the paper's accuracy.
 
-* When the fitted function does not reach 75 % within the sweep, the threshold is reported as
-  "> largest magnitude" (``None`` in report.json with ``reached: false``), never extrapolated.
+* When the fitted function does not reach 75 % within the sweep, or the answers cannot be told
+  from a coin's (likelihood ratio against 50 % everywhere, p >= :data:`ALPHA_CHANCE`), the
+  threshold is reported as "> largest magnitude" (``None`` in report.json with ``reached:
+  false``), never extrapolated. With few sources a lucky coin would otherwise cross 75 %.
 * Intervals: percentile bootstrap over **sources** (all clips of a source are drawn together, as
   the report's clustered intervals): :data:`BOOT_DRAWS` refits; a draw that reaches no threshold
   counts as +infinity, so an interval's upper end can be "> largest magnitude".
@@ -36,7 +38,7 @@ import numpy as np
 
 import vocalgrad
 
-__all__ = ["BOOT_DRAWS", "GUESS", "MAX_LAPSE", "TARGET", "Fit", "Observer", "analyse_sweeps", "bootstrap",
+__all__ = ["ALPHA_CHANCE", "BOOT_DRAWS", "GUESS", "MAX_LAPSE", "TARGET", "Fit", "Observer", "analyse_sweeps", "bootstrap",
            "fit_weibull", "load_sweep_observers", "sweep_html", "sweep_markdown", "plot_sweeps",
            "threshold_of", "weibull"]
 
@@ -44,6 +46,8 @@ __all__ = ["BOOT_DRAWS", "GUESS", "MAX_LAPSE", "TARGET", "Fit", "Observer", "ana
 GUESS, MAX_LAPSE = 0.5, 0.06
 #: Share correct that defines the threshold.
 TARGET = 0.75
+#: A threshold is reported only when a coin is rejected at this level (:func:`chance_p`).
+ALPHA_CHANCE = 0.05
 #: Bootstrap refits per observer x attribute (the report's ``--draws`` caps it).
 BOOT_DRAWS = 400
 SWEEP_TASK = re.compile(r"^vocalgrad_sweep_([a-z][a-z0-9]{1,31})$")
@@ -73,6 +77,7 @@ class Fit:
     nll: float
     threshold: float
     converged: bool
+    p_chance: float = 0.0
 
 
 def _nll(theta, x, k, n):
@@ -124,7 +129,18 @@ def fit_weibull(x, k, n, *, starts=None) -> Fit:
             best = res
     alpha, beta, lapse = math.exp(best.x[0]), math.exp(best.x[1]), float(best.x[2])
     t = threshold_of(alpha, beta, lapse)
-    return Fit(alpha, beta, lapse, float(best.fun), t if t <= hi * (1 + 1e-9) else math.inf, bool(best.success))
+    p_chance = chance_p(float(best.fun), k, n)
+    reached = t <= hi * (1 + 1e-9) and p_chance < ALPHA_CHANCE
+    return Fit(alpha, beta, lapse, float(best.fun), t if reached else math.inf, bool(best.success), p_chance)
+
+
+def chance_p(nll: float, k, n) -> float:
+    """p-value of the answers under a coin (50 % at every magnitude) against the fitted function:
+    likelihood ratio, chi-square with 3 degrees of freedom (alpha, beta, lapse)."""
+    from scipy.stats import chi2
+
+    nll0 = -float(np.sum(np.asarray(n, float) * math.log(0.5)))
+    return float(chi2.sf(max(0.0, 2.0 * (nll0 - nll)), 3))
 
 
 def bootstrap(x, k_by_source, n_by_source, *, draws: int = BOOT_DRAWS, seed: int = 1234, fit: Fit | None = None):
@@ -261,7 +277,7 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int) -> d
         "below_sweep": reached and fit.threshold < float(x.min()),
         "threshold_ci": boot["threshold_ci"] if boot else None, "p_reached": boot["p_reached"] if boot else None,
         "beta": fit.beta, "beta_ci": boot["beta_ci"] if boot else None, "lapse": fit.lapse, "alpha": fit.alpha,
-        "converged": fit.converged,
+        "converged": fit.converged, "p_chance": fit.p_chance,
         "points": [{"magnitude": float(m), "n": int(n[:, j].sum()), "correct": int(k[:, j].sum())}
                    for j, m in enumerate(x)],
         "zero": {"n": zero["n"], "acc": zero["correct"] / zero["n"] if zero["n"] else None,

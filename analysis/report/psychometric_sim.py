@@ -49,8 +49,8 @@ def simulate(magnitudes, *, threshold: float | None, beta: float = 3.0, lapse: f
     return rng.binomial(per_source, np.broadcast_to(p, n.shape)).astype(float), n
 
 
-def interval_widths(magnitudes, *, threshold: float, sources=(5, 10, 20, 40, 80), observers: int = 20,
-                    draws: int = 200, beta: float = 3.0, lapse: float = 0.02, seed: int = 0) -> list[dict]:
+def interval_widths(magnitudes, *, threshold: float, sources=(5, 10, 20, 30, 40, 80), observers: int = 20,
+                    draws: int = 100, beta: float = 3.0, lapse: float = 0.02, seed: int = 0) -> list[dict]:
     """Median 95 % interval width of the threshold (in magnitude units and relative to the threshold),
     coverage and share of intervals open above, per number of sources, over ``observers`` simulated observers."""
     x = np.asarray(magnitudes, float)
