@@ -211,7 +211,7 @@ def sweep_section(configs: list) -> str:
     sweeps = [c for c in configs if sweep_category(c.name)]
     if not sweeps:
         return ""
-    from .attributes.sweep import sweep_levels
+    from .sweep_plan import sweep_levels
 
     rows = []
     for c in sweeps:

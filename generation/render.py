@@ -243,19 +243,29 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
         for key in ("recipe", "sample_rate", "split", "source", "selection", "sweep"):
             if key == "selection" and key not in old:  # written before selections were recorded
                 continue
-            if old.get(key) != settings.get(key):
+            if _comparable(key, old.get(key)) != _comparable(key, settings.get(key)):
                 raise RenderError(
                     f"{out_dir} holds a render with {key}={old.get(key)!r}, this run asks for "
                     f"{key}={settings.get(key)!r}; nothing was written. Use another --out folder."
                 )
         cats = sorted(set(old.get("categories") or []) | set(settings.get("categories") or []))
-        if "categories" in settings and cats != old.get("categories"):  # a later run may add categories
-            aio.atomic_write_bytes(path, (json.dumps({**old, "categories": cats}, indent=2, sort_keys=True)
-                                          + "\n").encode())
+        new = {**old, "categories": cats}
+        if old.get("sweep"):  # the levels of the categories added now
+            new["sweep"] = {**old["sweep"], "levels": {**settings["sweep"]["levels"], **old["sweep"]["levels"]}}
+        if "categories" in settings and new != old:  # a later run may add categories
+            aio.atomic_write_bytes(path, (json.dumps(new, indent=2, sort_keys=True) + "\n").encode())
         return
     if rd.manifest_path.exists():
         raise RenderError(f"{out_dir} holds a manifest but no render.json; refusing to mix renders. Use another --out.")
     aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
+
+
+def _comparable(key: str, value):
+    """What must agree between render.json and a rerun: the value itself, for ``sweep`` its kind and
+    trajectories (categories, and with them their levels, may be added by a later run)."""
+    if key != "sweep" or not value:
+        return value
+    return {"trajectories": value.get("trajectories")}
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,7 +405,8 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
                  plans: dict | None = None) -> RenderSummary:
     settings = _settings(items, rec, source=source, split=split, categories=categories, sample_rate=sample_rate)
     if plans:
-        settings["sweep"] = {"trajectories": list(next(iter(plans.values())).trajectories)}
+        settings["sweep"] = {"trajectories": list(next(iter(plans.values())).trajectories),
+                             "levels": {c: list(p.tokens) for c, p in plans.items()}}
     _check_or_write_settings(out, settings)
     clean_stale_temps(out)
     write_selection(out, items)

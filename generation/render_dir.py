@@ -372,17 +372,12 @@ def read_render_csv(path: Path, columns: tuple[str, ...] = ()) -> list[dict]:
 
 def conditions(meta: dict, category: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(tiers, trajectories)`` a render of ``category`` holds: the paper's, or for a sweep render
-    (render.json ``sweep``) the sweep's level tokens and the trajectories it was rendered with."""
+    (render.json ``sweep``: the level tokens per category and the trajectories, as rendered) the sweep's."""
     sweep = (meta or {}).get("sweep")
     if not sweep:
         return vocalgrad.TIERS, vocalgrad.TRAJECTORIES
-    from .attributes.sweep import sweep_levels
-
-    try:
-        tokens = tuple(lv.token for lv in sweep_levels(category))
-    except ValueError:
-        tokens = ()
-    return tokens, tuple(sweep.get("trajectories") or vocalgrad.TRAJECTORIES)
+    return (tuple((sweep.get("levels") or {}).get(category) or ()),
+            tuple(sweep.get("trajectories") or vocalgrad.TRAJECTORIES))
 
 
 def _row_problems(rows: list[dict], split, meta: dict | None = None) -> list[str]:

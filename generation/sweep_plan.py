@@ -22,11 +22,12 @@ import numpy as np
 
 import vocalgrad
 
+from . import attributes
 from .attributes import category_recipe
-from .attributes.sweep import DEFAULT_TRAJECTORIES, SweepLevel, sweep_levels
+from .attributes.sweep import DEFAULT_TRAJECTORIES, SweepLevel, token_magnitude
 from .recipe import CATEGORY_KEYS, CategoryRecipe, Recipe
 
-__all__ = ["SweepPlan", "sweep_plan", "sweep_trajectories"]
+__all__ = ["SweepPlan", "magnitude_of", "sweep_levels", "sweep_plan", "sweep_trajectories"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,32 @@ def sweep_trajectories(names=None) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"--trajectories: unknown {', '.join(bad)}; choose from {', '.join(vocalgrad.TRAJECTORIES)}")
     return tuple(t for t in vocalgrad.TRAJECTORIES if t in names)
+
+
+def sweep_levels(category: str) -> list[SweepLevel]:
+    """The levels of an installed attribute's sweep.
+
+    Raises
+    ------
+    ValueError
+        The attribute is unknown or declares no sweep (the message says how to add one).
+    """
+    attr = attributes.get(category)
+    if attr.sweep is None:
+        raise ValueError(f"attribute {attr.name!r} declares no sweep; add sweep=Sweep(...) to its declaration "
+                         "(docs/sweep.md) or leave it out of --categories")
+    return attr.sweep.levels(attr)
+
+
+def magnitude_of(category: str, token: str) -> float | None:
+    """Magnitude of a level token of ``category``'s sweep (from the declaration when installed, else the token)."""
+    try:
+        for lv in sweep_levels(category):
+            if lv.token == token:
+                return lv.magnitude
+    except ValueError:
+        pass
+    return token_magnitude(token)
 
 
 def _level_table(params: dict, levels: list[SweepLevel], level: SweepLevel) -> dict:

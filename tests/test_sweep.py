@@ -20,7 +20,8 @@ import pytest
 
 import vocalgrad
 from generation import attributes
-from generation.attributes.sweep import level_token, sweep_levels, token_magnitude
+from generation.attributes.sweep import level_token, token_magnitude
+from generation.sweep_plan import sweep_levels
 
 ROOT = Path(__file__).resolve().parents[1]
 CATS = ("volume", "noise")
@@ -138,7 +139,8 @@ def test_a_sweep_render_verifies_and_knows_its_levels(pipeline):
     check = RenderDir(sweep).verify()
     assert check.problems == [] and check.missing == []
     meta = json.loads((sweep / "render.json").read_text())
-    assert meta["sweep"] == {"trajectories": list(TRAJS)}
+    assert meta["sweep"]["trajectories"] == list(TRAJS)  # the folder records what it holds
+    assert meta["sweep"]["levels"]["noise"] == [lv.token for lv in sweep_levels("noise")]
     assert "--sweep --trajectories linear,jump" in RenderDir(sweep).render_command()
     n_levels = sum(len(sweep_levels(c)) for c in CATS)
     assert len(_shas(sweep)) == 2 * n_levels * len(TRAJS) * 2

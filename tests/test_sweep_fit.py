@@ -1,7 +1,7 @@
 """The psychometric fit on simulated observers: known thresholds recovered, a coin has none (docs/sweep.md).
 
 The simulated observers answer 8 clips per source and magnitude (a sweep render: 4 trajectories x
-2 directions) on a pitch-like sweep of 1..8 units; docs/sweep.md gives 30 sources as the number
+2 directions) on a pitch-like sweep of 1..8 units; docs/sweep.md gives 20-30 sources as the number
 for an interval of about +-10 % of a mid-sweep threshold.
 """
 

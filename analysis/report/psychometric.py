@@ -238,7 +238,7 @@ def is_sweep_record(r: dict) -> bool:
 # ---- analysis ---------------------------------------------------------------------------------
 def _counts(records: list[dict], category: str):
     """Magnitudes (> 0), per-source correct/total counts, and the zero-control summary."""
-    from generation.attributes.sweep import magnitude_of
+    from generation.sweep_plan import magnitude_of
 
     mags: dict[str, float] = {}
     for r in records:
@@ -291,7 +291,7 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
     Returns ``{}`` when no observer has sweep answers.
     """
     from generation import attributes
-    from generation.attributes.sweep import sweep_levels
+    from generation.sweep_plan import sweep_levels
 
     cats = sorted({c for o in observers for c in o.records},
                   key=lambda c: (c not in vocalgrad.CATEGORY_NAMES,

@@ -74,6 +74,6 @@ if __name__ == "__main__":  # the table of docs/sweep.md (a pitch-like sweep, th
     mags = [1, 2, 3, 4, 5, 6, 7, 8]
     print("| sources | median 95 % width | relative to threshold | coverage | open above |")
     print("|---|---|---|---|---|")
-    for r in interval_widths(mags, threshold=3.0, observers=int(sys.argv[1]) if len(sys.argv) > 1 else 20):
+    for r in interval_widths(mags, threshold=3.0, observers=int(sys.argv[1]) if len(sys.argv) > 1 else 12, draws=60):
         print(f"| {r['sources']} | {r['median_width']:.2f} | {100 * r['relative_width']:.0f} % | "
               f"{100 * r['coverage']:.0f} % | {100 * r['open_above']:.0f} % |")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .base import Attribute
 
 __all__ = ["DEFAULT_TRAJECTORIES", "MAX_LEVELS", "MIN_LEVELS", "PAPER_SWEEPS", "SWEEP_CONFIG_PREFIX", "Sweep", "SweepLevel",
-           "level_token", "magnitude_of", "sweep_category", "sweep_config", "sweep_levels", "token_magnitude"]
+           "level_token", "sweep_category", "sweep_config", "token_magnitude"]
 
 #: Bounds on the number of levels (zero control included) a declared sweep may have.
 MIN_LEVELS, MAX_LEVELS = 6, 12
@@ -231,31 +231,3 @@ def sweep_category(config: str) -> str | None:
         return None
     rest = config[len(SWEEP_CONFIG_PREFIX):]
     return rest if rest and "_" not in rest else None
-
-
-def sweep_levels(category: str) -> list[SweepLevel]:
-    """The levels of an installed attribute's sweep.
-
-    Raises
-    ------
-    ValueError
-        The attribute is unknown or declares no sweep (the message says how to add one).
-    """
-    from . import get
-
-    attr = get(category)
-    if attr.sweep is None:
-        raise ValueError(f"attribute {attr.name!r} declares no sweep; add sweep=Sweep(...) to its declaration "
-                         "(docs/sweep.md) or leave it out of --categories")
-    return attr.sweep.levels(attr)
-
-
-def magnitude_of(category: str, token: str) -> float | None:
-    """Magnitude of a level token of ``category``'s sweep (from the declaration when installed, else the token)."""
-    try:
-        for lv in sweep_levels(category):
-            if lv.token == token:
-                return lv.magnitude
-    except ValueError:
-        pass
-    return token_magnitude(token)
