@@ -168,7 +168,7 @@ def test_the_report_gives_thresholds_for_the_baselines_and_the_listener(pipeline
     human = {o["label"]: o for o in block["volume"]["observers"]}["human"]
     assert human["kind"] == "human" and human["reached"] and 6 <= human["threshold"] <= 18, human
     md = (out / "report.md").read_text(encoding="utf-8")
-    assert "## Psychometric thresholds" in md and "| vocalgrad-oracle (oracle) |" in md and "| human (human) |" in md
+    assert "## Psychometric thresholds" in md and "| vocalgrad-oracle (oracle) |" in md and "| human |" in md
     assert f"> {block['volume']['largest']:.3g}" in md  # the coin, said plainly
     assert (out / "plots" / "sweep-volume.png").stat().st_size > 1000
     data = json.loads((out / "report.json").read_text())

@@ -348,7 +348,7 @@ def table_rows(entry: dict) -> list[list[str]]:
     for o in entry["observers"]:
         z = o["zero"]
         zero = "" if z["acc"] is None else f"{100 * z['acc']:.0f} / {100 * z['increase_share']:.0f}"
-        rows.append([o["label"] + ("" if o["kind"] == "model" else f" ({o['kind']})"),
+        rows.append([o["label"] + ("" if o["kind"] in ("model", o["label"]) else f" ({o['kind']})"),
                      threshold_text(o["threshold"], big, small), _ci_text(o["threshold_ci"], big, small),
                      f"{o['beta']:.2g}" + (f" [{o['beta_ci'][0]:.2g}, {o['beta_ci'][1]:.2g}]" if o["beta_ci"] else ""),
                      f"{100 * o['lapse']:.1f}", zero, str(o["n_sources"]), str(o["n_clips"])])
