@@ -196,7 +196,7 @@ def _kind(label: str, model: str) -> str:
 def load_sweep_observers(specs) -> list[Observer]:
     """The models' ``vocalgrad_sweep_<attribute>`` sample logs under the result ``specs`` (a later run of
     the same model and attribute replaces an earlier one). Results without sweep tasks give none."""
-    from .loading import RESULTS_FILE, _labelled_results, read_samples, split_spec
+    from .loading import RESULTS_FILE, labelled_results, read_samples, split_spec
 
     out: dict[str, Observer] = {}
     for spec in specs:
@@ -204,7 +204,7 @@ def load_sweep_observers(specs) -> list[Observer]:
         if not path.exists() or (path.is_file() and not RESULTS_FILE.match(path.name)):
             continue
         try:
-            runs = list(_labelled_results(path, label_override))
+            runs = list(labelled_results(path, label_override))
         except Exception:  # no results here: the rest of the report says so
             continue
         for rfile, data, model, _margs, label in runs:
