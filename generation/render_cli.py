@@ -113,7 +113,7 @@ def _cli(args) -> int:
                    trajectories=args.trajectories)
     except (ValueError, RenderError) as exc:
         return report_error("vocalgrad render", exc)
-    print(f"{s.clips_rendered} clips rendered, {s.units_done_before * vg.CONDITIONS_PER_CATEGORY} already "
+    print(f"{s.clips_rendered} clips rendered, {s.clips_total - s.clips_rendered} already "
           f"complete, {len(s.skipped)} sources skipped (see {RenderDir(s.out_dir).skipped_path}) "
           f"in {s.seconds:.1f} s -> {RenderDir(s.out_dir).manifest_path}")
     if s.repaired:
