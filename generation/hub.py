@@ -21,7 +21,7 @@ from pathlib import Path
 import vocalgrad
 
 from . import audio as aio
-from .hub_card import extension_categories, extension_section, render_card, yaml_header
+from .hub_card import extension_categories, extension_section, render_card, sweep_section, yaml_header
 from .hub_dir import HubBuildError, HubDir
 from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
@@ -266,7 +266,7 @@ def _render_problems(checks: list[RenderCheck], *, allow_partial: bool) -> tuple
         problems += c.problems
         if not allow_partial and c.missing:
             problems += _partial_problems(c)
-        split = c.meta.get("split")
+        split = "sweep" if c.meta.get("sweep") else c.meta.get("split")  # a sweep render: configs sweep_<category>
         if split in by_split:
             problems.append(f"{c.path}: a second render with split {split!r} (first: {by_split[split].path})")
         by_split[split] = c
@@ -321,10 +321,17 @@ def _write_render_configs(stage: Path, by_split: dict, feats, *, max_shard_bytes
     order = list(specs)  # categories, all, beep, train
     configs: list[HubConfig] = []
     files: list[str] = []
-    for split, check in sorted(by_split.items(), key=lambda kv: order.index("all" if kv[0] == "test" else kv[0])):
+    def rank(split: str) -> int:
+        return len(order) if split == "sweep" else order.index("all" if split == "test" else split)
+
+    for split, check in sorted(by_split.items(), key=lambda kv: rank(kv[0])):
         rd = RenderDir(check.path)
         sizes = {r["clip_id"]: rd.clip_path(r).stat().st_size for r in check.rows}
-        if split == "test":  # one config per category; `all` lists their folders
+        if split == "sweep":  # one config per attribute sweep, never in `all` (docs/sweep.md)
+            from .attributes.sweep import sweep_config
+
+            groups = [(sweep_config(cat), (cat,), "test") for cat in sorted({r["category"] for r in check.rows})]
+        elif split == "test":  # one config per category; `all` lists their folders
             groups = [(cat, specs[cat][0], specs[cat][2]) for cat in vocalgrad.CATEGORY_NAMES]
             # extension attributes: a config each, after the nine, never in `all` (not the paper's benchmark)
             groups += [(cat, (cat,), "test") for cat in extension_categories(check.rows)]
@@ -380,7 +387,7 @@ def write_readme(stage: Path, template: Path, by_split: dict, configs: list[HubC
     """Write ``README.md`` (YAML header, card, then ``note``); return its relative path."""
     readme = (yaml_header(configs, feats, by_split, license_id=license_id)
               + render_card(template, by_split, configs, repo_id=repo_id, license_id=license_id)
-              + extension_section(configs) + note)
+              + extension_section(configs) + sweep_section(configs) + note)
     (stage / "README.md").write_text(readme, encoding="utf-8")
     return "README.md"
 

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 import vocalgrad
 
 from . import card
+from .attributes.sweep import sweep_category
 from .hub_dir import PRETTY_NAME, HubBuildError
 from .render_dir import RenderDir
 
 if TYPE_CHECKING:
     from .hub import HubConfig
 
-__all__ = ["extension_categories", "extension_section", "render_card", "yaml_header"]
+__all__ = ["extension_categories", "extension_section", "render_card", "sweep_section", "yaml_header"]
 
 
 def _size_category(n: int) -> str:
@@ -126,7 +127,8 @@ def render_card(template, by_split: dict, configs: list, *, repo_id: str | None 
     config_rows = [[f"`{c.name}`", c.split, c.rows,
                     "unmodified source clips (label `constant`)" if c.name == vocalgrad.SOURCES_CONFIG
                     else ", ".join(c.categories) if c.name in ("all", "beep", "train")
-                    else vocalgrad.category(c.name).attribute] for c in configs]
+                    else f"magnitude sweep of {', '.join(c.categories)} (not the paper's benchmark)"
+                    if sweep_category(c.name) else vocalgrad.category(c.name).attribute] for c in configs]
     partial = [f"{c.path.name}: {len(c.missing)} condition(s) missing" for c in by_split.values() if c.missing]
     values = {
         "total_clips": f"{len(rows):,}",
@@ -176,7 +178,7 @@ def extension_section(configs: list) -> str:
     task group, defined by the toolkit's ``vocalgrad attributes`` (docs/attributes.md).
     """
     ext = [c for c in configs if c.name not in vocalgrad.CATEGORY_NAMES
-           and c.name not in (*vocalgrad.builder_config_specs(), "all")]
+           and c.name not in (*vocalgrad.builder_config_specs(), "all") and not sweep_category(c.name)]
     if not ext:
         return ""
     from . import attributes
@@ -198,3 +200,36 @@ def extension_section(configs: list) -> str:
             "describes each one.\n\n"
             + _md_table(["config", "attribute (prompt phrase)", "`increase` means", "`decrease` means", "unit",
                          "tiers (increase: start->end)", "provided by", "clips"], rows) + "\n")
+
+
+def sweep_section(configs: list) -> str:
+    """Card section on the magnitude-sweep configs ``sweep_<attribute>`` ("" when the folder has none).
+
+    They are not part of the paper's benchmark: not in ``all``, scored by the ``vocalgrad_sweep``
+    task group; the ``tier`` column holds the level token ``m<magnitude>`` (docs/sweep.md).
+    """
+    sweeps = [c for c in configs if sweep_category(c.name)]
+    if not sweeps:
+        return ""
+    from .sweep_plan import sweep_levels
+
+    rows = []
+    for c in sweeps:
+        cat = sweep_category(c.name)
+        try:
+            from . import attributes
+
+            levels = sweep_levels(cat)
+            unit = attributes.get(cat).sweep.unit
+            text = ", ".join(f"{lv.magnitude:.4g}" + (f" ({lv.tier})" if lv.tier else "") for lv in levels)
+        except ValueError:
+            unit, text = "?", "not installed here"
+        rows.append([f"`{c.name}`", cat, unit, text, c.rows])
+    return ("\n## Magnitude sweeps (not part of the paper's benchmark)\n\n"
+            "Each `sweep_<attribute>` config holds one attribute rendered at a series of magnitudes, from a "
+            "zero-change control (no right answer) to beyond the paper's high tier, with the paper's three tiers "
+            "as points of it (their clips are the paper set's). The `tier` column holds the level token "
+            "`m<magnitude>` (`m1p5` = 1.5). They measure psychometric functions and thresholds (the change heard "
+            "correctly 75 % of the time), scored by the `vocalgrad_sweep` task group; the `all` config leaves "
+            "them out.\n\n"
+            + _md_table(["config", "attribute", "magnitude unit", "magnitudes (paper tier)", "clips"], rows) + "\n")

@@ -157,19 +157,28 @@ def tier_params(recipe: Recipe, category: str, tier: str) -> Params:
 
 
 def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tier: str, trajectory: str,
-                direction: str, cache: dict | None = None):
-    """Render one clip at the processing rate; returns the transform's :class:`Result`."""
-    cat = category_recipe(recipe, category)
+                direction: str, cache: dict | None = None, cat=None, clip_tier: str | None = None):
+    """Render one clip at the processing rate; returns the transform's :class:`Result`.
+
+    ``cat`` (default: the recipe's settings of ``category``) and ``clip_tier`` (default ``tier``:
+    the tier the clip is keyed by) let a sweep render its levels (:mod:`generation.sweep_plan`).
+    """
+    cat = cat or category_recipe(recipe, category)
     schedule = make_schedule(recipe, cat, span, tier=tier, trajectory=trajectory, direction=direction)
-    clip = ClipKey(item.source_id, item.extra.get("reference_clip_id", item.source_id), trajectory, tier, direction)
+    clip = ClipKey(item.source_id, item.extra.get("reference_clip_id", item.source_id), trajectory,
+                   clip_tier or tier, direction)
     params = cat.params_for(tier).for_clip(clip)
     result = get_transform(cat.transform)(x, recipe.sample_rate, schedule, params, cache=cache)
     return result, schedule
 
 
 def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_dir: Path, *,
-                           split: str, sample_rate: int) -> list[dict]:
-    """Render the 24 clips of one (source, category) unit and return their manifest rows."""
+                           split: str, sample_rate: int, plan=None) -> list[dict]:
+    """Render the 24 clips of one (source, category) unit and return their manifest rows.
+
+    With a :class:`generation.sweep_plan.SweepPlan` the unit holds the sweep's conditions instead
+    (levels x its trajectories x 2 directions; the level token in the ``tier`` column and clip id).
+    """
     x, span = prepare_source(item, recipe)
     proc_sr = recipe.sample_rate
     check_path = span_part_path(out_dir, item.source_id)
@@ -179,16 +188,17 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", aio.encode_flac(pcm, proc_sr))
     cat = vg.category(category)
     attr = attributes.get(category)
-    crec = category_recipe(recipe, category)
+    crec = plan.crec if plan is not None else category_recipe(recipe, category)
     unit = crec.unit
     cache: dict = {}
     rows = []
     src_codes = lv.source_warnings(x, span, proc_sr, category, crec, min_bandwidth_hz=attr.min_bandwidth_hz)
-    for tier in vg.TIERS:
-        for trajectory in vg.TRAJECTORIES:
+    for tier in (plan.tokens if plan is not None else vg.TIERS):
+        for trajectory in (plan.trajectories if plan is not None else vg.TRAJECTORIES):
             for direction in vg.DIRECTIONS:
                 res, schedule = render_clip(x, item, recipe, span, category=category, tier=tier,
-                                            trajectory=trajectory, direction=direction, cache=cache)
+                                            trajectory=trajectory, direction=direction, cache=cache, cat=crec,
+                                            clip_tier=plan.clip_tier(tier) if plan is not None else None)
                 y, onset, offset = res.y, res.onset, res.offset
                 effect = attr.paired(x, span, y, onset, offset, proc_sr, schedule, recipe.crossfade)
                 if sample_rate != proc_sr:
@@ -230,31 +240,42 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
             old = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise RenderError(f"{path} is not valid JSON ({exc}); remove it or use another --out") from exc
-        for key in ("recipe", "sample_rate", "split", "source", "selection"):
+        for key in ("recipe", "sample_rate", "split", "source", "selection", "sweep"):
             if key == "selection" and key not in old:  # written before selections were recorded
                 continue
-            if old.get(key) != settings[key]:
+            if _comparable(key, old.get(key)) != _comparable(key, settings.get(key)):
                 raise RenderError(
                     f"{out_dir} holds a render with {key}={old.get(key)!r}, this run asks for "
-                    f"{key}={settings[key]!r}; nothing was written. Use another --out folder."
+                    f"{key}={settings.get(key)!r}; nothing was written. Use another --out folder."
                 )
         cats = sorted(set(old.get("categories") or []) | set(settings.get("categories") or []))
-        if "categories" in settings and cats != old.get("categories"):  # a later run may add categories
-            aio.atomic_write_bytes(path, (json.dumps({**old, "categories": cats}, indent=2, sort_keys=True)
-                                          + "\n").encode())
+        new = {**old, "categories": cats}
+        if old.get("sweep"):  # the levels of the categories added now
+            new["sweep"] = {**old["sweep"], "levels": {**settings["sweep"]["levels"], **old["sweep"]["levels"]}}
+        if "categories" in settings and new != old:  # a later run may add categories
+            aio.atomic_write_bytes(path, (json.dumps(new, indent=2, sort_keys=True) + "\n").encode())
         return
     if rd.manifest_path.exists():
         raise RenderError(f"{out_dir} holds a manifest but no render.json; refusing to mix renders. Use another --out.")
     aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
 
 
+def _comparable(key: str, value):
+    """What must agree between render.json and a rerun: the value itself, for ``sweep`` its kind and
+    trajectories (categories, and with them their levels, may be added by a later run)."""
+    if key != "sweep" or not value:
+        return value
+    return {"trajectories": value.get("trajectories")}
+
+
 # --------------------------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------------------------
 def _run_unit(args):
-    item, category, recipe, out_dir, split, sample_rate = args
+    item, category, recipe, out_dir, split, sample_rate, plan = args
     try:
-        rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate)
+        rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate,
+                                      plan=plan)
     except SkipSource as exc:
         part_path(out_dir, item.source_id, category).unlink(missing_ok=True)  # a unit rendered before
         return item, category, None, str(exc)
@@ -284,6 +305,8 @@ def render(
     strict: bool = False,
     source_options: SourceOptions | None = None,
     progress: bool = True,
+    sweep: bool = False,
+    trajectories=None,
 ) -> RenderSummary:
     """Render (or resume rendering) a VocalGrad set into ``out_dir``.
 
@@ -311,6 +334,11 @@ def render(
         Recipe name or TOML path.
     strict : bool
         Raise on the first unusable source instead of skipping it.
+    sweep : bool
+        Render each category's magnitude sweep (:mod:`generation.sweep_plan`, docs/sweep.md)
+        instead of the paper's three tiers; render.json records it and the folder takes no other render.
+    trajectories : list of str, optional
+        With ``sweep``: the trajectories to render (default all four).
 
     Returns
     -------
@@ -325,6 +353,13 @@ def render(
     categories = list(dict.fromkeys(vg.category(c).name for c in categories))
     if not categories:
         raise ValueError("categories: none given; name at least one of " + ", ".join(vg.CATEGORY_NAMES))
+    plans = None
+    if sweep:
+        from .sweep_plan import sweep_plan
+
+        plans = {c: sweep_plan(rec, c, trajectories) for c in categories}
+    elif trajectories:
+        raise ValueError("--trajectories applies to --sweep renders only (the paper set has all four)")
     if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}")
     if sample_rate < 8000:
@@ -344,7 +379,8 @@ def render(
     out.mkdir(parents=True, exist_ok=True)
     try:
         return _render_into(out, items, rec, source=source, split=split, categories=categories, jobs=jobs,
-                            shard=shard, sample_rate=sample_rate, strict=strict, progress=progress, t0=t0)
+                            shard=shard, sample_rate=sample_rate, strict=strict, progress=progress, t0=t0,
+                            plans=plans)
     except BaseException:
         if created and not any((out / "clips").rglob("*.flac")):
             import shutil
@@ -365,9 +401,13 @@ def selection_kind(items: list[SourceItem]) -> str:
 
 
 def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
-                 jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float) -> RenderSummary:
-    _check_or_write_settings(out, _settings(items, rec, source=source, split=split, categories=categories,
-                                            sample_rate=sample_rate))
+                 jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float,
+                 plans: dict | None = None) -> RenderSummary:
+    settings = _settings(items, rec, source=source, split=split, categories=categories, sample_rate=sample_rate)
+    if plans:
+        settings["sweep"] = {"trajectories": list(next(iter(plans.values())).trajectories),
+                             "levels": {c: list(p.tokens) for c, p in plans.items()}}
+    _check_or_write_settings(out, settings)
     clean_stale_temps(out)
     write_selection(out, items)
 
@@ -375,11 +415,13 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     units = [(it, c) for it in items for c in categories]
     units = [u for k, u in enumerate(units) if k % shard_n == shard_i]
     per_unit = vg.CONDITIONS_PER_CATEGORY
+    if plans:  # a bar and totals in clips: the mean unit size of a sweep
+        per_unit = round(sum(plans[c].conditions for _, c in units) / max(1, len(units)))
     todo, repaired = units_to_render(out, units)
     summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo),
                             repaired=repaired)
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
-    tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
+    tasks = [(it, c, rec, out, split, sample_rate, plans[c] if plans else None) for it, c in todo]
 
     warm_up(rec, list(dict.fromkeys(c for _, c in todo)), render_clip=render_clip,
             progress=progress)  # numba compiles before the bar
@@ -388,7 +430,7 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
                desc=f"render {split}", disable=not progress, file=sys.stderr, dynamic_ncols=True)
     try:
-        skipped, skipped_units = _run_units(tasks, jobs, bar, summary, strict=strict)
+        skipped, skipped_units = _run_units(tasks, jobs, bar, summary, strict=strict, per_unit=per_unit)
     finally:
         bar.close()
     summary.skipped = sorted(skipped.items())
@@ -450,10 +492,10 @@ def long_sources(rows: list[dict]) -> dict[str, float]:
     return dict(sorted(longest.items()))
 
 
-def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: bool) -> tuple[dict[str, str], int]:
+def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: bool,
+               per_unit: int = vg.CONDITIONS_PER_CATEGORY) -> tuple[dict[str, str], int]:
     """Render the units (in ``jobs`` processes), counting clips into ``summary`` and ``bar``;
     return the skipped sources (id -> reason) and the number of skipped units."""
-    per_unit = vg.CONDITIONS_PER_CATEGORY
     skipped: dict[str, str] = {}
     skipped_units = 0
     pool = None

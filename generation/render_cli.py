@@ -88,6 +88,12 @@ def register_cli(sub) -> None:
     p.add_argument("--min-duration", type=float, default=3.0,
                    help="test selection: minimum utterance length in seconds (paper: 3.0)")
     p.add_argument("--train-utterances", type=int, default=500, help="train selection size (paper: 500)")
+    p.add_argument("--sweep", action="store_true",
+                   help="render each category's magnitude sweep (zero change, below the low tier to beyond the high "
+                        "tier; the paper's tiers are points of it) instead of the three tiers, into a folder of "
+                        "its own; Hub configs sweep_<category>, task group vocalgrad_sweep (docs/sweep.md)")
+    p.add_argument("--trajectories", type=lambda t: [x.strip() for x in t.split(",") if x.strip()],
+                   help="with --sweep: comma-separated trajectories to render (default all four)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cli)
 
@@ -103,10 +109,11 @@ def _cli(args) -> int:
                              train_utterances=args.train_utterances, selection=args.selection)
         s = render(args.source, args.out, split=args.split, categories=cats, n_sources=args.n_sources,
                    jobs=args.jobs, shard=shard, sample_rate=args.sample_rate, recipe=args.recipe,
-                   strict=args.strict, source_options=opts, progress=not args.quiet)
+                   strict=args.strict, source_options=opts, progress=not args.quiet, sweep=args.sweep,
+                   trajectories=args.trajectories)
     except (ValueError, RenderError) as exc:
         return report_error("vocalgrad render", exc)
-    print(f"{s.clips_rendered} clips rendered, {s.units_done_before * vg.CONDITIONS_PER_CATEGORY} already "
+    print(f"{s.clips_rendered} clips rendered, {s.clips_total - s.clips_rendered} already "
           f"complete, {len(s.skipped)} sources skipped (see {RenderDir(s.out_dir).skipped_path}) "
           f"in {s.seconds:.1f} s -> {RenderDir(s.out_dir).manifest_path}")
     if s.repaired:

@@ -32,7 +32,7 @@ from pathlib import Path
 import vocalgrad
 from vocalgrad import RenderDirError
 
-__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "expected_categories", "first_row_per_source", "known_categories",
+__all__ = ["RenderCheck", "RenderDir", "RenderDirError", "conditions", "expected_categories", "first_row_per_source", "known_categories",
            "listed", "read_render_csv"]
 
 _LIST_AT_MOST = 20
@@ -210,6 +210,11 @@ class RenderDir:
             cmd += ["--sources", str(len(selection))]
         if meta.get("selection") == "sample":
             cmd += ["--selection", "sample"]
+        if meta.get("sweep"):
+            cmd += ["--sweep"]
+            trajs = meta["sweep"].get("trajectories")
+            if trajs and tuple(trajs) != vocalgrad.TRAJECTORIES:
+                cmd += ["--trajectories", ",".join(trajs)]
         if meta.get("recipe", DEFAULT_RECIPE) != DEFAULT_RECIPE:
             cmd += ["--recipe", str(meta["recipe"])]
         if int(meta.get("sample_rate", 48000)) != 48000:
@@ -308,7 +313,7 @@ class RenderDir:
         split = meta.get("split")
         if split not in vocalgrad.SPLITS:
             check.problems.append(f"{self.meta_path}: split {split!r} is not one of {', '.join(vocalgrad.SPLITS)}")
-        check.problems += _row_problems(rows, split)
+        check.problems += _row_problems(rows, split, meta)
         missing, mismatch = self.clip_problems(rows, verify_sha256=verify_sha256)
         check.problems += listed("clip listed in manifest.parquet is missing", missing)
         check.problems += listed("clip sha256 differs from manifest.parquet", mismatch)
@@ -322,7 +327,7 @@ class RenderDir:
         check.problems += listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
         if not rows:
             check.problems.append(f"{self.manifest_path}: no clips")
-        check.missing = _lacking(rows, split)
+        check.missing = _lacking(rows, split, meta)
         return check
 
 
@@ -365,18 +370,29 @@ def read_render_csv(path: Path, columns: tuple[str, ...] = ()) -> list[dict]:
     return rows
 
 
-def _row_problems(rows: list[dict], split) -> list[str]:
+def conditions(meta: dict, category: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(tiers, trajectories)`` a render of ``category`` holds: the paper's, or for a sweep render
+    (render.json ``sweep``: the level tokens per category and the trajectories, as rendered) the sweep's."""
+    sweep = (meta or {}).get("sweep")
+    if not sweep:
+        return vocalgrad.TIERS, vocalgrad.TRAJECTORIES
+    return (tuple((sweep.get("levels") or {}).get(category) or ()),
+            tuple(sweep.get("trajectories") or vocalgrad.TRAJECTORIES))
+
+
+def _row_problems(rows: list[dict], split, meta: dict | None = None) -> list[str]:
     """Duplicate ids, split mismatches, unknown vocabulary and ids that do not match their columns."""
     dupes = sorted(i for i, n in Counter(r["clip_id"] for r in rows).items() if n > 1)
     problems = listed("duplicate clip_id in manifest.parquet", dupes)
     bad_split = [r["clip_id"] for r in rows if r["split"] != split]
     problems += listed(f"manifest split differs from render.json ({split!r})", bad_split)
     cats = known_categories({r["category"] for r in rows})
+    conds = {c: conditions(meta, c) for c in {r["category"] for r in rows}}
     bad_vocab = [
         f"{r['clip_id']} ({name}={r[name]!r})"
         for r in rows
-        for name, allowed in (("category", cats), ("tier", vocalgrad.TIERS),
-                              ("trajectory", vocalgrad.TRAJECTORIES), ("direction", vocalgrad.DIRECTIONS))
+        for name, allowed in (("category", cats), ("tier", conds[r["category"]][0]),
+                              ("trajectory", conds[r["category"]][1]), ("direction", vocalgrad.DIRECTIONS))
         if r[name] not in allowed
     ]
     problems += listed("unknown vocabulary value", bad_vocab)
@@ -408,16 +424,18 @@ def expected_categories(split, present) -> tuple[str, ...]:
     return tuple(paper) + ext
 
 
-def _lacking(rows: list[dict], split) -> list[str]:
+def _lacking(rows: list[dict], split, meta: dict | None = None) -> list[str]:
     """Clip ids a complete render of the rows' sources would have and the rows lack."""
-    expected_cats = expected_categories(split, {r["category"] for r in rows})
+    present = {r["category"] for r in rows}
+    expected_cats = sorted(present) if (meta or {}).get("sweep") else expected_categories(split, present)
     have = {r["clip_id"] for r in rows}
+    conds = {c: conditions(meta, c) for c in expected_cats}
     return [
         vocalgrad.clip_id(src, cat, traj, tier, d)
         for src in sorted({r["source_id"] for r in rows})
         for cat in expected_cats
-        for traj in vocalgrad.TRAJECTORIES
-        for tier in vocalgrad.TIERS
+        for traj in conds[cat][1]
+        for tier in conds[cat][0]
         for d in vocalgrad.DIRECTIONS
         if vocalgrad.clip_id(src, cat, traj, tier, d) not in have
     ]

@@ -45,7 +45,7 @@ import vocalgrad as vg
 
 from .cli_errors import report_error
 from .hub_dir import HubDir
-from .render_dir import RenderDir, RenderDirError, expected_categories, known_categories
+from .render_dir import RenderDir, RenderDirError, conditions, expected_categories, known_categories
 
 __all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verify"]
 
@@ -273,18 +273,19 @@ def _check_structure(side: Side, res: Verification) -> None:
             [r["id"] for r in rows if r["id"] != vg.clip_id(r["source_id"], r["category"], r["trajectory"],
                                                                r["tier"], r["direction"])])
     res.add("label differs from direction", [r["id"] for r in rows if r.get("label") != r["direction"]])
+    conds = {c: conditions(side.meta, c) for c in {r["category"] for r in rows}}  # a sweep: its levels
     res.add("unknown vocabulary value",
             [f"{r['id']} ({k}={r[k]!r})" for r in rows for k, allowed in
-             (("category", known_categories({r["category"] for r in rows})), ("tier", vg.TIERS),
-              ("trajectory", vg.TRAJECTORIES),
+             (("category", known_categories({r["category"] for r in rows})), ("tier", conds[r["category"]][0]),
+              ("trajectory", conds[r["category"]][1]),
               ("direction", vg.DIRECTIONS)) if r[k] not in allowed])
     # completeness
     sources = side.selected_sources if side.selected_sources is not None else sorted({r["source_id"] for r in rows})
     res.n_sources = len(sources)
     res.add("selected source skipped by the render", [f"{s}: {side.skipped[s]}" for s in sources if s in side.skipped])
     have = set(ids)
-    cats = _expected_categories(side)
     present = {r["category"] for r in rows}
+    cats = sorted(present) if side.meta.get("sweep") else _expected_categories(side)
     chosen = side.meta.get("categories")
     res.add("category not in the build" + (f" (rendered with --categories {','.join(chosen)})"
                                            if chosen and set(chosen) != set(cats) else ""),
@@ -292,7 +293,7 @@ def _check_structure(side: Side, res: Verification) -> None:
     cats = [c for c in cats if c in present]  # conditions are listed for the categories that are there
     res.add(CONDITION_MISSING, [
         vg.clip_id(s, c, t, tier, d) for s in sources if s not in side.skipped for c in cats
-        for t in vg.TRAJECTORIES for tier in vg.TIERS for d in vg.DIRECTIONS
+        for t in conds[c][1] for tier in conds[c][0] for d in vg.DIRECTIONS
         if vg.clip_id(s, c, t, tier, d) not in have])
     res.counts = {
         "category": {c: n for c, n in sorted(Counter(r["category"] for r in rows).items(),
@@ -302,10 +303,10 @@ def _check_structure(side: Side, res: Verification) -> None:
         "trajectory": dict(Counter(r["trajectory"] for r in rows)),
         "direction": dict(Counter(r["direction"] for r in rows)),
     }
-    for key, values in (("tier", vg.TIERS), ("trajectory", vg.TRAJECTORIES)):
+    for key, pos in (("tier", 0), ("trajectory", 1)):
         per = {c: Counter(r[key] for r in rows if r["category"] == c) for c in res.counts["category"]}
         res.add(f"unequal clips per {key}",
-                [f"{c}: {dict(k)}" for c, k in per.items() if len({k.get(v, 0) for v in values}) > 1])
+                [f"{c}: {dict(k)}" for c, k in per.items() if len({k.get(v, 0) for v in conds[c][pos]}) > 1])
     # label balance
     bal = {c: Counter(r["label"] for r in rows if r["category"] == c) for c in res.counts["category"]}
     res.add("label balance (increase != decrease)",

@@ -67,6 +67,8 @@ Tasks (--tasks, comma-separated):
   vocalgrad_sources             the question on the unmodified source clips (response bias, paper Table 8)
   vocalgrad_ext                 extension attributes (`vocalgrad attributes`; not the paper's benchmark):
                                 vocalgrad_ext_<name>, generated at start-up for those installed
+  vocalgrad_sweep               magnitude sweeps (Hub configs sweep_<name>, `vocalgrad render --sweep`):
+                                vocalgrad_sweep_<name>; `vocalgrad report` fits thresholds (docs/sweep.md)
 
 Dataset: the Hub dataset ynklab/vocalgrad by default; VOCALGRAD_DATASET=PATH_OR_REPO selects a local Hub
   folder (from `vocalgrad hub`) or another repo id (also --metadata '{"vocalgrad_dataset": "PATH_OR_REPO"}').
@@ -150,7 +152,8 @@ def _fewshot_to_metadata(argv: list[str], tasks: list[str]) -> list[str]:
 
 def ext_task_dir() -> str | None:
     """A fresh folder with the ``vocalgrad_ext`` tasks of the installed extension attributes
-    (:mod:`harness_tasks.ext_tasks`; removed when the process exits), None when there are none."""
+    (:mod:`harness_tasks.ext_tasks`) and the ``vocalgrad_sweep`` tasks of the attributes' magnitude
+    sweeps (:mod:`harness_tasks.sweep_tasks`); removed when the process exits; None when there are none."""
     import atexit
     import shutil
     import tempfile
@@ -159,9 +162,13 @@ def ext_task_dir() -> str | None:
 
     from .dataset import dataset_source
 
+    from .sweep_tasks import write_sweep_tasks
+
     folder = tempfile.mkdtemp(prefix="vocalgrad-ext-tasks-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    if not write_ext_tasks(folder, dataset=dataset_source()):
+    written = write_ext_tasks(folder, dataset=dataset_source())
+    written += write_sweep_tasks(folder, dataset=dataset_source())  # vocalgrad_sweep (docs/sweep.md)
+    if not written:
         return None
     return folder
 

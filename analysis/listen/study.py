@@ -7,6 +7,11 @@
 * ``subset="paper"`` makes the study set the paper's 50 annotated clips per category (one condition
   per ``_01`` test item, the same for every category; ``generation.frozen.annotation_subset``), so that
   a human row is comparable with the paper's; practice clips then come from the other clips.
+* A **sweep study** (a ``vocalgrad render --sweep`` folder, or a Hub folder with ``--config
+  sweep_<attribute>``) is the method of constant stimuli: the study set cycles through every
+  (level, trajectory) condition, so each magnitude is asked equally often (exactly so when
+  ``per_category`` is a multiple of levels x trajectories), in random order; practice clips are
+  never the zero-change control, whose feedback would have no right answer (docs/sweep.md).
 * The **order** differs per annotator (seeded from the annotator's name): rounds that hold one
   clip of every category in shuffled order, with the directions of each category balanced in
   consecutive pairs, and never the same category twice in a row at a round boundary.
@@ -26,6 +31,13 @@ __all__ = ["SUBSETS", "select_study", "annotator_order", "annotator_seed", "pape
 
 #: Named study sets (``--subset``).
 SUBSETS = ("paper",)
+
+
+def _zero_change(clip: ClipInfo) -> bool:
+    """A sweep's zero-change control (level token ``m0``): no right answer, so never a practice clip."""
+    from generation.attributes.sweep import token_magnitude
+
+    return token_magnitude(clip.tier) == 0.0
 
 
 def annotator_seed(annotator: str, seed: int = 0) -> int:
@@ -141,7 +153,8 @@ def select_study(clips, *, per_category: int | None = None, practice: int = 0, s
     rng.shuffle(order)
     for i in range(practice):  # one clip from the next category in turn, alternating directions
         cat = order[i % len(order)]
-        pool = [c for c in by_cat[cat] if c.direction == vocalgrad.DIRECTIONS[i % 2]] or by_cat[cat]
+        usable = [c for c in by_cat[cat] if not _zero_change(c)] or by_cat[cat]  # feedback needs a right answer
+        pool = [c for c in usable if c.direction == vocalgrad.DIRECTIONS[i % 2]] or usable
         if not pool:
             continue
         pick = rng.choice(pool)

@@ -71,9 +71,10 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
-    evaluations, format_evals, extras = _load_runs(specs)
+    sweep_observers = _sweep_observers(specs, human)  # vocalgrad_sweep runs and sweep answers (docs/sweep.md)
+    evaluations, format_evals, extras = _load_runs(specs, others=bool(sweep_observers))
     agreement = _add_human(evaluations, human)
-    if not evaluations and not format_evals and not extras:
+    if not evaluations and not format_evals and not extras and not sweep_observers:
         raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
     report = analyse(evaluations, draws=draws, seed=seed, top=top)
     report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)  # yes/no and ternary, {} when absent
@@ -82,7 +83,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     out.mkdir(parents=True, exist_ok=True)
     plot_paths = _draw_plots(report, out) if plots else {}
     md = _markdown(report, plot_paths, agreement, render_dir)
+    md += _psychometric(report, sweep_observers, out, plot_paths, draws=draws, seed=seed, plots=plots)
     report["paths"] = _write(out, report, md, plot_paths)
+    report["paths"].update({f"sweep:{k}": str(out / v) for k, v in plot_paths.get("sweep", {}).items()})
     report["paths"].update(write_model_indexes(report, out))  # DIR/model-index/<model>.yaml
     if html is not None:
         from .html_page import write_html
@@ -92,16 +95,38 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     return report
 
 
-def _load_runs(specs: list[str]) -> tuple[list, list, dict]:
+def _sweep_observers(specs: list[str], human) -> list:
+    """The observers of the magnitude sweeps: models' ``vocalgrad_sweep`` runs, then the listening test's
+    sweep answers (:mod:`.psychometric`)."""
+    from .psychometric import human_sweep_observer, load_sweep_observers
+
+    observers = load_sweep_observers(specs) if specs else []
+    people = human_sweep_observer(human) if human else None
+    return observers + ([people] if people else [])
+
+
+def _psychometric(report: dict, observers: list, out: Path, plot_paths: dict, *, draws: int, seed: int,
+                  plots: bool) -> str:
+    """Fit the sweeps into ``report["psychometric"]``, draw their figures; the report.md section ("" without)."""
+    from .psychometric import BOOT_DRAWS, analyse_sweeps, plot_sweeps, sweep_markdown
+
+    block = analyse_sweeps(observers, draws=min(draws, BOOT_DRAWS), seed=seed) if observers else {}
+    report["psychometric"] = block
+    if block and plots:
+        plot_paths["sweep"] = plot_sweeps(block, out)
+    return sweep_markdown(block, plot_paths.get("sweep"))
+
+
+def _load_runs(specs: list[str], *, others: bool = False) -> tuple[list, list, dict]:
     """Evaluations, format evaluations and the analysed extra groups of the result ``specs``; a
-    folder with extra groups only (no per-category task) is not an error."""
+    folder with extra groups only (no per-category task), or with ``others`` (sweep runs) only, is not an error."""
     from .extras import analyse_extras, load_extras
 
     extras = analyse_extras(load_extras(specs)) if specs else {}
     try:
         evaluations, format_evals = load_all(specs) if specs else ([], [])
     except ResultsError:
-        if not extras:
+        if not extras and not others:
             raise
         evaluations, format_evals = [], []
     return evaluations, format_evals, extras
@@ -113,7 +138,14 @@ def _add_human(evaluations: list, human) -> dict | None:
         return None
     from analysis.listen.answers import annotator_agreement, human_evaluation
 
-    evaluations.append(human_evaluation(human))
+    from .psychometric import is_sweep_record
+
+    ev = human_evaluation(human)
+    ev.records = [r for r in ev.records if not is_sweep_record(r)]  # sweep answers go to the threshold fit
+    if not ev.records:
+        return None
+    ev.n_samples = {c: sum(r["category"] == c for r in ev.records) for c in {r["category"] for r in ev.records}}
+    evaluations.append(ev)
     return annotator_agreement(evaluations[-1].records)
 
 

@@ -152,7 +152,7 @@ def _listen_section(lists, options: HtmlOptions) -> str:
 
 def _nav(has: dict[str, bool]) -> str:
     items = [("leaderboard", "Leaderboard"), ("models", "Models"), ("comparisons", "Comparisons"),
-             ("human", "Human listeners"), ("listen", "Listen")]
+             ("thresholds", "Thresholds"), ("human", "Human listeners"), ("listen", "Listen")]
     return "<nav aria-label=\"sections\"><ul>" + "".join(
         f'<li><a href="#{k}">{t}</a></li>' for k, t in items if has.get(k, True)) + "</ul></nav>"
 
@@ -193,12 +193,15 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     records = {ev.label: ev.records for ev in evaluations if ev.has_samples}
     has = {"models": bool(report.get("models")), "comparisons": bool(report.get("comparisons")),
-           "human": bool(report.get("human_agreement")), "listen": options.catalog is not None}
+           "human": bool(report.get("human_agreement")), "listen": options.catalog is not None,
+           "thresholds": bool(report.get("psychometric"))}
     body = ['<h2 id="leaderboard">Leaderboard</h2>', leaderboard(report) if report.get("models") or report.get("paper")
             else "<p>No per-category run in these results.</p>"]
     if has["models"]:
         body.append('<h2 id="models">Breakdowns per model</h2>' + breakdown_sections(report, records))
-    body += [comparisons_section(report), extra_sections(report), human_section(report)]
+    from .psychometric import sweep_html
+
+    body += [comparisons_section(report), extra_sections(report), sweep_html(report), human_section(report)]
     figures = _figure_bytes(out, report)
     clip_dir = out / CLIP_DIR
     if clip_dir.is_dir():

@@ -326,6 +326,10 @@ def _labelled_results(path: Path, label_override: str | None):
         yield rfile, data, model, margs, base
 
 
+#: The same, for the other readers of these runs (the sweep fit, :mod:`.psychometric`).
+labelled_results = _labelled_results
+
+
 class _Runs:
     """What :func:`load_all` gathers: evaluations by (label, variant), format evaluations by
     (label, format), and the run (timestamp) each (label, variant, category) was last read from."""

@@ -22,6 +22,7 @@ import numpy as np
 import vocalgrad
 
 from ..transforms.base import ParamError, Params, Transform
+from .sweep import Sweep
 
 #: Rate at which declared tiers are range-checked: the processing rate of every shipped recipe.
 CHECK_SAMPLE_RATE = 48000
@@ -91,6 +92,9 @@ class Attribute:
         ``curve(y, sr, source) -> (times, values, label, same_unit)`` for ``vocalgrad show``.
     description : str
         One paragraph: definition and measure (``vocalgrad attributes``, the card).
+    sweep : Sweep or None
+        Magnitudes of the psychometric sweep (:mod:`generation.attributes.sweep`,
+        ``vocalgrad render --sweep``); the paper's tiers must be points of it. None: no sweep.
     paper : bool
         One of the paper's nine (set only by :mod:`generation.attributes.paper`).
     package, builtin : str, bool
@@ -115,6 +119,7 @@ class Attribute:
     min_bandwidth_hz: float | None = None
     curve: Callable | None = None
     description: str = ""
+    sweep: Sweep | None = None
     paper: bool = False
     package: str = "vocalgrad"
     builtin: bool = True
@@ -169,6 +174,12 @@ class Attribute:
             except ParamError as exc:
                 raise self._fail(f"tiers.{tier}", exc.message) from None
         self.tier_params()  # builds the parameter dataclass of every tier: range checks run now
+        if self.sweep is not None:
+            if not isinstance(self.sweep, Sweep):
+                raise self._fail("sweep", "must be a generation.attributes.sweep.Sweep or None")
+            problems = self.sweep.problems(self, sample_rate=CHECK_SAMPLE_RATE)
+            if problems:
+                raise self._fail("sweep", "; ".join(problems))
 
     def tier_params(self, crossfade: int = 0) -> dict[str, Params]:
         """The transform's checked parameters per tier (``crossfade``: the recipe's, for chunked effects)."""
@@ -201,6 +212,8 @@ class Attribute:
             "measure_unit": self.effect_unit, "min_bandwidth_hz": self.min_bandwidth_hz,
             "kind": "built-in" if self.builtin else "plugin", "set": "paper" if self.paper else "extension",
             "package": self.package, "description": self.description,
+            "sweep": None if self.sweep is None else {
+                "unit": self.sweep.unit, "scale": self.sweep.scale, "magnitudes": list(self.sweep.magnitudes)},
         }
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ..transforms.tilt import spectral_tilt
 from ..label_validity import ends_difference
 from .base import Attribute, window_values
+from .sweep import Sweep
 
 __all__ = ["ATTRIBUTE", "band_levels", "tilt_slope", "paired_tilt", "tilt_curve"]
 
@@ -97,6 +98,8 @@ ATTRIBUTE = Attribute(
     origin="environment",
     min_bandwidth_hz=4000.0,
     curve=tilt_curve,
+    sweep=Sweep(tuple(2.0 * k for k in range(9)), "dB/octave", lambda m: (-m / 2.0, m / 2.0),
+                note="tilt -m/2 -> +m/2 dB/octave; tiers 4, 8, 12 on a 2 dB/octave grid"),
     description=("spectral tilt about 1 kHz in dB/octave, energy kept per frame; measured as the slope of "
                  "third-octave band levels (200 Hz-8 kHz) on log frequency, re the source for the paired measure"),
 )

@@ -23,6 +23,7 @@ from ..transforms._framewise import cepstral_envelope
 from ..transforms.formant import formant_shift
 from ..label_validity import ends_difference
 from .base import Attribute, window_values
+from .sweep import Sweep
 
 __all__ = ["ATTRIBUTE", "mean_envelope", "envelope_centroid", "envelope_shift", "paired_shift", "shift_curve"]
 
@@ -96,6 +97,8 @@ ATTRIBUTE = Attribute(
     min_change=0.25,
     origin="speaker",
     curve=shift_curve,
+    sweep=Sweep(tuple(round(0.06 * k, 2) for k in range(9)), "scale difference", lambda m: (1.0 - m / 2.0, 1.0 + m / 2.0),
+                note="envelope scale 1 - m/2 -> 1 + m/2; tiers 0.12, 0.24, 0.36 on a 0.06 grid"),
     description=("spectral envelope scaled in frequency at constant pitch (cepstral envelope, 1.5-ms lifter); "
                  "measured as the envelope centroid 250 Hz-5 kHz, and as the log-frequency shift of the "
                  "envelope re the source for the paired measure"),

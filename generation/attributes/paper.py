@@ -17,6 +17,7 @@ from ..measures import MEASURES
 from ..recipe import CATEGORY_KEYS, DEFAULT_RECIPE, load_recipe
 from ..transforms import TRANSFORMS
 from .base import Attribute
+from .sweep import PAPER_SWEEPS
 
 __all__ = ["declare"]
 
@@ -55,6 +56,6 @@ def declare() -> tuple[Attribute, ...]:
             min_change=lv.MIN_CHANGE[c.name],
             params={k: v for k, v in crec.params.items() if k not in CATEGORY_KEYS},
             layout=crec.layout, covary={k: tuple(v) for k, v in crec.params.get("covary", {}).items()},
-            origin=c.origin, description=DESCRIPTIONS[c.name], paper=True,
+            origin=c.origin, description=DESCRIPTIONS[c.name], sweep=PAPER_SWEEPS[c.name], paper=True,
         ))
     return tuple(out)
