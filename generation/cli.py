@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "generation.demo",
     "generation.attributes.cli",
     "analysis.report",
+    "analysis.leaderboard",
     "analysis.listen",
     "analysis.show",
     "analysis.probe",

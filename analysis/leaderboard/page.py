@@ -1,0 +1,189 @@
+"""The leaderboard folder: ``index.html`` (static, offline), ``leaderboard.json`` / ``.csv``,
+``runs/<run id>.json`` (one file per run: a Hub results dataset) and the Space and dataset cards.
+
+The page reuses the report page's table, cell and sorting code (:mod:`analysis.report.html_tables`,
+``analysis/report/static``), so a leaderboard sorts and reads like a report's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import vocalgrad
+from analysis.report.html_page import _static
+from analysis.report.html_tables import Table, esc, legend, td
+from analysis.report.markdown import ci
+from analysis.report.paper import PAPER_CATEGORY_ACC, PAPER_SOURCE
+from generation.audio import atomic_write_text
+from generation.identity import short
+
+from .runs import Row
+
+__all__ = ["CSV_COLUMNS", "RESULTS_CARD", "SPACE_CARD", "write_folder"]
+
+#: Card files of the folder: the Space's README and the results dataset's (uploaded as its README.md).
+SPACE_CARD = "README.md"
+RESULTS_CARD = "results-dataset-card.md"
+RUNS = "runs"
+CSV_COLUMNS = ["model", "variant", "build", "n_clips", "n_sources", "acc", "ci_low", "ci_high", "verdict",
+               *vocalgrad.CATEGORY_NAMES, "toolkit", "date", "source_kind", "results_file"]
+_SHORT = {"above chance": "above", "below chance": "below", "not different from chance": "≈ chance"}
+
+
+def _builds(rows: list[Row]) -> dict[str | None, dict[str, Any]]:
+    """Build digest -> what the rows say of it (clips, source kind, dataset name, rows)."""
+    out: dict[str | None, dict[str, Any]] = {}
+    for r in rows:
+        b = out.setdefault(r.build, {"n_clips": set(), "source_kind": set(), "dataset": set(), "rows": 0})
+        b["n_clips"].add(r.n_clips)
+        b["rows"] += 1
+        for key, dest in (("source_kind", "source_kind"), ("dataset", "dataset"), ("name", "dataset")):
+            if r.data.get(key):
+                b[dest].add(str(r.data[key]))
+    return out
+
+
+def _build_cell(row: Row) -> str:
+    kind = row.data.get("source_kind")
+    text = short(row.build) if row.build else "unknown"
+    title = (f"build digest {row.build}" if row.build else "no sample log: the clips answered are unknown")
+    if kind:
+        title += f"; source: {kind}"
+    return td(None, text, cls="text mono", title=title)
+
+
+def _table(rows: list[Row]) -> str:
+    cats = list(vocalgrad.CATEGORY_NAMES)
+    head = [("model", "text"), ("variant", "text"), ("build", "text"), ("clips", "num"), ("acc %", "num"),
+            ("95 % CI", "num"), ("vs chance", "text")] + [(c, "num") for c in cats]
+    head += [("decoding", "text"), ("toolkit", "text"), ("date", "text")]
+    t = Table(head, caption="Leaderboard", cls="leaderboard")
+    for r in rows:
+        dec = json.dumps(r.decoding, sort_keys=True)
+        cells = [td(None, r.variant, cls="text"), _build_cell(r), td(r.n_clips, f"{r.n_clips:,}"),
+                 td(r.acc, colour=True), td(r.ci[0] if r.ci else None, ci(r.ci) if r.ci else "–"),
+                 td(None, _SHORT.get(r.verdict, r.verdict), cls="text", title=r.verdict)]
+        cells += [td(r.by_category.get(c), colour=True) if c in r.by_category else td(None, "") for c in cats]
+        cells += [td(None, dec if len(dec) <= 40 else dec[:37] + "…", cls="text", title=dec),
+                  td(None, r.toolkit, cls="text"), td(None, r.date, cls="text")]
+        label = f'<a href="{RUNS}/{esc(r.run_id)}.json">{esc(r.model)}</a>'
+        t.add(label, cells)
+    for name, vals in PAPER_CATEGORY_ACC.items():
+        cells = [td(None, "default", cls="text"),
+                 td(None, "paper (VCTK)", cls="text", title="the paper's VCTK test set; copied from the paper"),
+                 td(None, "", title="see the paper"), td(vals["avg"] / 100, f"{vals['avg']:.1f}", colour=True), td(None, ""),
+                 td(None, "copied", cls="text", title=f"copied from {PAPER_SOURCE}")]
+        cells += [td(vals[c] / 100, f"{vals[c]:.1f}", colour=True) for c in cats]
+        cells += [td(None, "", cls="text")] * 3
+        t.add(f'{esc(name)} <span class="tag">paper</span>', cells, cls="paper")
+    return t.html()
+
+
+def _builds_section(rows: list[Row]) -> str:
+    items = []
+    for digest, b in _builds(rows).items():
+        kinds = ", ".join(sorted(b["source_kind"])) or "source kind not recorded"
+        if any("demo" in k for k in b["source_kind"]):
+            kinds += " (synthetic demo voices: not comparable with the paper's VCTK rows)"
+        names = ", ".join(sorted(b["dataset"])) or "dataset name not recorded"
+        clips = "/".join(f"{n:,}" for n in sorted(b["n_clips"]))
+        ident = (f'<code title="{esc(digest)}">{esc(short(digest))}</code>' if digest
+                 else "<code>unknown</code> (runs without sample logs)")
+        items.append(f"<li>{ident}: {esc(names)}; {esc(kinds)}; {esc(clips)} clips; {b['rows']} row(s)</li>")
+    return ("<h2 id=\"builds\">Dataset builds</h2><p class=\"note\">A build is named by its digest over the "
+            "(clip id, sha256) pairs of the clips a run answered: rows on different builds are different "
+            "measurements and are never merged.</p><ul>" + "".join(items) + "</ul>")
+
+
+def _page(rows: list[Row], notes: list[str]) -> str:
+    note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
+    notes_block = f'<h2 id="notes">Replaced runs</h2><ul>{note_html}</ul>' if notes else ""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>VocalGrad leaderboard</title><style>{_static('report.css')}</style></head><body>"
+            "<header><h1>VocalGrad leaderboard</h1><p class=\"note\">Does one acoustic attribute of a clip go up "
+            "or down? Accuracy = mean over categories (unparsed answers count as wrong), chance 50 %. "
+            "One row per model, task variant and dataset build; rows marked <em>paper</em> are copied from "
+            f"the paper ({esc(PAPER_SOURCE)}) and were measured on its VCTK build. Data: "
+            "<a href=\"leaderboard.json\">leaderboard.json</a>, <a href=\"leaderboard.csv\">leaderboard.csv</a>, "
+            "one file per run in <code>runs/</code>. Click a column header to sort.</p></header><main>"
+            f"{legend()}{_table(rows)}{_builds_section(rows)}{notes_block}</main>"
+            "<p id=\"sort-status\" class=\"visually-hidden\" aria-live=\"polite\"></p>"
+            f"<script>{_static('report.js')}</script></body></html>\n")
+
+
+def _csv(rows: list[Row]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in rows:
+        lo, hi = (r.ci or [None, None])[:2]
+        w.writerow([r.model, r.variant, r.build or "", r.n_clips, r.n_sources, r.acc, lo, hi, r.verdict,
+                    *[r.by_category.get(c, "") for c in vocalgrad.CATEGORY_NAMES], r.toolkit, r.date,
+                    r.data.get("source_kind", ""), r.results_file])
+    return buf.getvalue()
+
+
+def _space_card(title: str) -> str:
+    return ("---\n"
+            f"title: {title}\n"
+            "emoji: 📈\n"
+            "colorFrom: blue\n"
+            "colorTo: gray\n"
+            "sdk: static\n"
+            "app_file: index.html\n"
+            "pinned: false\n"
+            "tags:\n- leaderboard\n- audio\n- vocalgrad\n"
+            "---\n\n"
+            f"# {title}\n\nA static page made by `vocalgrad leaderboard`: one row per model, task variant and "
+            "dataset build (its digest over the clips' sha256), the paper's rows copied and marked. "
+            "`leaderboard.json` and `leaderboard.csv` hold the same table; `runs/` one file per run.\n")
+
+
+def _results_card(title: str) -> str:
+    return ("---\n"
+            "configs:\n- config_name: runs\n  data_files: runs/*.json\n"
+            "tags:\n- vocalgrad\n- leaderboard\n"
+            "---\n\n"
+            f"# {title}: runs\n\nOne JSON file per evaluation run gathered by `vocalgrad leaderboard`: model, task "
+            "variant, dataset build digest, clips, accuracy with its 95 % interval, per-category accuracy, "
+            "decoding, toolkit version and date.\n")
+
+
+def write_folder(out, rows: list[Row], notes: list[str], *, title: str = "VocalGrad leaderboard") -> list[str]:
+    """Write the leaderboard folder ``out``; returns the files written (relative POSIX paths, sorted).
+
+    Files are written under temporary names and renamed; ``runs/`` files of runs no longer listed are
+    removed only when this command wrote them (their names follow the run-id pattern and they parse as
+    a run of this folder's format).
+    """
+    out = Path(out)
+    (out / RUNS).mkdir(parents=True, exist_ok=True)
+    written = []
+    keep = {f"{r.run_id}.json" for r in rows}
+    for r in rows:
+        atomic_write_text(out / RUNS / f"{r.run_id}.json", json.dumps(r.to_json(), indent=1, sort_keys=True) + "\n")
+        written.append(f"{RUNS}/{r.run_id}.json")
+    for old in (out / RUNS).glob("*.json"):
+        if old.name not in keep and _is_our_run(old):
+            old.unlink()
+    table = {"format": "vocalgrad-leaderboard/1", "rows": [r.to_json() for r in rows], "notes": notes,
+             "paper": {"source": PAPER_SOURCE, "category_acc": PAPER_CATEGORY_ACC, "copied": True}}
+    files = {"leaderboard.json": json.dumps(table, indent=1, sort_keys=True) + "\n", "leaderboard.csv": _csv(rows),
+             "index.html": _page(rows, notes), SPACE_CARD: _space_card(title), RESULTS_CARD: _results_card(title)}
+    for name, text in files.items():
+        atomic_write_text(out / name, text)
+        written.append(name)
+    return sorted(written)
+
+
+def _is_our_run(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and {"run_id", "build", "model", "variant"} <= set(data)
