@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from analysis.report.html_page import _static
+from analysis.report.html_page import static_text
 from analysis.report.html_tables import Table, esc, legend, td
 from analysis.report.markdown import ci
 from analysis.report.paper import PAPER_CATEGORY_ACC, PAPER_SOURCE
@@ -104,7 +104,7 @@ def _page(rows: list[Row], notes: list[str]) -> str:
     notes_block = f'<h2 id="notes">Replaced runs</h2><ul>{note_html}</ul>' if notes else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>VocalGrad leaderboard</title><style>{_static('report.css')}</style></head><body>"
+            f"<title>VocalGrad leaderboard</title><style>{static_text('report.css')}</style></head><body>"
             "<header><h1>VocalGrad leaderboard</h1><p class=\"note\">Does one acoustic attribute of a clip go up "
             "or down? Accuracy = mean over categories (unparsed answers count as wrong), chance 50 %. "
             "One row per model, task variant and dataset build; rows marked <em>paper</em> are copied from "
@@ -113,7 +113,7 @@ def _page(rows: list[Row], notes: list[str]) -> str:
             "one file per run in <code>runs/</code>. Click a column header to sort.</p></header><main>"
             f"{legend()}{_table(rows)}{_builds_section(rows)}{notes_block}</main>"
             "<p id=\"sort-status\" class=\"visually-hidden\" aria-live=\"polite\"></p>"
-            f"<script>{_static('report.js')}</script></body></html>\n")
+            f"<script>{static_text('report.js')}</script></body></html>\n")
 
 
 def _csv(rows: list[Row]) -> str:

@@ -27,7 +27,7 @@ from .html_tables import (Table, breakdown_sections, comparisons_section, esc, e
                           leaderboard)
 from .stats import SEED
 
-__all__ = ["DEFAULT_MAX_CLIPS", "DEFAULT_MAX_MB", "HtmlOptions", "add_html_arguments", "html_options",
+__all__ = ["DEFAULT_MAX_CLIPS", "DEFAULT_MAX_MB", "HtmlOptions", "add_html_arguments", "html_options", "static_text",
            "write_html"]
 
 #: Default limits of the Listen section: distinct clips, and megabytes (10^6 bytes) of the page, its
@@ -86,7 +86,7 @@ def html_options(args) -> HtmlOptions | None:
     return HtmlOptions(catalog=catalog, max_clips=args.max_clips, max_mb=args.max_mb, seed=args.seed)
 
 
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
     return resources.files("analysis.report").joinpath("static", name).read_text(encoding="utf-8")
 
 
@@ -161,13 +161,13 @@ def _page(report: dict, body: str, has: dict[str, bool]) -> str:
     s = report.get("settings", {})
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>VocalGrad report</title><style>{_static('report.css')}</style></head><body>"
+            f"<title>VocalGrad report</title><style>{static_text('report.css')}</style></head><body>"
             f"<header><h1>VocalGrad report</h1><p class=\"note\">The numbers of <a href=\"report.md\">report.md</a> "
             f"(<a href=\"report.json\">report.json</a>). 95 % intervals: percentile bootstrap, "
             f"{s.get('bootstrap_draws', '?'):,} draws, seed {esc(s.get('seed', '?'))}. {esc(s.get('overall_rule', ''))}."
             f"</p>{_nav(has)}</header><main>{body}</main>"
             "<p id=\"sort-status\" class=\"visually-hidden\" aria-live=\"polite\"></p>"
-            f"<script>{_static('report.js')}</script></body></html>\n")
+            f"<script>{static_text('report.js')}</script></body></html>\n")
 
 
 def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict[str, str]:
