@@ -79,17 +79,45 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)  # yes/no and ternary, {} when absent
     report["extras"] = extras  # cross-attribute, source-clip bias, paraphrases ({} when absent)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    plot_paths = _draw_plots(report, out) if plots else {}
-    md = _markdown(report, plot_paths, agreement, render_dir)
-    report["paths"] = _write(out, report, md, plot_paths)
-    report["paths"].update(write_model_indexes(report, out))  # DIR/model-index/<model>.yaml
-    if html is not None:
-        from .html_page import write_html
+    with report_update(out) as stage:  # the files of an earlier report are replaced, nobody else's
+        plot_paths = _draw_plots(report, stage) if plots else {}
+        md = _markdown(report, plot_paths, agreement, render_dir)
+        report["paths"] = _write(stage, report, md, plot_paths)
+        report["paths"].update(write_model_indexes(report, stage))  # DIR/model-index/<model>.yaml
+        if html is not None:
+            from .html_page import write_html
 
-        report["html"] = write_html(out, evaluations, html)
-        report["paths"]["index.html"] = report["html"]["path"]
+            report["html"] = write_html(stage, evaluations, html)
+            report["paths"]["index.html"] = report["html"]["path"]
+    report["paths"] = {k: str(out / Path(v).relative_to(stage)) for k, v in report["paths"].items()}
+    if "html" in report:
+        report["html"]["path"] = report["paths"]["index.html"]
     return report
+
+
+def _legacy_report_files(out: Path) -> list[str]:
+    """What ``vocalgrad report`` wrote in a report folder of an earlier version (no marker): its named
+    files, figures and model-index cards, and the clips its page links to; other files are someone else's."""
+    import re
+
+    files = [f for f in ("report.md", "report.json", "index.html") if (out / f).is_file()]
+    files += [p.relative_to(out).as_posix() for sub, pat in (("plots", "*.png"), ("model-index", "*.yaml"))
+              for p in sorted((out / sub).glob(pat))]
+    page = out / "index.html"
+    if page.is_file():
+        text = page.read_text(encoding="utf-8", errors="replace")
+        files += sorted(set(re.findall(r'(?:src|href)="(clips/[^"/]+)"', text)))
+    return files
+
+
+def report_update(out: Path):
+    """Stage a report written into ``out`` (:func:`generation.ownership.owned_update`): ``out`` must be
+    new, empty or a report folder (a render or Hub folder is refused); the commit replaces the files
+    an earlier report wrote (its page and clips too when this run writes none), keeps every other
+    file, and runs with interrupts held, so the page is never half-updated."""
+    from generation.ownership import owned_update
+
+    return owned_update(out, "report", what="vocalgrad report", legacy_files=_legacy_report_files)
 
 
 def _load_runs(specs: list[str]) -> tuple[list, list, dict]:
