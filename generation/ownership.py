@@ -157,20 +157,21 @@ def check_out(out, kind: str, *, option: str = "--out", force: bool = False) -> 
     is refused unless ``force`` (then only what the command writes is added; nothing is removed).
     """
     out = Path(out)
+    named = f"{option} {out}".strip()
     if out.exists() and not out.is_dir():
-        return f"{option} {out}: exists and is not a folder; choose another {option}"
+        return f"{named}: exists and is not a folder; choose another {option or 'folder'}"
     if not out.exists() or _is_empty(out):
         return None
     found = folder_kind(out)
     if found == kind:
         return None
     if found is not None:
-        return (f"{option} {out}: is {KIND_NAMES.get(found, found)}, not {KIND_NAMES[kind].split(' (')[0]}; "
-                f"nothing was written; choose another {option}")
+        return (f"{named}: is {KIND_NAMES.get(found, found)}, not {KIND_NAMES[kind].split(' (')[0]}; "
+                f"nothing was written; choose another {option or 'folder'}")
     if force:
         return None
-    return (f"{option} {out}: exists, is not empty and is not {KIND_NAMES[kind]} (no {MARKER}); nothing was "
-            f"written; choose an empty or new {option}")
+    return (f"{named}: exists, is not empty and is not {KIND_NAMES[kind]} (no {MARKER}); nothing was "
+            f"written; choose an empty or new {option or 'folder'}")
 
 
 def claim_out(out, kind: str, *, option: str = "--out", force: bool = False) -> None:

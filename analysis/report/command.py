@@ -44,7 +44,8 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     results : iterable of str or Path
         lm-eval output folders or ``results_*.json`` files; ``LABEL=PATH`` sets a model's name.
     out_dir : str or Path
-        Created if needed; existing report files are replaced.
+        New, empty or a report folder: the files an earlier report wrote there are replaced, other
+        files kept (:func:`report_update`); a render, Hub or other non-empty folder is refused.
     draws, seed : int
         Bootstrap settings (default 10,000 draws, seed 1234 as in benchmark.md §8).
     top : int
@@ -68,6 +69,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         The analysed numbers (what ``report.json`` holds, with ``nan`` as ``null`` there), plus
         ``"paths"``: the files written.
     """
+    from generation.ownership import claim_out
+
+    claim_out(out_dir, "report")  # before any work: never a render, Hub or foreign folder
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
@@ -253,11 +257,14 @@ def _cli(args) -> int:
         print("vocalgrad report: error: --draws must be >= 1", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
+    from generation.ownership import claim_out
+
     from .html_page import html_options
 
     try:
+        claim_out(args.out, "report")  # a render or Hub folder given as --out is refused before --data is read
         html = html_options(args)  # checked (and --data opened) before anything is written
-    except ValueError as exc:
+    except ValueError as exc:  # OwnershipError is one
         return report_error("vocalgrad report", exc)
     try:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
