@@ -36,8 +36,8 @@ from contextlib import contextmanager
 import vocalgrad
 
 __all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PIPE", "EXIT_PROBLEMS", "EXIT_TERMINATED",
-           "Terminated", "debug_from", "debug_wanted", "explain", "report_error", "run_command", "set_debug",
-           "sigterm_as_interrupt", "worker_signals"]
+           "debug_from", "debug_wanted", "explain", "report_error", "run_command", "set_debug",
+           "sigterm_as_interrupt", "terminated", "worker_signals"]
 
 #: Environment switch: ``VOCALGRAD_DEBUG=1`` shows the traceback of an expected failure too.
 DEBUG_ENV = "VOCALGRAD_DEBUG"
@@ -109,25 +109,33 @@ def report_error(prog: str, exc: BaseException, code: int = EXIT_ERROR) -> int:
     return code
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived (raised in the main thread by :func:`sigterm_as_interrupt`). A
-    :class:`KeyboardInterrupt`, so every clean-up written for Ctrl-C runs for it too."""
+_terminated = False
+
+
+def terminated() -> bool:
+    """Whether the :class:`KeyboardInterrupt` being handled came from SIGTERM (:func:`sigterm_as_interrupt`)."""
+    return _terminated
 
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """Inside the block, SIGTERM raises :class:`Terminated` in the main thread, as SIGINT raises
-    :class:`KeyboardInterrupt`; a second SIGTERM during the clean-up is ignored (SIGKILL still ends
-    the process). A SIGTERM that was ignored when the process started stays ignored; outside the main
-    thread the block runs unchanged."""
+    """Inside the block, SIGTERM raises :class:`KeyboardInterrupt` in the main thread as SIGINT does
+    (:func:`terminated` then says it was SIGTERM), so every clean-up written for Ctrl-C runs for it
+    too; a second SIGTERM during the clean-up is ignored (SIGKILL still ends the process). A SIGTERM
+    that was ignored when the process started stays ignored; outside the main thread the block runs
+    unchanged."""
+    global _terminated
+    _terminated = False
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield
         return
 
     def terminate(signum, frame):
+        global _terminated
+        _terminated = True
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: let the clean-up run
-        raise Terminated()
+        raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, terminate)
     try:
@@ -161,14 +169,12 @@ def run_command(prog: str, func: Callable[[], int | None]) -> int:
     try:
         with sigterm_as_interrupt():
             return int(func() or 0)
-    except Terminated:
-        if debug_wanted():
-            raise
-        print(f"{prog}: terminated (SIGTERM); rerun the same command to resume", file=sys.stderr)
-        return EXIT_TERMINATED
     except KeyboardInterrupt:
         if debug_wanted():
             raise
+        if terminated():
+            print(f"{prog}: terminated (SIGTERM); rerun the same command to resume", file=sys.stderr)
+            return EXIT_TERMINATED
         print(f"{prog}: interrupted; rerun the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:

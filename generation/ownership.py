@@ -83,6 +83,16 @@ def command_line() -> str:
     return f"python: {prog or 'interactive'}"
 
 
+def _toolkit_version() -> str:
+    """The installed toolkit's version (the package metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vocalgrad")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree that is not installed
+        return "unknown"
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -101,13 +111,10 @@ def write_marker(folder, kind: str, *, files: dict[str, str] | None = None, pend
     """Write (atomically) the marker of ``folder``: ``kind``, toolkit version, command, created time (kept
     from an earlier marker of the same kind), and ``files`` (relative path -> sha256) when given;
     ``pending``: files being moved in by a commit (also owned, should the commit be cut short)."""
-    from .render import TOOLKIT_VERSION
-
     folder = Path(folder)
     old = read_marker(folder) or {}
-    data = {"kind": kind, "toolkit_version": TOOLKIT_VERSION, "command": command or command_line(),
-            "created": old.get("created") if old.get("kind") == kind and old.get("created") else _now(),
-            "updated": _now()}
+    data = {"kind": kind, "toolkit_version": _toolkit_version(), "command": command or command_line(),
+            "created": old.get("created") if old.get("kind") == kind and old.get("created") else _now()}
     if files is not None:
         data["files"] = dict(sorted(files.items()))
     if pending:
