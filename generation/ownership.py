@@ -46,11 +46,11 @@ from pathlib import Path
 import vocalgrad
 
 from . import audio as aio
-from .identity import sha256_file
+from .identity import sha256_bytes, sha256_file
 from .render_files import clean_stale_temps, pid_alive
 
 __all__ = ["KIND_NAMES", "LOCK", "MARKER", "OwnershipError", "check_out", "claim_out", "command_line",
-           "folder_kind", "out_lock", "owned_files", "read_marker", "remove_leftovers", "signals_deferred",
+           "folder_kind", "out_lock", "owned_files", "read_marker", "record_rewrite", "remove_leftovers", "signals_deferred",
            "owned_update", "stage_dir", "write_marker"]
 
 #: The marker file of a managed folder.
@@ -122,6 +122,17 @@ def write_marker(folder, kind: str, *, files: dict[str, str] | None = None, pend
     path = folder / MARKER
     aio.atomic_write_text(path, json.dumps(data, indent=1) + "\n")
     return path
+
+
+def record_rewrite(folder, rel: str, old: bytes, new: bytes) -> None:
+    """A toolkit command rewrote ``folder/rel`` from ``old`` to ``new`` bytes (``vocalgrad publish``
+    retargeting the card): if the marker listed the file with ``old``'s sha256 (it was still the
+    toolkit's), it now lists ``new``'s, so the next build does not take it for a user's edit."""
+    marker = read_marker(folder)
+    files = (marker or {}).get("files")
+    if isinstance(files, dict) and files.get(rel) == sha256_bytes(old):
+        aio.atomic_write_text(Path(folder) / MARKER, json.dumps(
+            {**marker, "files": {**files, rel: sha256_bytes(new)}}, indent=1) + "\n")
 
 
 def _legacy_kind(folder: Path) -> str | None:

@@ -151,6 +151,15 @@ def test_hub_refuses_an_edited_readme_unless_force(site, tmp_path, capsys):
     assert _tree(hub) == _tree(site / "hub")
 
 
+def test_a_card_retargeted_by_publish_is_still_the_builds_own(site, tmp_path):
+    from generation.publish import retarget_card
+
+    hub = _copy(site, "hub", tmp_path)
+    assert retarget_card(hub, "me/mine") is True  # what `vocalgrad publish --repo me/mine` does first
+    assert main(["hub", str(site / "render"), "--out", str(hub), *HUB]) == 0  # not taken for a user's edit
+    assert _tree(hub) == _tree(site / "hub")
+
+
 def test_hub_refuses_a_foreign_folder_before_any_work(site, tmp_path, capsys):
     other = tmp_path / "other"
     other.mkdir()
