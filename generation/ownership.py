@@ -162,9 +162,14 @@ def folder_kind(folder) -> str | None:
     return marker["kind"] if marker else _legacy_kind(folder)
 
 
+#: Entries that do not make a folder non-empty: the lock, and temporary files and stages of a writer
+#: that has just started (a ``--shard I/N`` render writing ``render.json`` while the next one looks).
+_TRANSIENT = re.compile(r"^(\.vocalgrad\.lock|\..+\.[^.]+\.\d+\.tmp|\.stage\.[^.]+\.\d+\.partial)$")
+
+
 def _is_empty(folder: Path) -> bool:
-    """No entry but the toolkit's lock file (a writer refused earlier may have left only that)."""
-    return all(p.name == LOCK for p in folder.iterdir())
+    """No entry but the toolkit's lock file and writers' temporary files."""
+    return all(_TRANSIENT.match(p.name) for p in folder.iterdir())
 
 
 def check_out(out, kind: str, *, option: str = "--out", force: bool = False) -> str | None:

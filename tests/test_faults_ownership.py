@@ -108,6 +108,17 @@ def test_report_without_html_removes_its_earlier_page_and_nothing_else(site, tmp
     assert (out / "README.txt").read_text() == "mine" and (out / "report.md").is_file()
 
 
+def test_report_refuses_an_edited_report_unless_force(site, tmp_path, capsys):
+    out = tmp_path / "rep"
+    build_report([site / "results" / "good"], out, draws=20, plots=False)
+    (out / "report.md").write_text("my notes on the numbers")
+    args = ["report", str(site / "results" / "good"), "--out", str(out), "--draws", "20", "--no-plots"]
+    assert main(args) == 2
+    assert "report.md changed since `vocalgrad report` wrote it" in capsys.readouterr().err
+    assert (out / "report.md").read_text() == "my notes on the numbers"
+    assert main([*args, "--force"]) == 0 and (out / "report.md").read_text().startswith("#")
+
+
 # --------------------------------------------------------------------------------------------- hub
 def test_hub_keeps_git_notes_and_license_and_replaces_its_own_files(site, tmp_path, capsys):
     hub = _copy(site, "hub", tmp_path)
@@ -209,6 +220,17 @@ def test_a_second_writer_to_one_out_is_refused(site, tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------- render, demo
+def test_a_folder_holding_only_a_starting_writers_files_counts_as_empty(tmp_path):
+    """``--shard I/N`` renders start together: one may look while another writes its first file."""
+    from generation.ownership import check_out
+
+    (tmp_path / f".render.json.{aio.HOST_TAG}.4242.tmp").write_text("{")
+    (tmp_path / ".vocalgrad.lock").write_text("")
+    assert check_out(tmp_path, "render") is None
+    (tmp_path / "render.json").write_text("{}")  # then it is a render folder (of an earlier version's layout)
+    assert check_out(tmp_path, "render") is None and "is a render folder" in check_out(tmp_path, "hub")
+
+
 def test_render_refuses_a_foreign_folder(tmp_path, capsys):
     (tmp_path / "thesis.tex").write_text("x")
     assert main(["render", *RENDER, "--out", str(tmp_path)]) == 2

@@ -36,7 +36,7 @@ def _jsonable(obj: Any) -> Any:
 
 def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
                  plots: bool = True, labels: dict[str, str] | None = None, human=None,
-                 render_dir=None, html=None) -> dict[str, Any]:
+                 render_dir=None, html=None, force: bool = False) -> dict[str, Any]:
     """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
 
     Parameters
@@ -62,6 +62,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     html : analysis.report.html_page.HtmlOptions, optional
         Also write ``index.html`` (:func:`analysis.report.html_page.write_html`) from ``report.json``;
         its summary is returned under ``"html"``.
+    force : bool
+        Also replace files an earlier report wrote that were edited since, and write into a non-empty
+        folder that is no report folder (its files are kept; a render or Hub folder is still refused).
 
     Returns
     -------
@@ -71,7 +74,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     """
     from generation.ownership import claim_out
 
-    claim_out(out_dir, "report")  # before any work: never a render, Hub or foreign folder
+    claim_out(out_dir, "report", force=force)  # before any work: never a render, Hub or foreign folder
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
@@ -83,7 +86,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)  # yes/no and ternary, {} when absent
     report["extras"] = extras  # cross-attribute, source-clip bias, paraphrases ({} when absent)
     out = Path(out_dir)
-    with report_update(out) as stage:  # the files of an earlier report are replaced, nobody else's
+    with report_update(out, force=force) as stage:  # the files of an earlier report are replaced, nobody else's
         plot_paths = _draw_plots(report, stage) if plots else {}
         md = _markdown(report, plot_paths, agreement, render_dir)
         report["paths"] = _write(stage, report, md, plot_paths)
@@ -114,14 +117,14 @@ def _legacy_report_files(out: Path) -> list[str]:
     return files
 
 
-def report_update(out: Path):
+def report_update(out: Path, *, force: bool = False):
     """Stage a report written into ``out`` (:func:`generation.ownership.owned_update`): ``out`` must be
     new, empty or a report folder (a render or Hub folder is refused); the commit replaces the files
     an earlier report wrote (its page and clips too when this run writes none), keeps every other
     file, and runs with interrupts held, so the page is never half-updated."""
     from generation.ownership import owned_update
 
-    return owned_update(out, "report", what="vocalgrad report", legacy_files=_legacy_report_files)
+    return owned_update(out, "report", what="vocalgrad report", legacy_files=_legacy_report_files, force=force)
 
 
 def _load_runs(specs: list[str]) -> tuple[list, list, dict]:
@@ -238,7 +241,11 @@ def register_cli(sub) -> None:
     p.add_argument("results", nargs="*", metavar="RESULTS",
                    help="lm-eval --output_path folder or results_*.json file, or the authors' raw prediction "
                         "files (*.jsonl, docs/published.md); LABEL=PATH names the model")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", required=True, help="output folder: new, empty or a report folder (the files an earlier "
+                   "report wrote are replaced, others kept; a render or Hub folder is refused)")
+    p.add_argument("--force", action="store_true",
+                   help="also replace report files edited since they were written, and write into a non-empty "
+                        "folder that is no report folder (keeping its files)")
     p.add_argument("--draws", type=int, default=DRAWS, help=f"bootstrap draws (default {DRAWS})")
     p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.add_argument("--top", type=int, default=20, help="most frequent raw outputs to list (default 20)")
@@ -262,13 +269,14 @@ def _cli(args) -> int:
     from .html_page import html_options
 
     try:
-        claim_out(args.out, "report")  # a render or Hub folder given as --out is refused before --data is read
+        claim_out(args.out, "report", force=args.force)  # a render or Hub folder given as --out is refused before --data is read
         html = html_options(args)  # checked (and --data opened) before anything is written
     except ValueError as exc:  # OwnershipError is one
         return report_error("vocalgrad report", exc)
     try:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
-                           plots=not args.no_plots, human=args.human, render_dir=args.render, html=html)
+                           plots=not args.no_plots, human=args.human, render_dir=args.render, html=html,
+                           force=args.force)
     except (ResultsError, OSError) as exc:
         return report_error("vocalgrad report", exc)
     for fmt, entries in rep["formats"].items():
