@@ -371,8 +371,11 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
                  jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float) -> RenderSummary:
     _check_or_write_settings(out, _settings(items, rec, source=source, split=split, categories=categories,
                                             sample_rate=sample_rate))
-    if (read_marker(out) or {}).get("kind") != "render":
-        write_marker(out, "render")  # the shards of a --shard I/N render share the first one's
+    if (read_marker(out) or {}).get("kind") != "render":  # the shards of a --shard I/N render share the first one's
+        try:
+            write_marker(out, "render")
+        except OSError:  # an earlier version's finished render on a read-only copy: a rerun still writes nothing
+            pass
     clean_stale_temps(out)
     write_selection(out, items)
 
