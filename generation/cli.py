@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vocalgrad",
         description="Render, publish and analyse the VocalGrad benchmark.",
         epilog="Exit status: 0 done, 1 problems found (verify), 2 bad input or a file/folder that cannot be "
-               "used (one message says which and what to do), 130 interrupted.",
+               "used (one message says which and what to do), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).",
     )
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (also: VOCALGRAD_DEBUG=1)")

@@ -15,7 +15,10 @@ Exit status of every command:
       traceback (an unexpected error, i.e. a bug) also exits with 1
 2     an expected failure: bad input or options, a file or folder that cannot be used,
       no space left, a read-only folder; the message says which file and what to do
-130   interrupted (Ctrl-C); rerun the same command to resume
+130   interrupted (Ctrl-C, SIGINT); rerun the same command to resume
+143   terminated (SIGTERM, what batch schedulers and ``kill`` send): handled like Ctrl-C, the
+      unit in flight is finished or rolled back, worker processes end with the command and no
+      staged folder stays; rerun the same command to resume
 141   the reader of the output went away (e.g. ``| head``); nothing is printed
 ====  ==================================================================================
 """
@@ -24,18 +27,23 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import vocalgrad
 
-__all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PIPE", "EXIT_PROBLEMS", "debug_from",
-           "debug_wanted", "explain", "report_error", "run_command", "set_debug"]
+__all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PIPE", "EXIT_PROBLEMS", "EXIT_TERMINATED",
+           "debug_from", "debug_wanted", "explain", "report_error", "run_command", "set_debug",
+           "sigterm_as_interrupt", "terminated", "worker_signals"]
 
 #: Environment switch: ``VOCALGRAD_DEBUG=1`` shows the traceback of an expected failure too.
 DEBUG_ENV = "VOCALGRAD_DEBUG"
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 130, 141
+#: Exit status after SIGTERM (128 + 15, what a shell reports for a process SIGTERM ended).
+EXIT_TERMINATED = 143
 
 _debug = False
 
@@ -101,14 +109,72 @@ def report_error(prog: str, exc: BaseException, code: int = EXIT_ERROR) -> int:
     return code
 
 
+_terminated = False
+
+
+def terminated() -> bool:
+    """Whether the :class:`KeyboardInterrupt` being handled came from SIGTERM (:func:`sigterm_as_interrupt`)."""
+    return _terminated
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Inside the block, SIGTERM raises :class:`KeyboardInterrupt` in the main thread as SIGINT does
+    (:func:`terminated` then says it was SIGTERM), so every clean-up written for Ctrl-C runs for it
+    too; a second SIGTERM during the clean-up is ignored (SIGKILL still ends the process). A SIGTERM
+    that was ignored when the process started stays ignored; outside the main thread the block runs
+    unchanged."""
+    global _terminated
+    _terminated = False
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminate(signum, frame):
+        global _terminated
+        _terminated = True
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: let the clean-up run
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def worker_signals() -> None:
+    """Initializer of a worker process (``multiprocessing.Pool(initializer=...)``): it ignores Ctrl-C
+    (the command stops its workers itself), dies on SIGTERM (what ``Pool.terminate`` sends), and on
+    Linux gets SIGTERM when the command that started it dies, however it died."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        parent = os.getppid()
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no prctl
+            return
+        if os.getppid() != parent:  # the parent died before the line above
+            os._exit(1)
+
+
 def run_command(prog: str, func: Callable[[], int | None]) -> int:
     """Call ``func()`` and return its exit status; an expected failure becomes one message and status 2,
-    Ctrl-C status 130 (see the module docstring). Unexpected errors propagate (a traceback)."""
+    Ctrl-C status 130, SIGTERM status 143 (see the module docstring). Unexpected errors propagate (a
+    traceback)."""
     try:
-        return int(func() or 0)
+        with sigterm_as_interrupt():
+            return int(func() or 0)
     except KeyboardInterrupt:
         if debug_wanted():
             raise
+        if terminated():
+            print(f"{prog}: terminated (SIGTERM); rerun the same command to resume", file=sys.stderr)
+            return EXIT_TERMINATED
         print(f"{prog}: interrupted; rerun the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -25,7 +25,9 @@ import vocalgrad as vg
 
 from analysis.report.paper import PAPER_CATEGORY_ACC
 
-__all__ = ["run_demo", "register_cli", "BASELINES"]
+from .ownership import OwnershipError, check_out, write_marker
+
+__all__ = ["run_demo", "register_cli", "BASELINES", "DEMO_PARTS", "check_demo_out"]
 
 #: (label, model name, model_args) of the baselines the demo scores.
 BASELINES = (
@@ -93,6 +95,20 @@ def write_summary(out_dir: Path, accs: dict[str, dict[str, float]], n_clips: int
     return path
 
 
+#: The parts of the demo folder that a command of their own writes, and the kind each must be.
+DEMO_PARTS = (("render", "render"), ("hub", "hub"), ("report", "report"))
+
+
+def check_demo_out(out: Path) -> None:
+    """Refuse, before anything is rendered, a demo folder (or a ``render``/``hub``/``report`` part of it)
+    that is someone else's (:func:`generation.ownership.check_out`)."""
+    problems = [check_out(out / sub, kind, option="") for sub, kind in DEMO_PARTS] + [check_out(out, "demo")]
+    problems = [p for p in problems if p]
+    if problems:
+        raise OwnershipError(problems[0] + ("" if len(problems) == 1 else f" (and {len(problems) - 1} more)")
+                             + "; nothing was rendered")
+
+
 def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None = None,
              evaluate: bool = True) -> Path:
     """Render, build the Hub folder, score the baselines, write the summary and the report.
@@ -106,7 +122,9 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
 
     t0 = time.perf_counter()
     out = Path(out_dir)
+    check_demo_out(out)  # before any work: the demo folder and each of its parts must be the demo's
     out.mkdir(parents=True, exist_ok=True)
+    write_marker(out, "demo")
     steps = 5 if evaluate else 2
     _step(f"1/{steps} render the demo set ({'all' if n_sources is None else n_sources} sources x 216 clips)")
     summary = render("demo", out / "render", n_sources=n_sources, jobs=jobs)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import vocalgrad
 
-from . import audio as aio
 from . import hub as _hub
 from . import published
 
@@ -53,7 +52,7 @@ def _sample_rate(rows: list[dict]) -> int:
 
 def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_BYTES,
                          row_group_rows: int = _hub.ROW_GROUP_ROWS, card_template=None,
-                         progress: bool = True) -> dict:
+                         progress: bool = True, force: bool = False) -> dict:
     """Write our Hub folder for the authors' release.
 
     Parameters
@@ -62,9 +61,9 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         Local copy of the release, or its Hub repo id (downloaded first,
         :func:`generation.published.local_copy`).
     out_dir : path-like
-        Folder to write; replaced if it holds an earlier VocalGrad Hub folder, refused if it is a
-        non-empty folder of anything else.
-    max_shard_bytes, row_group_rows, card_template
+        Folder to write: new, empty or a Hub folder, whose files an earlier build wrote are replaced
+        and others kept (:func:`generation.hub.hub_update`); a non-empty folder of anything else is refused.
+    max_shard_bytes, row_group_rows, card_template, force
         As for :func:`generation.hub.build_hub`.
     progress : bool
         Show a progress bar over the clips (the whole folder is written again on a re-run: it is
@@ -81,7 +80,7 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
         With what is wrong, before anything is written.
     """
     out = Path(out_dir)
-    folder, rows, template = _checked_release(src, out, card_template)
+    folder, rows, template = _checked_release(src, out, card_template, force=force)
     sample_rate = _sample_rate(rows)
     feats = published.published_features(sample_rate)
 
@@ -92,7 +91,7 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     keyed = [{**r, "clip_id": r["id"]} for r in rows]  # the shard writer keys rows by clip_id
     check = _release_check(src, folder, keyed, sample_rate)
     try:
-        with aio.staged_folder(out) as stage:
+        with _hub.hub_update(out, force=force) as stage:
             configs, files = _write_category_configs(stage, keyed, sizes, _table_maker(feats, bar),
                                                      max_shard_bytes=max_shard_bytes, row_group_rows=row_group_rows)
             configs.append(_hub.all_config(configs))
@@ -102,7 +101,7 @@ def build_from_published(src, out_dir, *, max_shard_bytes: int = _hub.MAX_SHARD_
     return _hub.build_summary(configs, files)
 
 
-def _checked_release(src, out: Path, card_template) -> tuple[Path, list[dict], Path]:
+def _checked_release(src, out: Path, card_template, *, force: bool = False) -> tuple[Path, list[dict], Path]:
     """The release folder, its rows and the card template; raise if the release, ``out`` or the card is unusable."""
     try:
         folder = published.local_copy(src)
@@ -114,7 +113,7 @@ def _checked_release(src, out: Path, card_template) -> tuple[Path, list[dict], P
     if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
         raise _hub.HubBuildError(f"{out}: --out must lie outside the published copy {folder}")
     template, bad_template = _hub.card_template_path(card_template)
-    problems = _hub.out_problems(out) + bad_template
+    problems = _hub.out_problems(out, force=force) + bad_template
     if problems:
         raise _hub.HubBuildError(problems[0])
     return folder, rows, template

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import vocalgrad
 
-from . import audio as aio
 from .hub_card import extension_categories, extension_section, render_card, sweep_section, yaml_header
-from .hub_dir import HubBuildError, HubDir
+from .hub_dir import HubBuildError
+from .ownership import check_out, owned_update
 from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "build_summary",
     "card_template_path",
     "check_render",
+    "hub_update",
     "out_problems",
     "render_card",
     "shard_rows",
@@ -166,6 +167,7 @@ def build_hub(
     sources: bool | None = None,
     repo_id: str | None = None,
     license_id: str | None = None,
+    force: bool = False,
 ) -> dict:
     """Write the publishable Hub folder for one or more render directories.
 
@@ -174,8 +176,9 @@ def build_hub(
     render_dirs : path-like or list of path-like
         Render folders; at most one per split (``test``, ``beep``, ``train``, from render.json).
     out_dir : path-like
-        Folder to write. Replaced if it holds an earlier VocalGrad Hub folder; refused if it is a
-        non-empty folder of anything else.
+        Folder to write: new, empty, or a Hub folder this command wrote before, whose files it
+        replaces; files it did not write there (``.git/``, ``NOTES.md``, ``LICENSE``) are kept
+        (:func:`hub_update`). A non-empty folder of anything else is refused.
     allow_partial : bool
         Accept renders lacking conditions or categories (their configs are omitted and the card
         says so) instead of failing.
@@ -197,6 +200,9 @@ def build_hub(
         Repo id of the card's loading examples (default: the paper's for a VCTK build, else ``ORG/NAME``).
     license_id : str, optional
         Hub licence id for the card; default: from the sources (:func:`generation.card.card_license`).
+    force : bool
+        Also replace files this command wrote that were edited since (a README with changes), and
+        write into a non-empty folder that is no Hub folder (keeping its files).
 
     Returns
     -------
@@ -209,9 +215,9 @@ def build_hub(
         With every problem found, before anything is written.
     """
     inputs = _check_inputs(render_dirs, Path(out_dir), allow_partial=allow_partial, verify_sha256=verify_sha256,
-                           sources=sources, card_template=card_template)
+                           sources=sources, card_template=card_template, force=force)
     feats = vocalgrad.features(inputs.sample_rate)
-    with aio.staged_folder(inputs.out) as stage:
+    with hub_update(inputs.out, force=force) as stage:
         configs, files = _write_render_configs(stage, inputs.by_split, feats, max_shard_bytes=max_shard_bytes,
                                                row_group_rows=row_group_rows)
         if inputs.sources:
@@ -235,7 +241,7 @@ class _Inputs:
 
 
 def _check_inputs(render_dirs, out: Path, *, allow_partial: bool, verify_sha256: bool, sources: bool | None,
-                  card_template) -> _Inputs:
+                  card_template, force: bool = False) -> _Inputs:
     """Check the renders, the output folder, the sources clips and the card template; raise with every problem."""
     if isinstance(render_dirs, (str, os.PathLike)):
         render_dirs = [render_dirs]
@@ -244,7 +250,7 @@ def _check_inputs(render_dirs, out: Path, *, allow_partial: bool, verify_sha256:
     rates = {int(c.meta.get("sample_rate", 48000)) for c in checks}
     if len(rates) > 1:
         problems.append(f"renders have different sample rates {sorted(rates)}; render them at one rate")
-    problems += out_problems(out)
+    problems += out_problems(out, force=force)
     if out.resolve() in {Path(d).resolve() for d in render_dirs}:
         problems.append(f"{out}: --out must differ from the render directory")
     if sources is None:
@@ -287,11 +293,26 @@ def _partial_problems(c: RenderCheck) -> list[str]:
     return problems
 
 
-def out_problems(out: Path) -> list[str]:
-    """``out`` must be missing, empty or an earlier VocalGrad Hub folder (which is replaced)."""
-    if out.exists() and any(out.iterdir()) and not HubDir(out).has_vocalgrad_card():
-        return [f"{out}: exists, is not empty and is not a VocalGrad Hub folder; choose another --out"]
-    return []
+def out_problems(out: Path, *, force: bool = False) -> list[str]:
+    """``out`` must be missing, empty or a Hub folder (marker, or an earlier version's card); with
+    ``force`` also a non-empty folder of nobody's (:func:`generation.ownership.check_out`)."""
+    problem = check_out(out, "hub", force=force)
+    return [problem] if problem else []
+
+
+def _legacy_hub_files(out: Path) -> list[str]:
+    """What ``vocalgrad hub`` wrote in a Hub folder of an earlier version (no marker): the card and
+    the ``<config>/*.parquet`` shards; everything else there is someone else's."""
+    return ["README.md"] + [p.relative_to(out).as_posix() for p in sorted(out.glob("*/*.parquet"))
+                            if not p.parent.name.startswith(".")]
+
+
+def hub_update(out, *, force: bool = False, what: str = "vocalgrad hub"):
+    """The staging folder of a Hub build into ``out`` (:func:`generation.ownership.owned_update`):
+    on success the files an earlier build wrote are replaced, foreign files kept; one build at a time."""
+    return owned_update(out, "hub", what=what, legacy_files=_legacy_hub_files, force=force,
+                        edited_hint="Keep your own card text in a card template (--card PATH, a copy of the "
+                                    "toolkit's dataset_card.md). ")
 
 
 def card_template_path(card_template) -> tuple[Path, list[str]]:

@@ -25,7 +25,12 @@ def register_cli(subparsers) -> None:
     p.add_argument("--from-published", metavar="SRC",
                    help="instead of renders: convert the authors' published release (Hub id or local copy; "
                         "AudioFolder with metadata.csv) into this layout, keeping their clip ids; see docs/published.md")
-    p.add_argument("--out", required=True, metavar="HUB", help="folder to write (replaced if it is a Hub folder)")
+    p.add_argument("--out", required=True, metavar="HUB",
+                   help="folder to write: new, empty or a Hub folder; the files an earlier `vocalgrad hub` wrote there "
+                        "are replaced, others (.git/, LICENSE, notes) kept")
+    p.add_argument("--force", action="store_true",
+                   help="also replace files an earlier build wrote that were edited since (e.g. README.md), and "
+                        "write into a non-empty folder that is no Hub folder (its files are kept)")
     p.add_argument("--allow-partial", action="store_true",
                    help="accept renders with missing conditions; their configs are omitted and the card says so")
     p.add_argument("--max-shard-mb", type=float, default=MAX_SHARD_BYTES / 1024**2,
@@ -56,7 +61,7 @@ def _run_cli(args) -> int:
             args.render_dirs, args.out, allow_partial=args.allow_partial,
             max_shard_bytes=int(args.max_shard_mb * 1024**2), row_group_rows=args.row_group_rows,
             card_template=args.card, verify_sha256=not args.skip_sha256, sources=args.sources,
-            repo_id=args.repo, license_id=args.license,
+            repo_id=args.repo, license_id=args.license, force=args.force,
         )
     except HubBuildError as exc:
         print(f"vocalgrad hub: {exc}", file=sys.stderr)
@@ -72,7 +77,7 @@ def _run_from_published(args) -> int:
     try:
         summary = build_from_published(args.from_published, args.out, max_shard_bytes=int(args.max_shard_mb * 1024**2),
                                        row_group_rows=args.row_group_rows, card_template=args.card,
-                                       progress=sys.stderr.isatty())
+                                       progress=sys.stderr.isatty(), force=args.force)
     except HubBuildError as exc:
         print(f"vocalgrad hub: {exc}", file=sys.stderr)
         return 2

@@ -130,13 +130,16 @@ def retarget_card(hub_dir, repo_id: str) -> bool:
     """Make the card's loading examples name ``repo_id`` (rewrites ``HUB/README.md``); True if it changed."""
     from . import audio as aio
     from .card import retarget_repo_id
+    from .ownership import record_rewrite
 
     readme = Path(hub_dir) / "README.md"
-    text = readme.read_text(encoding="utf-8")
+    raw = readme.read_bytes()
+    text = raw.decode("utf-8")
     new = retarget_repo_id(text, repo_id)
     if new == text:
         return False
     aio.atomic_write_bytes(readme, new.encode("utf-8"))
+    record_rewrite(hub_dir, "README.md", raw, new.encode("utf-8"))  # still the build's own card
     return True
 
 

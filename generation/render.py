@@ -49,6 +49,8 @@ from .frozen import recorded_span
 from .span import Span, detect_span
 from .transforms import ClipKey, Params, get_transform
 from .warmup import warm_up
+from .cli_errors import worker_signals
+from .ownership import claim_out, read_marker, write_marker
 
 __all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "LongSourceWarning", "LONG_CLIP_SEC"]
 
@@ -375,6 +377,7 @@ def render(
     items = read_sources(source, opts)  # before creating anything: a bad source leaves no empty folder
     if n_sources is not None:
         items = items[:n_sources]
+    claim_out(out, "render")  # empty, new or a render folder: never someone else's folder
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -408,6 +411,11 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
         settings["sweep"] = {"trajectories": list(next(iter(plans.values())).trajectories),
                              "levels": {c: list(p.tokens) for c, p in plans.items()}}
     _check_or_write_settings(out, settings)
+    if (read_marker(out) or {}).get("kind") != "render":  # the shards of a --shard I/N render share the first one's
+        try:
+            write_marker(out, "render")
+        except OSError:  # an earlier version's finished render on a read-only copy: a rerun still writes nothing
+            pass
     clean_stale_temps(out)
     write_selection(out, items)
 
@@ -506,7 +514,7 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
             import multiprocessing as mp
 
             ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-            pool = ctx.Pool(jobs)
+            pool = ctx.Pool(jobs, initializer=worker_signals)  # workers end with the command, also on SIGTERM
             results = pool.imap_unordered(_run_unit, tasks, chunksize=1)
         for item, _category, n_rows, reason in results:
             if reason is not None:

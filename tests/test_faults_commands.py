@@ -26,9 +26,9 @@ def _render(out: Path, capsys) -> tuple[int, str, str]:
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    """Every file of a render folder (verify's record aside) by relative path."""
+    """Every file of a render folder (verify's record and the folder's marker aside) by relative path."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != "verify.json"}
+            if p.is_file() and p.name not in ("verify.json", ".vocalgrad.json")}
 
 
 @pytest.fixture(scope="module")

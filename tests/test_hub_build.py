@@ -50,7 +50,9 @@ def test_commands_registered():
 
 def test_folder_layout(built):
     _, out, _ = built
-    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                   if p.is_file() and not p.name.startswith(".vocalgrad."))  # the hidden marker and lock aside
+    assert json.loads((out / ".vocalgrad.json").read_text())["kind"] == "hub"
     expected = ["README.md"] + [f"{c}/test-00000-of-00001.parquet" for c in vocalgrad.CATEGORY_NAMES]
     assert files == sorted(expected + ["sources/test-00000-of-00001.parquet"])
     assert not list(out.rglob("*.py"))
@@ -182,9 +184,9 @@ def test_rerun_is_byte_identical(built, tmp_path):
     again = tmp_path / "hub2"
     assert run_cli(["hub", str(render), "--out", str(again)]) == 0
     for path in out.rglob("*"):
-        if path.is_file():
+        if path.is_file() and not path.name.startswith(".vocalgrad."):  # the marker records when it was made
             assert (again / path.relative_to(out)).read_bytes() == path.read_bytes(), path
-    # Rebuilding into an existing Hub folder replaces it in place, with the same bytes.
+    # Rebuilding into an existing Hub folder replaces it in place, with the same bytes (the marker too).
     before = {p: p.read_bytes() for p in again.rglob("*") if p.is_file()}
     assert run_cli(["hub", str(render), "--out", str(again)]) == 0
     assert {p: p.read_bytes() for p in again.rglob("*") if p.is_file()} == before

@@ -109,7 +109,7 @@ def test_refuses_foreign_output_folder(render, tmp_path, capsys):
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     assert run_cli(["hub", str(render), "--out", str(out)]) == 2
-    assert "is not a VocalGrad Hub folder" in capsys.readouterr().err
+    assert "is not a Hub folder" in capsys.readouterr().err
     assert (out / "notes.txt").read_text() == "mine"
 
 

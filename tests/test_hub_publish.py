@@ -118,8 +118,9 @@ def test_bad_folder_and_repo_id_fail_before_any_request(hub_dir, tmp_path):
         publish.publish(hub, "not-a-repo-id", token=TOKEN)
     with pytest.raises(publish.PublishError, match="no such folder"):
         publish.publish(tmp_path / "nowhere", "org/x", token=TOKEN)
-    assert publish.check_hub_folder(hub) == sorted(
-        p.relative_to(hub).as_posix() for p in hub.rglob("*") if p.is_file())
+    assert publish.check_hub_folder(hub) == sorted(  # every file but the hidden marker and lock of the folder
+        p.relative_to(hub).as_posix() for p in hub.rglob("*") if p.is_file() and not p.name.startswith("."))
+    assert (hub / ".vocalgrad.json").is_file()
 
 
 def test_publish_then_load_by_repo_id(server, hub_dir, tmp_path):
@@ -129,7 +130,8 @@ def test_publish_then_load_by_repo_id(server, hub_dir, tmp_path):
     assert TOKEN not in output
     assert f"Bearer {TOKEN}" in server.auth_headers  # the token reached the server, only in the header
     remote = server.files("ynk/vg-test")
-    local = {p.relative_to(hub).as_posix(): p.read_bytes() for p in hub.rglob("*") if p.is_file()}
+    local = {p.relative_to(hub).as_posix(): p.read_bytes() for p in hub.rglob("*")
+             if p.is_file() and not p.name.startswith(".")}  # the folder's marker and lock stay local
     assert {k: v for k, v in remote.items() if k != ".gitattributes"} == local
     assert result["ids"] == [r["clip_id"] for r in read_manifest(render) if r["category"] == "pitch"]
     assert result["audio_ok"] and result["features_ok"]

@@ -212,6 +212,7 @@ def test_stale_temp_of_a_zombie_is_removed(tmp_path):
 def test_every_file_of_a_render_folder_is_named_by_render_dir(corpus, tmp_path):
     # the render writes, and verify records, only what RenderDir names (its one owner)
     from generation.render_files import PARTS_DIR
+    from generation.ownership import MARKER
     from generation.render_dir import RenderDir
     from generation.verify import verify
 
@@ -227,7 +228,8 @@ def test_every_file_of_a_render_folder_is_named_by_render_dir(corpus, tmp_path):
     res = verify(out)
     written = {p.name for p in out.iterdir()}
     named = {rd.meta_path, rd.manifest_path, rd.selection_path, rd.skipped_path, rd.label_checks_path,
-             rd.span_check_path, rd.verify_path, rd.clips_dir, rd.sources_dir, out / PARTS_DIR}
+             rd.span_check_path, rd.verify_path, rd.clips_dir, rd.sources_dir, out / PARTS_DIR,
+             out / MARKER}  # the folder's owner marker (generation.ownership)
     assert written <= {p.name for p in named}, written - {p.name for p in named}
     assert {rd.META, rd.MANIFEST, rd.SKIPPED, rd.LABEL_CHECKS, rd.VERIFY, "clips", "sources"} <= written
     assert "corrupt" in rd.skipped()

@@ -36,7 +36,7 @@ def _jsonable(obj: Any) -> Any:
 
 def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
                  plots: bool = True, labels: dict[str, str] | None = None, human=None,
-                 render_dir=None, html=None) -> dict[str, Any]:
+                 render_dir=None, html=None, force: bool = False) -> dict[str, Any]:
     """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
 
     Parameters
@@ -44,7 +44,8 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     results : iterable of str or Path
         lm-eval output folders or ``results_*.json`` files; ``LABEL=PATH`` sets a model's name.
     out_dir : str or Path
-        Created if needed; existing report files are replaced.
+        New, empty or a report folder: the files an earlier report wrote there are replaced, other
+        files kept (:func:`report_update`); a render, Hub or other non-empty folder is refused.
     draws, seed : int
         Bootstrap settings (default 10,000 draws, seed 1234 as in benchmark.md §8).
     top : int
@@ -61,6 +62,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     html : analysis.report.html_page.HtmlOptions, optional
         Also write ``index.html`` (:func:`analysis.report.html_page.write_html`) from ``report.json``;
         its summary is returned under ``"html"``.
+    force : bool
+        Also replace files an earlier report wrote that were edited since, and write into a non-empty
+        folder that is no report folder (its files are kept; a render or Hub folder is still refused).
 
     Returns
     -------
@@ -68,6 +72,9 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         The analysed numbers (what ``report.json`` holds, with ``nan`` as ``null`` there), plus
         ``"paths"``: the files written.
     """
+    from generation.ownership import claim_out
+
+    claim_out(out_dir, "report", force=force)  # before any work: never a render, Hub or foreign folder
     specs = [str(r) for r in results]
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
@@ -80,18 +87,21 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)  # yes/no and ternary, {} when absent
     report["extras"] = extras  # cross-attribute, source-clip bias, paraphrases ({} when absent)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    plot_paths = _draw_plots(report, out) if plots else {}
-    md = _markdown(report, plot_paths, agreement, render_dir)
-    md += _psychometric(report, sweep_observers, out, plot_paths, draws=draws, seed=seed, plots=plots)
-    report["paths"] = _write(out, report, md, plot_paths)
-    report["paths"].update({f"sweep:{k}": str(out / v) for k, v in plot_paths.get("sweep", {}).items()})
-    report["paths"].update(write_model_indexes(report, out))  # DIR/model-index/<model>.yaml
-    if html is not None:
-        from .html_page import write_html
+    with report_update(out, force=force) as stage:  # the files of an earlier report are replaced, nobody else's
+        plot_paths = _draw_plots(report, stage) if plots else {}
+        md = _markdown(report, plot_paths, agreement, render_dir)
+        md += _psychometric(report, sweep_observers, stage, plot_paths, draws=draws, seed=seed, plots=plots)
+        report["paths"] = _write(stage, report, md, plot_paths)
+        report["paths"].update({f"sweep:{k}": str(stage / v) for k, v in plot_paths.get("sweep", {}).items()})
+        report["paths"].update(write_model_indexes(report, stage))  # DIR/model-index/<model>.yaml
+        if html is not None:
+            from .html_page import write_html
 
-        report["html"] = write_html(out, evaluations, html)
-        report["paths"]["index.html"] = report["html"]["path"]
+            report["html"] = write_html(stage, evaluations, html)
+            report["paths"]["index.html"] = report["html"]["path"]
+    report["paths"] = {k: str(out / Path(v).relative_to(stage)) for k, v in report["paths"].items()}
+    if "html" in report:
+        report["html"]["path"] = report["paths"]["index.html"]
     return report
 
 
@@ -115,6 +125,31 @@ def _psychometric(report: dict, observers: list, out: Path, plot_paths: dict, *,
     if block and plots:
         plot_paths["sweep"] = plot_sweeps(block, out)
     return sweep_markdown(block, plot_paths.get("sweep"))
+
+
+def _legacy_report_files(out: Path) -> list[str]:
+    """What ``vocalgrad report`` wrote in a report folder of an earlier version (no marker): its named
+    files, figures and model-index cards, and the clips its page links to; other files are someone else's."""
+    import re
+
+    files = [f for f in ("report.md", "report.json", "index.html") if (out / f).is_file()]
+    files += [p.relative_to(out).as_posix() for sub, pat in (("plots", "*.png"), ("model-index", "*.yaml"))
+              for p in sorted((out / sub).glob(pat))]
+    page = out / "index.html"
+    if page.is_file():
+        text = page.read_text(encoding="utf-8", errors="replace")
+        files += sorted(set(re.findall(r'(?:src|href)="(clips/[^"/]+)"', text)))
+    return files
+
+
+def report_update(out: Path, *, force: bool = False):
+    """Stage a report written into ``out`` (:func:`generation.ownership.owned_update`): ``out`` must be
+    new, empty or a report folder (a render or Hub folder is refused); the commit replaces the files
+    an earlier report wrote (its page and clips too when this run writes none), keeps every other
+    file, and runs with interrupts held, so the page is never half-updated."""
+    from generation.ownership import owned_update
+
+    return owned_update(out, "report", what="vocalgrad report", legacy_files=_legacy_report_files, force=force)
 
 
 def _load_runs(specs: list[str], *, others: bool = False) -> tuple[list, list, dict]:
@@ -238,7 +273,11 @@ def register_cli(sub) -> None:
     p.add_argument("results", nargs="*", metavar="RESULTS",
                    help="lm-eval --output_path folder or results_*.json file, or the authors' raw prediction "
                         "files (*.jsonl, docs/published.md); LABEL=PATH names the model")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", required=True, help="output folder: new, empty or a report folder (the files an earlier "
+                   "report wrote are replaced, others kept; a render or Hub folder is refused)")
+    p.add_argument("--force", action="store_true",
+                   help="also replace report files edited since they were written, and write into a non-empty "
+                        "folder that is no report folder (keeping its files)")
     p.add_argument("--draws", type=int, default=DRAWS, help=f"bootstrap draws (default {DRAWS})")
     p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.add_argument("--top", type=int, default=20, help="most frequent raw outputs to list (default 20)")
@@ -257,15 +296,19 @@ def _cli(args) -> int:
         print("vocalgrad report: error: --draws must be >= 1", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
+    from generation.ownership import claim_out
+
     from .html_page import html_options
 
     try:
+        claim_out(args.out, "report", force=args.force)  # a render or Hub folder given as --out is refused before --data is read
         html = html_options(args)  # checked (and --data opened) before anything is written
-    except ValueError as exc:
+    except ValueError as exc:  # OwnershipError is one
         return report_error("vocalgrad report", exc)
     try:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
-                           plots=not args.no_plots, human=args.human, render_dir=args.render, html=html)
+                           plots=not args.no_plots, human=args.human, render_dir=args.render, html=html,
+                           force=args.force)
     except (ResultsError, OSError) as exc:
         return report_error("vocalgrad report", exc)
     for fmt, entries in rep["formats"].items():

@@ -13,7 +13,6 @@ answers and the heat-map cells come from the same sample-log records (:mod:`.htm
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 import vocalgrad
 from generation.audio import atomic_write_text
 
-from .html_clips import CLIP_DIR, ClipCard, cards_without_files, clip_summary, select_clips, write_clips
+from .html_clips import ClipCard, cards_without_files, clip_summary, select_clips, write_clips
 from .html_tables import (Table, breakdown_sections, comparisons_section, esc, extra_sections, human_section,
                           leaderboard)
 from .stats import SEED
@@ -176,7 +175,9 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
     Parameters
     ----------
     out_dir : path-like
-        The report folder; ``report.json`` must be there (written by :func:`build_report`).
+        The report folder being written (:func:`build_report` passes its staging folder, which
+        replaces the earlier page and clips only when the whole report is written); ``report.json``
+        must be there.
     evaluations : list of Evaluation
         The evaluations the report was built from (their records give the clip answers).
     options : HtmlOptions, optional
@@ -203,9 +204,6 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
 
     body += [comparisons_section(report), extra_sections(report), sweep_html(report), human_section(report)]
     figures = _figure_bytes(out, report)
-    clip_dir = out / CLIP_DIR
-    if clip_dir.is_dir():
-        shutil.rmtree(clip_dir)  # the clips of an earlier page
     clip_bytes, n_clips = 0, 0
     if options.catalog is not None:
         lists, order = select_clips(options.catalog, evaluations, seed=options.seed)

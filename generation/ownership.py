@@ -1,0 +1,418 @@
+"""Who owns a folder: the marker file of the folders the toolkit writes, the lock of a writer, its leftovers.
+
+A command clears or replaces only what it made. Every folder a command manages (a render folder, a
+Hub folder, a report folder, the demo folder) carries a small marker, ``DIR/.vocalgrad.json``::
+
+    {"kind": "hub", "toolkit_version": "0.1.0", "command": "vocalgrad hub build --out hub",
+     "created": "2026-12-02T01:02:03Z", "files": {"README.md": "<sha256>", ...}}
+
+``files`` (where a command keeps it) lists what the command wrote, with the sha256 of each file:
+the next run removes or replaces a listed file only while it still holds those bytes, so a file
+edited since (a README with the user's changes) is never overwritten silently, and a file the
+marker does not list (``.git/``, ``NOTES.md``, ``LICENSE``) is never touched.
+
+An ``--out`` must be missing, empty, or a folder of the same kind (:func:`check_out`); anything
+else is refused in one line before any work. Folders written by an earlier version (no marker) are
+recognised by their layout (:func:`folder_kind`: a render folder by ``render.json`` or its manifest,
+a Hub folder by its VocalGrad card, a report folder by ``report.json`` with ``report.md``, a demo
+folder by its ``render/`` or ``hub/`` sub-folder) and adopted: the run that writes them next adds
+the marker. The marker and the lock are hidden files: ``vocalgrad publish`` never uploads them.
+
+One writer at a time (:func:`out_lock`): a command holds ``DIR/.vocalgrad.lock`` (an ``flock``
+the kernel drops when the process dies, so a killed run never blocks the next one); a second
+writer is refused, naming the first. Leftovers of a killed run (:func:`remove_leftovers`: staged
+folders ``.NAME.PID.partial``, ``.stage.HOST.PID.partial``, temporary files
+``.NAME.HOST.PID.tmp``) are matched by the toolkit's naming and a dead process id, named, and removed.
+
+:func:`signals_deferred` holds SIGINT and SIGTERM while a command commits (moves staged files into
+place and writes the marker), so an interrupt never leaves a half-updated folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import vocalgrad
+
+from . import audio as aio
+from .identity import sha256_bytes, sha256_file
+from .render_files import clean_stale_temps, pid_alive
+
+__all__ = ["KIND_NAMES", "LOCK", "MARKER", "OwnershipError", "check_out", "claim_out", "command_line",
+           "folder_kind", "out_lock", "owned_files", "read_marker", "record_rewrite", "remove_leftovers", "signals_deferred",
+           "owned_update", "stage_dir", "write_marker"]
+
+#: The marker file of a managed folder.
+MARKER = ".vocalgrad.json"
+#: The lock file a writer holds while it writes the folder.
+LOCK = ".vocalgrad.lock"
+
+#: Folder kinds, and how a message names each (with the command that makes it).
+KIND_NAMES = {
+    "render": "a render folder (made by `vocalgrad render`)",
+    "hub": "a Hub folder (made by `vocalgrad hub`)",
+    "report": "a report folder (made by `vocalgrad report`)",
+    "demo": "a demo folder (made by `vocalgrad demo`)",
+}
+
+
+class OwnershipError(vocalgrad.VocalGradError, ValueError):
+    """An output folder the command may not write (someone else's, another kind, or being written)."""
+
+
+def command_line() -> str:
+    """The command line of this process as the marker records it (``vocalgrad hub ...``; a call from
+    Python is recorded as ``python: PROGRAM``)."""
+    argv = list(sys.argv) if sys.argv else [""]
+    prog = Path(argv[0]).name
+    if prog in ("vocalgrad", "vocalgrad-eval"):
+        return " ".join([prog, *argv[1:]])[:2000]
+    if argv[0].endswith(("generation/cli.py", "harness_tasks/cli.py")) or argv[0] == "-m":
+        return " ".join(["vocalgrad", *argv[1:]])[:2000]
+    return f"python: {prog or 'interactive'}"
+
+
+def _toolkit_version() -> str:
+    """The installed toolkit's version (the package metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vocalgrad")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree that is not installed
+        return "unknown"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_marker(folder) -> dict | None:
+    """The marker of ``folder`` (a dict with at least ``kind``), ``None`` when it has none or it is unreadable."""
+    try:
+        data = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("kind"), str) else None
+
+
+def write_marker(folder, kind: str, *, files: dict[str, str] | None = None, pending: dict[str, str] | None = None,
+                 command: str | None = None) -> Path:
+    """Write (atomically) the marker of ``folder``: ``kind``, toolkit version, command, created time (kept
+    from an earlier marker of the same kind), and ``files`` (relative path -> sha256) when given;
+    ``pending``: files being moved in by a commit (also owned, should the commit be cut short)."""
+    folder = Path(folder)
+    old = read_marker(folder) or {}
+    data = {"kind": kind, "toolkit_version": _toolkit_version(), "command": command or command_line(),
+            "created": old.get("created") if old.get("kind") == kind and old.get("created") else _now()}
+    if files is not None:
+        data["files"] = dict(sorted(files.items()))
+    if pending:
+        data["pending"] = dict(sorted(pending.items()))
+    path = folder / MARKER
+    aio.atomic_write_text(path, json.dumps(data, indent=1) + "\n")
+    return path
+
+
+def record_rewrite(folder, rel: str, old: bytes, new: bytes) -> None:
+    """A toolkit command rewrote ``folder/rel`` from ``old`` to ``new`` bytes (``vocalgrad publish``
+    retargeting the card): if the marker listed the file with ``old``'s sha256 (it was still the
+    toolkit's), it now lists ``new``'s, so the next build does not take it for a user's edit."""
+    marker = read_marker(folder)
+    files = (marker or {}).get("files")
+    if isinstance(files, dict) and files.get(rel) == sha256_bytes(old):
+        aio.atomic_write_text(Path(folder) / MARKER, json.dumps(
+            {**marker, "files": {**files, rel: sha256_bytes(new)}}, indent=1) + "\n")
+
+
+def _legacy_kind(folder: Path) -> str | None:
+    """The kind of a folder written before markers existed, by its layout (``None``: not recognised)."""
+    from .hub_dir import HubDir
+    from .render_dir import RenderDir
+
+    if RenderDir.looks_like(folder):
+        return "render"
+    if HubDir(folder).has_vocalgrad_card():
+        return "hub"
+    if (folder / "report.json").is_file() and (folder / "report.md").is_file():
+        return "report"
+    if any(read_marker(folder / sub) or _legacy_kind(folder / sub) for sub in ("render", "hub")
+           if (folder / sub).is_dir()):
+        return "demo"
+    return None
+
+
+def folder_kind(folder) -> str | None:
+    """What ``folder`` is: its marker's kind, else the kind its layout shows (an earlier version's
+    folder), else ``None`` (missing, empty or foreign)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    marker = read_marker(folder)
+    return marker["kind"] if marker else _legacy_kind(folder)
+
+
+#: Entries that do not make a folder non-empty: the lock, and temporary files and stages of a writer
+#: that has just started (a ``--shard I/N`` render writing ``render.json`` while the next one looks).
+_TRANSIENT = re.compile(r"^(\.vocalgrad\.lock|\..+\.[^.]+\.\d+\.tmp|\.stage\.[^.]+\.\d+\.partial)$")
+
+
+def _is_empty(folder: Path) -> bool:
+    """No entry but the toolkit's lock file and writers' temporary files."""
+    return all(_TRANSIENT.match(p.name) for p in folder.iterdir())
+
+
+def check_out(out, kind: str, *, option: str = "--out", force: bool = False) -> str | None:
+    """Why ``out`` cannot be written as a folder of ``kind``, or ``None`` when it can.
+
+    It can when it is missing, empty, or a folder of the same kind (marker, or an earlier version's
+    layout). A folder of another kind is refused whatever ``force``; a non-empty folder of nobody's
+    is refused unless ``force`` (then only what the command writes is added; nothing is removed).
+    """
+    out = Path(out)
+    named = f"{option} {out}".strip()
+    if out.exists() and not out.is_dir():
+        return f"{named}: exists and is not a folder; choose another {option or 'folder'}"
+    if not out.exists() or _is_empty(out):
+        return None
+    found = folder_kind(out)
+    if found == kind:
+        return None
+    if found is not None:
+        return (f"{named}: is {KIND_NAMES.get(found, found)}, not {KIND_NAMES[kind].split(' (')[0]}; "
+                f"nothing was written; choose another {option or 'folder'}")
+    if force:
+        return None
+    return (f"{named}: exists, is not empty and is not {KIND_NAMES[kind]} (no {MARKER}); nothing was "
+            f"written; choose an empty or new {option or 'folder'}")
+
+
+def claim_out(out, kind: str, *, option: str = "--out", force: bool = False) -> None:
+    """:func:`check_out`, raising :class:`OwnershipError` with its message."""
+    problem = check_out(out, kind, option=option, force=force)
+    if problem:
+        raise OwnershipError(problem)
+
+
+def owned_files(folder, marker: dict | None, legacy_files) -> tuple[dict[str, str], list[str]]:
+    """The files of ``folder`` this command may remove or replace, and those it may not (edited since).
+
+    With a marker listing ``files``: each listed file still holding its recorded sha256 is owned; a
+    listed file whose bytes differ is *edited* (returned second); a missing one is neither. Without
+    (an earlier version's folder, adopted): ``legacy_files`` (relative paths the layout says the
+    command wrote) are owned. Returns ``({relative path: sha256}, [edited relative paths])``.
+    """
+    folder = Path(folder)
+    owned: dict[str, str] = {}
+    edited: list[str] = []
+    listed = (marker or {}).get("files")
+    if isinstance(listed, dict):
+        accepted = {rel: {sha} for rel, sha in listed.items()}
+        for rel, sha in ((marker or {}).get("pending") or {}).items():  # a commit cut short (SIGKILL)
+            accepted.setdefault(rel, set()).add(sha)
+        for rel, shas in sorted(accepted.items()):
+            path = folder / rel
+            if not path.is_file():
+                continue
+            digest = sha256_file(path)
+            (owned.__setitem__(rel, digest) if digest in shas else edited.append(rel))
+    else:
+        for rel in sorted(legacy_files):
+            if (folder / rel).is_file():
+                owned[rel] = ""
+    return owned, edited
+
+
+def _files_under(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+@contextlib.contextmanager
+def owned_update(out, kind: str, *, what: str, legacy_files=lambda out: [], force: bool = False,
+                 edited_hint: str = "") -> Iterator[Path]:
+    """A staging folder for the new contents of ``out``; on success, what the command made before is
+    replaced by it and nothing else is touched.
+
+    Holds the lock of ``out`` (:func:`out_lock`), removes leftovers of killed runs, then yields an
+    empty folder (``OUT/.stage.HOST.PID.partial``). When the block succeeds the commit runs with
+    SIGINT/SIGTERM held (:func:`signals_deferred`): the files the marker lists (or ``legacy_files(out)``
+    for an earlier version's folder) that the new contents do not have are removed, the staged files
+    are moved into place, and the marker lists the new files with their sha256. Foreign files
+    (``.git/``, ``NOTES.md``...) stay. On an error or an interrupt ``out`` is as it was.
+
+    Raises
+    ------
+    OwnershipError
+        Before the block: ``out`` is someone else's (:func:`check_out`), another writer holds it, or a
+        file the command wrote was edited since (unless ``force``). At the commit: a staged file would
+        replace a file the command did not write (unless ``force``).
+    """
+    out = Path(out)
+    claim_out(out, kind, force=force)
+    created = not out.exists()
+    try:
+        with out_lock(out, what):
+            remove_leftovers(out)
+            marker = read_marker(out)
+            marker = marker if marker and marker.get("kind") == kind else None
+            adopted = marker is None and _legacy_kind(out) == kind
+            owned, edited = owned_files(out, marker, legacy_files(out) if adopted else [])
+            if edited and not force:
+                raise OwnershipError(
+                    f"{out}: {', '.join(edited)} changed since `{what}` wrote {'it' if len(edited) == 1 else 'them'}; "
+                    f"nothing was written. {edited_hint}Move the file(s) away and rerun, or pass --force to replace "
+                    f"{'it' if len(edited) == 1 else 'them'}")
+            owned.update({rel: "" for rel in edited})  # --force
+            stage = stage_dir(out)
+            try:
+                yield stage
+                new = {rel: sha256_file(stage / rel) for rel in _files_under(stage)}
+                foreign = [rel for rel in new if (out / rel).exists() and rel not in owned]
+                if foreign and not force:
+                    raise OwnershipError(f"{out}: {', '.join(foreign[:5])} not written by `{what}`; nothing was "
+                                         f"changed; move {'it' if len(foreign) == 1 else 'them'} away and rerun, "
+                                         "or pass --force to replace")
+                with signals_deferred():
+                    write_marker(out, kind, files={k: v for k, v in owned.items() if v}, pending=new)
+                    for rel in sorted(set(owned) - set(new)):
+                        (out / rel).unlink(missing_ok=True)
+                        _remove_empty_parents(out, out / rel)
+                    for rel in new:
+                        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(stage / rel, out / rel)
+                    write_marker(out, kind, files=new)
+            finally:
+                shutil.rmtree(stage, ignore_errors=True)
+    except BaseException:
+        if created and out.is_dir() and _is_empty(out):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _remove_empty_parents(root: Path, path: Path) -> None:
+    """Remove the folders between ``path`` and ``root`` that became empty."""
+    for parent in path.parents:
+        if parent == root or root not in parent.parents:
+            return
+        try:
+            parent.rmdir()
+        except OSError:
+            return
+
+
+# ------------------------------------------------------------------------------------------- the lock
+@contextlib.contextmanager
+def out_lock(out, what: str) -> Iterator[Path]:
+    """Hold ``OUT/.vocalgrad.lock`` (``flock``) while the block writes ``out`` (created if missing).
+
+    Raises
+    ------
+    OwnershipError
+        Another process holds it: the message names its command and process id.
+    """
+    import fcntl
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+            holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip() or "another process"
+            raise OwnershipError(f"{out}: being written by {holder}; wait for it to finish (or stop it), "
+                                 f"then rerun, or choose another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"`{what}` (pid {os.getpid()} on {aio.HOST_TAG})\n".encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # drops the lock; the file stays (removing it would race a waiting writer)
+
+
+# --------------------------------------------------------------------------------------- leftovers
+_LEGACY_STAGE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.partial$")
+_STAGE = re.compile(r"^\.stage\.(?P<host>[^.]+)\.(?P<pid>\d+)\.partial$")
+
+
+def stage_dir(out) -> Path:
+    """This process's staging folder inside ``out`` (``OUT/.stage.HOST.PID.partial``), created empty."""
+    stage = Path(out) / f".stage.{aio.HOST_TAG}.{os.getpid()}.partial"
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    return stage
+
+
+def remove_leftovers(out, *, warn: bool = True) -> list[Path]:
+    """Remove what killed runs of this host left in and beside ``out``; return the paths removed.
+
+    Only the toolkit's own names with a process id that no longer runs: staged folders
+    (``OUT/.stage.HOST.PID.partial``; ``.OUT.PID.partial`` beside ``out``, the earlier version's) and
+    temporary files (``.NAME.HOST.PID.tmp``, anywhere under ``out``). Each removal is named on stderr.
+    """
+    out = Path(out)
+    gone: list[Path] = []
+    if out.parent.is_dir():
+        for p in out.parent.iterdir():
+            m = _LEGACY_STAGE.match(p.name)
+            if m and m["name"] == out.name and p.is_dir() and not pid_alive(int(m["pid"])):
+                gone.append(p)
+    if out.is_dir():
+        for p in out.iterdir():
+            m = _STAGE.match(p.name)
+            if m and m["host"] == aio.HOST_TAG and p.is_dir() and not pid_alive(int(m["pid"])):
+                gone.append(p)
+    for p in gone:
+        shutil.rmtree(p, ignore_errors=True)
+    if out.is_dir():
+        before = set(out.rglob(".*.tmp"))
+        clean_stale_temps(out)
+        gone += sorted(p for p in before if not p.exists())
+    if warn and gone:
+        names = ", ".join(str(p) for p in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        print(f"vocalgrad: removed what an interrupted run left: {names}", file=sys.stderr)
+    return gone
+
+
+# ----------------------------------------------------------------------------------------- signals
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then act on the first one that came.
+
+    For the commit of a command (moving staged files into place, writing the marker): it finishes,
+    then the interrupt is raised as usual. Outside the main thread, a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    wanted = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in wanted}
+    for s in wanted:
+        if previous[s] not in (signal.SIG_IGN, None):
+            signal.signal(s, lambda signum, frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for s in wanted:
+            if previous[s] not in (signal.SIG_IGN, None):
+                signal.signal(s, previous[s])
+        if got:
+            handler = previous[got[0]]
+            if callable(handler):
+                handler(got[0], None)
+            else:  # SIG_DFL: what the default would have done
+                signal.raise_signal(got[0])
