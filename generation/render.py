@@ -10,7 +10,9 @@ back bit-identical). ``manifest.parquet`` is rebuilt from all part files at the 
 
 Output layout::
 
-    DIR/render.json                    recipe, split, source, sample rate (guards against mixing)
+    DIR/render.json                    recipe, split, source, sample rate (guards against mixing) and
+                                       the content digests: recipe, each source, the build
+                                       (generation.render_identity)
     DIR/selection.csv                  the selected sources
     DIR/sources/<source_id>.flac       each source as processed (48 kHz mono, 16-bit)
     DIR/clips/<category>/<clip_id>.flac
@@ -41,6 +43,7 @@ from . import label_validity as lv
 from .attributes import category_recipe
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
+from . import render_identity as ident
 from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
                            unit_problem, write_manifest, write_selection, write_span_check)
 from .schedule import make_schedule
@@ -168,15 +171,23 @@ def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tie
 
 
 def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_dir: Path, *,
-                           split: str, sample_rate: int) -> list[dict]:
-    """Render the 24 clips of one (source, category) unit and return their manifest rows."""
+                           split: str, sample_rate: int, source_sha256: str | None = None) -> list[dict]:
+    """Render the 24 clips of one (source, category) unit and return their manifest rows.
+
+    ``source_sha256`` is the source's identity (:func:`generation.render_identity.source_sha256`,
+    computed here when not given), recorded with the ``sources/`` file's sha256.
+    """
+    if source_sha256 is None:
+        source_sha256 = ident.source_sha256(item)
     x, span = prepare_source(item, recipe)
     proc_sr = recipe.sample_rate
     check_path = span_part_path(out_dir, item.source_id)
     if item.extra.get("recorded_onset_sec") not in (None, "") and not check_path.exists():
         aio.atomic_write_bytes(check_path, json.dumps(span_check(item, x, span, recipe)).encode())
     pcm, _ = aio.to_int16(x)
-    aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", aio.encode_flac(pcm, proc_sr))
+    source_flac = aio.encode_flac(pcm, proc_sr)
+    aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", source_flac)
+    ident.write_source_record(out_dir, item.source_id, source_sha256, aio.sha256_bytes(source_flac))
     cat = vg.category(category)
     attr = attributes.get(category)
     crec = category_recipe(recipe, category)
@@ -222,7 +233,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
 # --------------------------------------------------------------------------------------------
 # Output folder settings (the other bookkeeping files: generation.render_files)
 # --------------------------------------------------------------------------------------------
-def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
+def _check_or_write_settings(out_dir: Path, settings: dict, recipe: Recipe) -> None:
     rd = RenderDir(out_dir)
     path = rd.meta_path
     if path.exists():
@@ -230,6 +241,7 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
             old = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise RenderError(f"{path} is not valid JSON ({exc}); remove it or use another --out") from exc
+        ident.check_recipe(out_dir, old, recipe)  # same name, other content: refused naming both digests
         for key in ("recipe", "sample_rate", "split", "source", "selection"):
             if key == "selection" and key not in old:  # written before selections were recorded
                 continue
@@ -252,9 +264,10 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
 # Driver
 # --------------------------------------------------------------------------------------------
 def _run_unit(args):
-    item, category, recipe, out_dir, split, sample_rate = args
+    item, category, recipe, out_dir, split, sample_rate, source_sha256 = args
     try:
-        rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate)
+        rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate,
+                                      source_sha256=source_sha256)
     except SkipSource as exc:
         part_path(out_dir, item.source_id, category).unlink(missing_ok=True)  # a unit rendered before
         return item, category, None, str(exc)
@@ -338,6 +351,9 @@ def render(
 
         opts = replace(opts, split=split)
     items = read_sources(source, opts)  # before creating anything: a bad source leaves no empty folder
+    items = ident.exclude_own_output(items, out, source)  # never the render's own clips or another render's
+    if not items:
+        raise ValueError(f"{source}: no source left once toolkit output is left out; point --source at the corpus")
     if n_sources is not None:
         items = items[:n_sources]
     created = not out.exists()
@@ -366,8 +382,12 @@ def selection_kind(items: list[SourceItem]) -> str:
 
 def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
                  jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float) -> RenderSummary:
+    if (note := ident.shipped_name_warning(rec)) is not None:
+        warnings.warn(ident.RecipeNameWarning(note), stacklevel=3)
+    digests = ident.source_digests(items)
+    ident.check_sources(out, digests)  # before anything is written: a changed source is refused by name
     _check_or_write_settings(out, _settings(items, rec, source=source, split=split, categories=categories,
-                                            sample_rate=sample_rate))
+                                            sample_rate=sample_rate), rec)
     clean_stale_temps(out)
     write_selection(out, items)
 
@@ -379,7 +399,7 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo),
                             repaired=repaired)
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
-    tasks = [(it, c, rec, out, split, sample_rate) for it, c in todo]
+    tasks = [(it, c, rec, out, split, sample_rate, digests.get(it.source_id)) for it, c in todo]
 
     warm_up(rec, list(dict.fromkeys(c for _, c in todo)), render_clip=render_clip,
             progress=progress)  # numba compiles before the bar
@@ -393,7 +413,7 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
         bar.close()
     summary.skipped = sorted(skipped.items())
     summary.clips_total -= skipped_units * per_unit
-    _finish(out, items, summary)
+    _finish(out, items, summary, rec, digests)
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -436,7 +456,8 @@ def _settings(items: list[SourceItem], rec: Recipe, *, source: str, split: str, 
         note = f"{domain}, an alternate source domain of the paper's Table 15: {note}"
     if seeds:
         note += f" (seed {', '.join(map(str, seeds))})"
-    return {"recipe": rec.name, "sample_rate": sample_rate, "split": split, "source": source,
+    return {"recipe": rec.name, "recipe_digest": rec.digest, "sample_rate": sample_rate, "split": split,
+            "source": source,
             "toolkit_version": TOOLKIT_VERSION, "selection": kind, "selection_note": note,
             "categories": sorted(categories), "domain": domain}
 
@@ -483,8 +504,9 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
     return skipped, skipped_units
 
 
-def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
-    """Write skipped.csv, span_check.csv, the manifest and label_checks.csv; warn on long clips and label warnings."""
+def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Recipe, digests: dict) -> None:
+    """Write skipped.csv, span_check.csv, the manifest, label_checks.csv and render.json's digests
+    (:func:`generation.render_identity.identity_fields`); warn on long clips and label warnings."""
     by_id = {it.source_id: it for it in items}
     aio.write_if_changed(RenderDir(out).skipped_path, csv_bytes(
         ["source_id", "audio", "reason"],
@@ -492,6 +514,9 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
     summary.span_checks = write_span_check(out, items)
     rows = part_rows(out)  # read once: the manifest and label_checks.csv both come from them
     write_manifest(out, rows)
+    meta_path = RenderDir(out).meta_path
+    meta = {**json.loads(meta_path.read_text()), **ident.identity_fields(out, rows, digests, rec)}
+    aio.write_if_changed(meta_path, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
     summary.label_warnings = dict(lv.write_label_checks(out, rows))
     summary.long_sources = long_sources(rows)
     if summary.long_sources:
