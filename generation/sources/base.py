@@ -189,8 +189,10 @@ def register_source(prefix: str, *, recognises: Callable[[Path], bool] | None = 
     (the error message then names it); bare paths no reader recognises are named ``folder``.
     """
 
+    from ..registry import claim
+
     def deco(fn):
-        _READERS[prefix] = fn
+        claim(_READERS, prefix, fn, what="source reader")  # a taken prefix is refused (NameTaken)
         if recognises is not None:
             _RECOGNISERS[prefix] = recognises
         return fn

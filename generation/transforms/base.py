@@ -309,11 +309,19 @@ TRANSFORMS: dict[str, Transform] = {}
 
 
 def register(name: str, params_type: type[Params], output_dtype: type) -> Callable[[Callable], Transform]:
-    """Decorator registering a transform function under ``name`` with its parameter type and output dtype."""
+    """Decorator registering a transform function under ``name`` with its parameter type and output dtype.
+
+    Raises
+    ------
+    generation.registry.NameTaken
+        ``name`` is taken by another transform (a built-in is never replaced; a plugin doing this at
+        import is left out by :mod:`generation.attributes`, its other registrations undone).
+    """
+    from ..registry import claim
 
     def deco(fn) -> Transform:
+        claim(TRANSFORMS, name, fn, what="transform")  # before touching fn: a refused one is left as it was
         fn.name, fn.params_type, fn.output_dtype = name, params_type, output_dtype
-        TRANSFORMS[name] = fn
         return fn
 
     return deco
