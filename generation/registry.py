@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from vocalgrad import VocalGradError
 
-__all__ = ["NameTaken", "claim", "origin", "registries", "replaced", "restore", "snapshot"]
+__all__ = ["NameTaken", "claim", "origin", "registries", "replaced", "restore", "snapshot", "track"]
 
 
 class NameTaken(VocalGradError, ValueError):
@@ -52,14 +52,23 @@ def claim(registry: dict, name: str, obj, *, what: str) -> None:
     registry[name] = obj
 
 
-def registries() -> dict[str, dict]:
-    """The toolkit's named registries: label -> the dict itself."""
-    from .measures import MEASURES
-    from .sources import base as sources
-    from .transforms.base import TRANSFORMS
+#: label -> registry dict, as the owning modules announce them (:func:`track`).
+_TRACKED: dict[str, dict] = {}
 
-    return {"transform": TRANSFORMS, "measure": MEASURES, "source reader": sources._READERS,
-            "source recogniser": sources._RECOGNISERS}
+
+def track(label: str, reg: dict) -> dict:
+    """Announce a registry (``label`` names its kind in messages); returns ``reg``. The modules that own
+    one call this when imported (transforms, source readers); measures are a leaf module and are added here."""
+    _TRACKED[label] = reg
+    return reg
+
+
+def registries() -> dict[str, dict]:
+    """The toolkit's named registries: label -> the dict itself (those of the modules imported so far,
+    and the measures)."""
+    from .measures import MEASURES  # a leaf module: it imports no registry
+
+    return {**_TRACKED, "measure": MEASURES}
 
 
 def snapshot() -> dict[str, dict]:
@@ -68,14 +77,16 @@ def snapshot() -> dict[str, dict]:
 
 
 def restore(saved: dict[str, dict]) -> None:
-    """Put every registry back as it was when ``saved`` was taken (names added since are removed)."""
+    """Put every registry back as it was when ``saved`` was taken (names added since are removed; a
+    registry announced since is left alone: its module's own names are in it)."""
     for label, reg in registries().items():
-        reg.clear()
-        reg.update(saved[label])
+        if label in saved:
+            reg.clear()
+            reg.update(saved[label])
 
 
 def replaced(saved: dict[str, dict]) -> list[str]:
     """``"<kind> '<name>'"`` for every entry of ``saved`` that is now missing or another object."""
     now = registries()
     return [f"{label} {name!r}" for label, before in saved.items() for name, obj in before.items()
-            if now[label].get(name) is not obj]
+            if now.get(label, {}).get(name) is not obj]

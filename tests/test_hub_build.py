@@ -51,7 +51,7 @@ def test_commands_registered():
 def test_folder_layout(built):
     _, out, _ = built
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    expected = ["README.md"] + [f"{c}/test-00000-of-00001.parquet" for c in vocalgrad.CATEGORY_NAMES]
+    expected = ["README.md", "build.json"] + [f"{c}/test-00000-of-00001.parquet" for c in vocalgrad.CATEGORY_NAMES]
     assert files == sorted(expected + ["sources/test-00000-of-00001.parquet"])
     assert not list(out.rglob("*.py"))
 

@@ -25,6 +25,7 @@ from dataclasses import replace
 import vocalgrad
 
 from .. import registry
+from .. import sources as _sources  # noqa: F401 - its readers are tracked before any plugin is loaded
 from ..registry import NameTaken, claim
 from ..transforms.base import TRANSFORMS
 from .base import Attribute, AttributeDeclarationError

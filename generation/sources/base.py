@@ -18,6 +18,7 @@ import numpy as np
 import soundfile as sf
 from vocalgrad import VocalGradError
 
+from .. import registry
 from ..audio import AudioReadError, read_audio
 
 __all__ = [
@@ -176,10 +177,10 @@ def load_source_audio(item: SourceItem) -> tuple[np.ndarray, int]:
 # --------------------------------------------------------------------------------------------
 # Registry
 # --------------------------------------------------------------------------------------------
-_READERS: dict[str, Callable[[str, SourceOptions], list[SourceItem]]] = {}
+_READERS: dict[str, Callable[[str, SourceOptions], list[SourceItem]]] = registry.track("source reader", {})
 
 
-_RECOGNISERS: dict[str, Callable[[Path], bool]] = {}
+_RECOGNISERS: dict[str, Callable[[Path], bool]] = registry.track("source recogniser", {})
 
 
 def register_source(prefix: str, *, recognises: Callable[[Path], bool] | None = None):
@@ -189,10 +190,8 @@ def register_source(prefix: str, *, recognises: Callable[[Path], bool] | None = 
     (the error message then names it); bare paths no reader recognises are named ``folder``.
     """
 
-    from ..registry import claim
-
     def deco(fn):
-        claim(_READERS, prefix, fn, what="source reader")  # a taken prefix is refused (NameTaken)
+        registry.claim(_READERS, prefix, fn, what="source reader")  # a taken prefix is refused (NameTaken)
         if recognises is not None:
             _RECOGNISERS[prefix] = recognises
         return fn
