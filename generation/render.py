@@ -187,7 +187,6 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     pcm, _ = aio.to_int16(x)
     source_flac = aio.encode_flac(pcm, proc_sr)
     aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", source_flac)
-    ident.write_source_record(out_dir, item.source_id, source_sha256, aio.sha256_bytes(source_flac))
     cat = vg.category(category)
     attr = attributes.get(category)
     crec = category_recipe(recipe, category)
@@ -227,6 +226,8 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                     "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,
                                                                 src_codes[tier], min_change=attr.min_change)),
                 })
+    # the source's digests, before the part file that makes the unit count as done
+    ident.write_source_record(out_dir, item.source_id, source_sha256, aio.sha256_bytes(source_flac))
     return rows
 
 

@@ -20,9 +20,10 @@ Each unit also writes its source's record to ``.parts/source/<source_id>.json`` 
 an interrupted run is checked as well as a finished one. A folder rendered before these records
 existed adopts the current files at its next run (nothing older can be checked).
 
-A render never reads its own output: :func:`exclude_own_output` drops source files inside the
-``--out`` folder, and for ``folder:`` sources also files inside any render folder (``render.json``,
-``manifest.parquet``) or VocalGrad Hub folder under the source, with a warning naming the folder.
+A render never reads its own output: :func:`exclude_own_output` drops source files in the ``clips/``,
+``sources/`` and ``.parts/`` folders of ``--out``, and for ``folder:`` sources also files inside any
+render folder (``render.json``, ``manifest.parquet``) or VocalGrad Hub folder under the source, with a
+warning naming the folder.
 """
 
 from __future__ import annotations
@@ -194,11 +195,13 @@ def _toolkit_folder(folder: Path, cache: dict) -> Path | None:
 
 
 def exclude_own_output(items: list[SourceItem], out_dir: Path, source: str) -> list[SourceItem]:
-    """``items`` without the files that are toolkit output: inside ``out_dir``, or (``folder:`` sources)
-    inside a render or Hub folder under the source folder. Warns with a :class:`SourceWarning` naming the
-    folder(s) and the number of files left out.
+    """``items`` without the files that are toolkit output: in the folders a render of ``out_dir`` writes
+    (``clips/``, ``sources/``, ``.parts/``), or (``folder:`` sources) inside a render or Hub folder under the
+    source folder, the source folder itself included (its ``sources/`` sub-folder may be read: it holds no
+    marker). Warns with a :class:`SourceWarning` naming the folder(s) and the number of files left out.
     """
     out = out_dir.expanduser().resolve()
+    written = [out / "clips", out / "sources", out / RenderDir.PARTS]  # what a render writes audio into
     kind, _, arg = source.partition(":")
     root = Path(arg).expanduser().resolve() if kind == "folder" and arg else None
     cache: dict = {}
@@ -211,7 +214,7 @@ def exclude_own_output(items: list[SourceItem], out_dir: Path, source: str) -> l
             continue
         path = Path(it.audio).expanduser().absolute()
         resolved = path.resolve()
-        owner = out if resolved.is_relative_to(out) or path.is_relative_to(out) else None
+        owner = out if any(resolved.is_relative_to(w) or path.is_relative_to(w) for w in written) else None
         if owner is None and root is not None and resolved.is_relative_to(root):
             owner = _toolkit_folder(resolved.parent, cache)
         if owner is None:
