@@ -1,7 +1,8 @@
 """Rendered set(s) -> publishable Hugging Face dataset folder (``vocalgrad hub``).
 
 The folder holds ``README.md`` (the dataset card with its YAML header: licence, ``configs:``,
-``dataset_info``) and one sub-folder of parquet shards per config, e.g.
+``dataset_info``), ``build.json`` (the build digest of every config: :mod:`generation.hub_build_record`)
+and one sub-folder of parquet shards per config, e.g.
 ``pitch/test-00000-of-00001.parquet``. The ``all`` config lists the nine category folders as its
 data files, so no audio is stored twice; ``beep`` and ``train`` get their own folders when those
 renders are given, and ``sources`` (the unmodified source clips of the test render, for the
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import vocalgrad
 
+from .hub_build_record import write_build_record
 from .hub_card import extension_categories, extension_section, render_card, sweep_section, yaml_header
 from .hub_dir import HubBuildError
 from .ownership import check_out, owned_update
@@ -226,6 +228,7 @@ def build_hub(
         _insert_all_config(configs)
         files.append(write_readme(stage, inputs.template, inputs.by_split, configs, feats, repo_id=repo_id,
                                   license_id=license_id))
+        files.append(write_build_record(stage, inputs.by_split, configs))  # build.json: digest per config
     return build_summary(configs, files)
 
 

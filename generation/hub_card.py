@@ -76,10 +76,18 @@ def _provenance_note(by_split: dict) -> str:
     label-validity warnings of the test render (:func:`generation.label_validity.label_warnings_markdown`)."""
     from .label_validity import label_warnings_markdown
 
+    from .identity import short
+
     out = []
     for split, c in sorted(by_split.items()):
         if c.meta.get("selection_note"):
             out.append(f"**Selection ({split}):** {c.meta['selection_note']}.")
+        recipe = f"recipe `{c.meta.get('recipe', 'unknown')}`"
+        if c.meta.get("recipe_digest"):
+            recipe += f" (content `{short(c.meta['recipe_digest'])}`)"
+        out.append(f"**Build digest ({split}):** `{short(RenderDir(c.path).build_digest(c.rows))}` over "
+                   f"{len(c.rows):,} clips, {recipe} (sha256 over the sorted clip id and clip sha256 pairs; "
+                   "`build.json` gives the full digest of every config).")
         v = RenderDir(c.path).verify_record()
         if v is not None:
             same = v.get("manifest_sha256") == RenderDir(c.path).manifest_sha256()

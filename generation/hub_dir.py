@@ -3,6 +3,7 @@
 Layout (written by :mod:`generation.hub`)::
 
     DIR/README.md                                   the dataset card (YAML header: pretty_name VocalGrad)
+    DIR/build.json                                  the build digest of every config (:class:`BuildInfo`)
     DIR/<config>/<split>-0000N-of-0000M.parquet     one folder per config (a category, all, beep, train, sources)
 
 The harness (:func:`harness_tasks.utils.load_split`), ``vocalgrad verify``, ``listen``/``show`` and
@@ -17,13 +18,14 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import vocalgrad
 
 from .render_dir import RenderDir, known_categories
 
-__all__ = ["PRETTY_NAME", "HubBuildError", "HubDir", "HubDirError"]
+__all__ = ["PRETTY_NAME", "BuildInfo", "HubBuildError", "HubDir", "HubDirError"]
 
 #: ``pretty_name`` of the card's YAML header: marks a folder as one that ``vocalgrad hub`` wrote.
 PRETTY_NAME = "VocalGrad"
@@ -36,6 +38,37 @@ class HubBuildError(vocalgrad.VocalGradError, ValueError):
 class HubDirError(vocalgrad.VocalGradError, FileNotFoundError):
     """A folder read as a Hub folder lacks what is asked for (it is none, or lacks a config or split);
     the message says what it is and what to do."""
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """What a Hub folder's ``build.json`` says about one config (:meth:`HubDir.build_info`).
+
+    Attributes
+    ----------
+    name, split : str
+        The config and its Hub split.
+    digest : str
+        :func:`generation.identity.build_digest` over the config's ``(id, sha256)`` pairs.
+    n_clips : int
+    source_kind : str
+        The ``--source`` kind of the render it came from: ``demo``, ``vctk``, ``folder``, ``hf``,
+        ``tones``, ``loquacious``, ``cv-spontaneous`` ("" when unknown).
+    source, recipe, recipe_digest : str or None
+        The render's ``--source``, recipe name and recipe content digest.
+    render_digest : str or None
+        The build digest of the whole render the config came from (render.json's ``build_digest``).
+    """
+
+    name: str
+    split: str
+    digest: str
+    n_clips: int
+    source_kind: str = ""
+    source: str | None = None
+    recipe: str | None = None
+    recipe_digest: str | None = None
+    render_digest: str | None = None
 
 
 class HubDir:
@@ -68,6 +101,79 @@ class HubDir:
             return False
         head = self.card_path.read_text(encoding="utf-8", errors="replace")[:4000]
         return head.startswith("---") and f"pretty_name: {PRETTY_NAME}" in head
+
+    @property
+    def build_record_path(self) -> Path:
+        """``build.json``: the build digest of every config (:mod:`generation.hub_build_record`)."""
+        return self.path / "build.json"
+
+    def build_record(self) -> dict | None:
+        """Contents of ``build.json``; ``None`` for a folder built before it was written (or not by us).
+
+        Raises
+        ------
+        HubDirError
+            The file is there but no JSON object.
+        """
+        import json
+
+        path = self.build_record_path
+        if not path.is_file():
+            return None
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise HubDirError(f"{path}: not valid JSON ({exc}); rebuild the folder with `vocalgrad hub`") from None
+        if not isinstance(record, dict) or not isinstance(record.get("configs"), dict):
+            raise HubDirError(f"{path}: no 'configs' table; rebuild the folder with `vocalgrad hub`")
+        return record
+
+    def build_info(self, config: str = "all") -> BuildInfo | None:
+        """The recorded identity of ``config`` (:class:`BuildInfo`); ``None`` when ``build.json`` is absent
+        or does not list the config."""
+        record = self.build_record()
+        entry = (record or {}).get("configs", {}).get(config)
+        if not entry:
+            return None
+        render = (record.get("renders") or {}).get(entry.get("render", "test")) or {}
+        return BuildInfo(config, entry.get("split", ""), entry["build_digest"], int(entry.get("n_clips", 0)),
+                         render.get("source_kind") or "", render.get("source"), render.get("recipe"),
+                         render.get("recipe_digest"), render.get("build_digest"))
+
+    def build_digest(self, config: str = "all") -> str | None:
+        """The recorded build digest of ``config`` (``None`` when not recorded)."""
+        info = self.build_info(config)
+        return info.digest if info else None
+
+    def identity_problems(self, rows: list[dict]) -> list[str]:
+        """Configs whose recorded digest differs from the one of ``rows`` (dicts with ``config``, ``id``,
+        ``sha256``: what ``vocalgrad verify`` reads from the shards). Configs not among ``rows`` are not
+        checked; ``all`` is checked against the category configs it lists."""
+        from .identity import build_digest, short
+
+        record = self.build_record()
+        if record is None:
+            return []
+        by_config: dict[str, list] = {}
+        for r in rows:
+            by_config.setdefault(r["config"], []).append((r["id"], r["sha256"]))
+        problems = []
+        for name, entry in sorted(record["configs"].items()):
+            if name == "all":
+                pairs = [p for c, ps in by_config.items() if c in vocalgrad.CATEGORY_NAMES for p in ps]
+            else:
+                pairs = by_config.get(name)
+            if not pairs:
+                continue
+            try:
+                now = build_digest(pairs)
+            except ValueError as exc:
+                problems.append(f"{name}: {exc}")
+                continue
+            if now != entry.get("build_digest"):
+                problems.append(f"{name}: its shards give {short(now)}, {self.build_record_path} records "
+                                f"{short(entry.get('build_digest'))} (shards replaced or edited after `vocalgrad hub`)")
+        return problems
 
     def shards(self, config: str, split: str | None = None) -> list[Path]:
         """Sorted shards of ``config`` (only those of ``split`` when given); empty when it has none."""

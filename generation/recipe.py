@@ -20,10 +20,11 @@ from pathlib import Path
 
 from vocalgrad import CATEGORY_NAMES, TIERS, VocalGradError
 
+from .identity import content_digest
 from .transforms import TRANSFORMS, ParamError, Params
 
 __all__ = ["Recipe", "CategoryRecipe", "BlockSettings", "SpanSettings", "RecipeError", "load_recipe", "available_recipes",
-           "DEFAULT_RECIPE"]
+           "DEFAULT_RECIPE", "recipe_settings", "shipped_digest"]
 
 RECIPE_DIR = Path(__file__).parent / "recipes"
 DEFAULT_RECIPE = "faithful-v1"
@@ -139,6 +140,9 @@ class Recipe:
     crossfade: int
     categories: dict  # name -> CategoryRecipe
     path: str
+    #: :func:`generation.identity.content_digest` of :func:`recipe_settings`: the recipe's content,
+    #: whatever its name, description, comments or layout (render.json's ``recipe_digest``).
+    digest: str = ""
 
     def category(self, name: str) -> CategoryRecipe:
         try:
@@ -212,7 +216,7 @@ def load_recipe(name_or_path: str = DEFAULT_RECIPE) -> Recipe:
     missing = [c for c in CATEGORY_NAMES if c not in cats]
     if missing:
         raise RecipeError(f"{path}: no settings for categories {missing}")
-    return Recipe(
+    rec = Recipe(
         name=name,
         description=description,
         sample_rate=sr,
@@ -223,6 +227,35 @@ def load_recipe(name_or_path: str = DEFAULT_RECIPE) -> Recipe:
         categories=cats,
         path=str(path),
     )
+    return dataclasses.replace(rec, digest=content_digest(recipe_settings(rec)))
+
+
+def recipe_settings(rec: Recipe) -> dict:
+    """Everything of a loaded recipe that shapes the clips, as plain JSON-able values.
+
+    The processing rate, the span detector's and the blocks' settings, and per category its transform,
+    unit, layout, tier ranges, co-varying quantities and the transform's checked parameters at each
+    tier (defaults filled in). The name and description are left out: two files that render the same
+    clips have the same settings whatever they are called, and an edited copy that keeps the name
+    does not.
+    """
+    return {
+        "processing_sample_rate": rec.sample_rate,
+        "span": rec.span,
+        "blocks": {"size": rec.block, "context": rec.context, "crossfade": rec.crossfade},
+        "categories": {
+            name: {"transform": c.transform, "unit": c.unit, "layout": c.layout,
+                   "tiers": {t: list(c.tiers[t]) for t in TIERS}, "covary": c.params.get("covary", {}),
+                   "params": {t: dataclasses.asdict(c.tier_params[t]) for t in TIERS}}
+            for name, c in sorted(rec.categories.items())
+        },
+    }
+
+
+def shipped_digest(name: str) -> str | None:
+    """The content digest of the shipped recipe ``name`` (None when no recipe of that name ships)."""
+    path = RECIPE_DIR / f"{name}.toml"
+    return load_recipe(str(path)).digest if path.is_file() else None
 
 
 def _settings(path: Path, cls: type[Params], table, where: str):

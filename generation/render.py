@@ -10,7 +10,9 @@ back bit-identical). ``manifest.parquet`` is rebuilt from all part files at the 
 
 Output layout::
 
-    DIR/render.json                    recipe, split, source, sample rate (guards against mixing)
+    DIR/render.json                    recipe, split, source, sample rate (guards against mixing) and
+                                       the content digests: recipe, each source, the build
+                                       (generation.render_identity)
     DIR/selection.csv                  the selected sources
     DIR/sources/<source_id>.flac       each source as processed (48 kHz mono, 16-bit)
     DIR/clips/<category>/<clip_id>.flac
@@ -41,6 +43,7 @@ from . import label_validity as lv
 from .attributes import category_recipe
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
+from . import render_identity as ident
 from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
                            unit_problem, write_manifest, write_selection, write_span_check)
 from .schedule import make_schedule
@@ -175,19 +178,24 @@ def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tie
 
 
 def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_dir: Path, *,
-                           split: str, sample_rate: int, plan=None) -> list[dict]:
+                           split: str, sample_rate: int, plan=None, source_sha256: str | None = None) -> list[dict]:
     """Render the 24 clips of one (source, category) unit and return their manifest rows.
 
     With a :class:`generation.sweep_plan.SweepPlan` the unit holds the sweep's conditions instead
     (levels x its trajectories x 2 directions; the level token in the ``tier`` column and clip id).
+    ``source_sha256`` is the source's identity (:func:`generation.render_identity.source_sha256`,
+    computed here when not given), recorded with the ``sources/`` file's sha256.
     """
+    if source_sha256 is None:
+        source_sha256 = ident.source_sha256(item)
     x, span = prepare_source(item, recipe)
     proc_sr = recipe.sample_rate
     check_path = span_part_path(out_dir, item.source_id)
     if item.extra.get("recorded_onset_sec") not in (None, "") and not check_path.exists():
         aio.atomic_write_bytes(check_path, json.dumps(span_check(item, x, span, recipe)).encode())
     pcm, _ = aio.to_int16(x)
-    aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", aio.encode_flac(pcm, proc_sr))
+    source_flac = aio.encode_flac(pcm, proc_sr)
+    aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", source_flac)
     cat = vg.category(category)
     attr = attributes.get(category)
     crec = plan.crec if plan is not None else category_recipe(recipe, category)
@@ -228,13 +236,15 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                     "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,
                                                                 src_codes[tier], min_change=attr.min_change)),
                 })
+    # the source's digests, before the part file that makes the unit count as done
+    ident.write_source_record(out_dir, item.source_id, source_sha256, aio.sha256_bytes(source_flac))
     return rows
 
 
 # --------------------------------------------------------------------------------------------
 # Output folder settings (the other bookkeeping files: generation.render_files)
 # --------------------------------------------------------------------------------------------
-def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
+def _check_or_write_settings(out_dir: Path, settings: dict, recipe: Recipe) -> None:
     rd = RenderDir(out_dir)
     path = rd.meta_path
     if path.exists():
@@ -242,6 +252,7 @@ def _check_or_write_settings(out_dir: Path, settings: dict) -> None:
             old = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise RenderError(f"{path} is not valid JSON ({exc}); remove it or use another --out") from exc
+        ident.check_recipe(out_dir, old, recipe)  # same name, other content: refused naming both digests
         for key in ("recipe", "sample_rate", "split", "source", "selection", "sweep"):
             if key == "selection" and key not in old:  # written before selections were recorded
                 continue
@@ -274,10 +285,10 @@ def _comparable(key: str, value):
 # Driver
 # --------------------------------------------------------------------------------------------
 def _run_unit(args):
-    item, category, recipe, out_dir, split, sample_rate, plan = args
+    item, category, recipe, out_dir, split, sample_rate, plan, source_sha256 = args
     try:
         rows = render_source_category(item, category, recipe, out_dir, split=split, sample_rate=sample_rate,
-                                      plan=plan)
+                                      plan=plan, source_sha256=source_sha256)
     except SkipSource as exc:
         part_path(out_dir, item.source_id, category).unlink(missing_ok=True)  # a unit rendered before
         return item, category, None, str(exc)
@@ -375,6 +386,9 @@ def render(
 
         opts = replace(opts, split=split)
     items = read_sources(source, opts)  # before creating anything: a bad source leaves no empty folder
+    items = ident.exclude_own_output(items, out, source)  # never the render's own clips or another render's
+    if not items:
+        raise ValueError(f"{source}: no source left once toolkit output is left out; point --source at the corpus")
     if n_sources is not None:
         items = items[:n_sources]
     claim_out(out, "render")  # empty, new or a render folder: never someone else's folder
@@ -406,11 +420,15 @@ def selection_kind(items: list[SourceItem]) -> str:
 def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
                  jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float,
                  plans: dict | None = None) -> RenderSummary:
+    if (note := ident.shipped_name_warning(rec)) is not None:
+        warnings.warn(ident.RecipeNameWarning(note), stacklevel=3)
+    digests = ident.source_digests(items)
+    ident.check_sources(out, digests)  # before anything is written: a changed source is refused by name
     settings = _settings(items, rec, source=source, split=split, categories=categories, sample_rate=sample_rate)
     if plans:
         settings["sweep"] = {"trajectories": list(next(iter(plans.values())).trajectories),
                              "levels": {c: list(p.tokens) for c, p in plans.items()}}
-    _check_or_write_settings(out, settings)
+    _check_or_write_settings(out, settings, rec)
     if (read_marker(out) or {}).get("kind") != "render":  # the shards of a --shard I/N render share the first one's
         try:
             write_marker(out, "render")
@@ -429,7 +447,8 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo),
                             repaired=repaired)
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
-    tasks = [(it, c, rec, out, split, sample_rate, plans[c] if plans else None) for it, c in todo]
+    tasks = [(it, c, rec, out, split, sample_rate, plans[c] if plans else None, digests.get(it.source_id))
+             for it, c in todo]
 
     warm_up(rec, list(dict.fromkeys(c for _, c in todo)), render_clip=render_clip,
             progress=progress)  # numba compiles before the bar
@@ -443,7 +462,7 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
         bar.close()
     summary.skipped = sorted(skipped.items())
     summary.clips_total -= skipped_units * per_unit
-    _finish(out, items, summary)
+    _finish(out, items, summary, rec, digests)
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -486,7 +505,8 @@ def _settings(items: list[SourceItem], rec: Recipe, *, source: str, split: str, 
         note = f"{domain}, an alternate source domain of the paper's Table 15: {note}"
     if seeds:
         note += f" (seed {', '.join(map(str, seeds))})"
-    return {"recipe": rec.name, "sample_rate": sample_rate, "split": split, "source": source,
+    return {"recipe": rec.name, "recipe_digest": rec.digest, "sample_rate": sample_rate, "split": split,
+            "source": source,
             "toolkit_version": TOOLKIT_VERSION, "selection": kind, "selection_note": note,
             "categories": sorted(categories), "domain": domain}
 
@@ -533,8 +553,9 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
     return skipped, skipped_units
 
 
-def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
-    """Write skipped.csv, span_check.csv, the manifest and label_checks.csv; warn on long clips and label warnings."""
+def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Recipe, digests: dict) -> None:
+    """Write skipped.csv, span_check.csv, the manifest, label_checks.csv and render.json's digests
+    (:func:`generation.render_identity.identity_fields`); warn on long clips and label warnings."""
     by_id = {it.source_id: it for it in items}
     aio.write_if_changed(RenderDir(out).skipped_path, csv_bytes(
         ["source_id", "audio", "reason"],
@@ -542,6 +563,9 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
     summary.span_checks = write_span_check(out, items)
     rows = part_rows(out)  # read once: the manifest and label_checks.csv both come from them
     write_manifest(out, rows)
+    meta_path = RenderDir(out).meta_path
+    meta = {**json.loads(meta_path.read_text()), **ident.identity_fields(out, rows, digests, rec)}
+    aio.write_if_changed(meta_path, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
     summary.label_warnings = dict(lv.write_label_checks(out, rows))
     summary.long_sources = long_sources(rows)
     if summary.long_sources:

@@ -2,7 +2,8 @@
 
 Layout (written by :mod:`generation.render`)::
 
-    DIR/render.json          recipe, split, source, sample rate, selection
+    DIR/render.json          recipe, split, source, sample rate, selection; the content digests
+                             (recipe, sources, build: :mod:`generation.render_identity`)
     DIR/manifest.parquet     one row per clip (vocalgrad.MANIFEST_COLUMNS)
     DIR/clips/**.flac        the clips (``path`` column, relative to DIR)
     DIR/sources/<id>.flac    the unmodified source utterances
@@ -276,7 +277,46 @@ class RenderDir:
                 digest.update(f"{p.name}:{p.stat().st_size};".encode())
         return digest.hexdigest()[:16]
 
+    def build_digest(self, rows: list[dict] | None = None) -> str:
+        """:func:`generation.identity.build_digest` of the manifest's (or ``rows``') ``(clip_id, sha256)`` pairs."""
+        from .identity import build_digest
+
+        return build_digest((r["clip_id"], r["sha256"]) for r in (self.rows() if rows is None else rows))
+
     # ---- checks ------------------------------------------------------------------------------
+    def identity_problems(self, rows: list[dict] | None = None) -> list[str]:
+        """Where the folder's content differs from what ``render.json`` records (empty when it agrees or
+        records nothing): the build digest of the manifest's clips (``build_digest``), and every
+        ``sources/<source_id>.flac`` against its ``sources.<id>.flac_sha256``."""
+        from .identity import sha256_file, short
+
+        meta, problems = self.meta, []
+        fix = f"rerun the render command with the same options to repair it: {self.render_command()}"
+        recorded = meta.get("build_digest")
+        if recorded:
+            try:
+                now = self.build_digest(rows)
+            except ValueError as exc:
+                now = None
+                problems.append(f"{self.manifest_path}: {exc}")
+            if now is not None and now != recorded:
+                problems.append(f"{self.manifest_path}: its clips give build digest {short(now)}, {self.META} records "
+                                f"{short(recorded)} (manifest replaced or edited after the render); {fix}")
+        changed = []
+        for sid, rec in sorted((meta.get("sources") or {}).items()):
+            want, path = (rec or {}).get("flac_sha256"), self.source_path(sid)
+            if not want:
+                continue
+            if not path.is_file():
+                changed.append(f"{path}: missing ({self.META} records sha256 {short(want)})")
+            elif (have := sha256_file(path)) != want:
+                changed.append(f"{path}: sha256 {short(have)} differs from the {short(want)} {self.META} records "
+                               "(source audio replaced after rendering?)")
+        problems += listed("source clip differs from render.json", changed)
+        if changed:
+            problems.append(f"{self.path}: {len(changed)} source clip(s) differ from their record; {fix}")
+        return problems
+
     def clip_problems(self, rows: list[dict], *, verify_sha256: bool = True) -> tuple[list[str], list[str]]:
         """Paths of the clips of ``rows`` that are missing, and of those whose sha256 differs from the manifest."""
         missing, changed = [], []
@@ -325,6 +365,7 @@ class RenderDir:
         unlisted = sorted(str(p) for p in self.clips_dir.rglob("*.flac") if p.resolve() not in known) \
             if self.clips_dir.is_dir() else []
         check.problems += listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
+        check.problems += self.identity_problems(rows)
         if not rows:
             check.problems.append(f"{self.manifest_path}: no clips")
         check.missing = _lacking(rows, split, meta)

@@ -66,7 +66,11 @@ def unit_problem(out_dir: Path, part: Path) -> str | None:
 
 
 def source_problem(out_dir: Path, source_id: str) -> str | None:
-    """Why ``sources/<source_id>.flac`` of a rendered source cannot be trusted (missing or no FLAC), else ``None``."""
+    """Why ``sources/<source_id>.flac`` of a rendered source cannot be trusted (missing, no FLAC, or other
+    bytes than the sha256 its record (:func:`generation.render_identity.recorded_sources`) gives), else ``None``."""
+    from .identity import sha256_file
+    from .render_identity import source_record_path
+
     path = RenderDir(out_dir).source_path(source_id)
     try:
         with open(path, "rb") as fh:
@@ -75,7 +79,15 @@ def source_problem(out_dir: Path, source_id: str) -> str | None:
         return f"{path}: missing"
     except OSError as exc:
         return f"{path}: unreadable ({exc.strerror})"
-    return None if head == b"fLaC" else f"{path}: not a FLAC file"
+    if head != b"fLaC":
+        return f"{path}: not a FLAC file"
+    try:
+        want = json.loads(source_record_path(out_dir, source_id).read_text()).get("flac_sha256")
+    except (OSError, ValueError, AttributeError):
+        want = None  # no record (yet): render.json's sources adopt the file at the end of the run
+    if want and sha256_file(path) != want:
+        return f"{path}: sha256 differs from the one it was written with"
+    return None
 
 
 def span_part_path(out_dir: Path, source_id: str) -> Path:

@@ -14,6 +14,9 @@ label balance
     as many ``increase`` as ``decrease`` clips in every category;
 integrity
     sha256 of every clip's bytes equal to the manifest's (render) or the ``sha256`` column (Hub);
+content identity
+    the build digest of the clips equal to the one render.json (or the Hub folder's ``build.json``,
+    per config) records, and every ``sources/<id>.flac`` of a render equal to its recorded sha256;
 frozen ids
     for a frozen selection (render.json ``selection``), every frozen item id of the domain and split.
 
@@ -57,7 +60,8 @@ MIN_SDR_DB = 60.0
 CLIP_MISSING = "clip file missing"
 CLIP_CHANGED = "sha256 differs from the manifest (clip changed or re-encoded)"
 CONDITION_MISSING = "condition not in the build"
-REPAIRABLE = (CLIP_MISSING, CLIP_CHANGED, CONDITION_MISSING)
+IDENTITY = "content differs from render.json's digests (build, sources/)"
+REPAIRABLE = (CLIP_MISSING, CLIP_CHANGED, CONDITION_MISSING, IDENTITY)
 
 
 @dataclass
@@ -346,6 +350,16 @@ def _check_bytes(side: Side, res: Verification) -> None:
     res.add(CLIP_CHANGED, changed)
 
 
+def _check_identity(side: Side, res: Verification) -> None:
+    """The recorded digests against the content: render.json's build digest and ``sources/`` records
+    (:meth:`RenderDir.identity_problems`), a Hub folder's per-config digests (:meth:`HubDir.identity_problems`)."""
+    if side.kind == "render":
+        res.add(IDENTITY, [p for p in RenderDir(side.path).identity_problems(side.rows)
+                           if not p.startswith(f"{side.path}: ")])
+    elif side.kind == "hub":
+        res.add("build digest differs from build.json", HubDir(side.path).identity_problems(side.rows))
+
+
 def _compare(side: Side, other: Side, res: Verification, min_sdr: float) -> None:
     mine, theirs = {r["id"]: r for r in side.rows}, {r["id"]: r for r in other.rows}
     res.add(f"clip only in {side.path}", sorted(set(mine) - set(theirs)))
@@ -417,6 +431,7 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
     _check_structure(side, res)
     _check_frozen(side, res)
     _check_bytes(side, res)
+    _check_identity(side, res)
     if against is not None:
         other = load_side(against)
         res.against_path = other.path

@@ -53,7 +53,7 @@ def test_folder_layout(built):
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
                    if p.is_file() and not p.name.startswith(".vocalgrad."))  # the hidden marker and lock aside
     assert json.loads((out / ".vocalgrad.json").read_text())["kind"] == "hub"
-    expected = ["README.md"] + [f"{c}/test-00000-of-00001.parquet" for c in vocalgrad.CATEGORY_NAMES]
+    expected = ["README.md", "build.json"] + [f"{c}/test-00000-of-00001.parquet" for c in vocalgrad.CATEGORY_NAMES]
     assert files == sorted(expected + ["sources/test-00000-of-00001.parquet"])
     assert not list(out.rglob("*.py"))
 

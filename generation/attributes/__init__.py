@@ -9,9 +9,11 @@
    a sequence of them, or a function returning either (docs/attributes.md).
 
 Extensions (2 and 3) are never part of the paper's benchmark: they get their own Hub configs and
-the ``vocalgrad_ext`` task group. A plugin that cannot be loaded, or whose name is taken, is left
-out with a :class:`PluginWarning` naming it (``vocalgrad attributes`` lists it as a problem); the
-nine and the shipped set never are.
+the ``vocalgrad_ext`` task group. A plugin that cannot be loaded, whose name is taken, or that
+registers (or assigns) a taken transform, measure or source name at import, is left out with a
+:class:`PluginWarning` naming it (``vocalgrad attributes`` lists it as a problem), and everything it
+registered is undone (:mod:`generation.registry`); the nine, their transforms and the shipped set
+are never replaced.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from dataclasses import replace
 
 import vocalgrad
 
+from .. import registry
+from .. import sources as _sources  # noqa: F401 - its readers are tracked before any plugin is loaded
+from ..registry import NameTaken, claim
 from ..transforms.base import TRANSFORMS
 from .base import Attribute, AttributeDeclarationError
 
@@ -53,12 +58,10 @@ def _as_attributes(obj, where: str) -> list[Attribute]:
 
 def _register_transform(attr: Attribute, where: str) -> None:
     t = attr.transform
-    known = TRANSFORMS.get(t.name)
-    if known is None:
-        TRANSFORMS[t.name] = t
-    elif known is not t:
-        raise AttributeDeclarationError(f"{where}: transform name {t.name!r} is taken by another transform; "
-                                        "register yours under another name")
+    try:
+        claim(TRANSFORMS, t.name, t, what="transform")
+    except NameTaken as exc:
+        raise AttributeDeclarationError(f"{where}: {exc}") from None
 
 
 def _entry_points():
@@ -80,17 +83,25 @@ def _load() -> None:
         dist = getattr(ep, "dist", None)
         package = dist.metadata["Name"] if dist is not None else ep.value.split(":")[0].split(".")[0]
         where = f"entry point {ep.name} = {ep.value} ({package})"
+        saved = registry.snapshot()  # a plugin left out leaves no trace in any registry
         try:
-            items = _as_attributes(ep.load(), where)
-            for a in items:
-                if a.name in reg:
+            added = {}
+            for a in _as_attributes(ep.load(), where):
+                if a.name in reg or a.name in added:
+                    owner = reg.get(a.name) or added[a.name]
                     raise AttributeDeclarationError(f"{where}: attribute name {a.name!r} is taken "
-                                                    f"({'the paper' if reg[a.name].paper else reg[a.name].package})")
+                                                    f"({'the paper' if owner.paper else owner.package})")
                 if a.paper:
                     raise AttributeDeclarationError(f"{where}: {a.name!r} sets paper=True; only the nine are the paper's")
                 _register_transform(a, where)
-                reg[a.name] = replace(a, package=package, builtin=False)
+                added[a.name] = replace(a, package=package, builtin=False)
+            changed = registry.replaced(saved)
+            if changed:
+                raise AttributeDeclarationError(f"{where}: replaced the installed {', '.join(changed)}; a plugin "
+                                                "adds names and never changes one")
+            reg.update(added)
         except Exception as exc:  # a broken plugin must not take the benchmark down
+            registry.restore(saved)
             msg = str(exc) if isinstance(exc, AttributeDeclarationError) else f"{where}: {type(exc).__name__}: {exc}"
             problems.append(msg)
             warnings.warn(PluginWarning(f"vocalgrad: attribute plugin left out: {msg}"), stacklevel=3)

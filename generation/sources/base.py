@@ -18,6 +18,7 @@ import numpy as np
 import soundfile as sf
 from vocalgrad import VocalGradError
 
+from .. import registry
 from ..audio import AudioReadError, read_audio
 
 __all__ = [
@@ -176,10 +177,10 @@ def load_source_audio(item: SourceItem) -> tuple[np.ndarray, int]:
 # --------------------------------------------------------------------------------------------
 # Registry
 # --------------------------------------------------------------------------------------------
-_READERS: dict[str, Callable[[str, SourceOptions], list[SourceItem]]] = {}
+_READERS: dict[str, Callable[[str, SourceOptions], list[SourceItem]]] = registry.track("source reader", {})
 
 
-_RECOGNISERS: dict[str, Callable[[Path], bool]] = {}
+_RECOGNISERS: dict[str, Callable[[Path], bool]] = registry.track("source recogniser", {})
 
 
 def register_source(prefix: str, *, recognises: Callable[[Path], bool] | None = None):
@@ -190,7 +191,7 @@ def register_source(prefix: str, *, recognises: Callable[[Path], bool] | None = 
     """
 
     def deco(fn):
-        _READERS[prefix] = fn
+        registry.claim(_READERS, prefix, fn, what="source reader")  # a taken prefix is refused (NameTaken)
         if recognises is not None:
             _RECOGNISERS[prefix] = recognises
         return fn

@@ -130,6 +130,18 @@ class HFAudio:
             raise AudioReadError(f"{where} ({path or 'bytes'}): cannot decode audio "
                                  f"({type(exc).__name__}: {exc})") from exc
 
+    def sha256(self) -> str:
+        """sha256 of the row's encoded audio (its bytes, or the file its path names): the source's
+        identity in a render (:func:`generation.render_identity.source_sha256`)."""
+        from ..identity import sha256_bytes, sha256_file
+
+        enc = self._encoded()
+        if enc.get("bytes"):
+            return sha256_bytes(enc["bytes"])
+        if enc.get("path") and os.path.isfile(enc["path"]):
+            return sha256_file(enc["path"])
+        raise AudioReadError(f"hf:{self.dataset} row {self.index}: audio has neither bytes nor a readable path")
+
     def duration(self) -> float:
         enc = self._encoded()
         try:

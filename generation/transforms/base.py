@@ -38,6 +38,8 @@ import numpy as np
 
 from vocalgrad import VocalGradError
 
+from .. import registry
+
 if TYPE_CHECKING:  # annotations only: generation.schedule imports the recipe, which imports this
     from ..schedule import Schedule
 
@@ -305,15 +307,21 @@ class Transform(Protocol):
 
 
 #: Registry: transform name (as used in recipe files) -> :class:`Transform`.
-TRANSFORMS: dict[str, Transform] = {}
+TRANSFORMS: dict[str, Transform] = registry.track("transform", {})
 
 
 def register(name: str, params_type: type[Params], output_dtype: type) -> Callable[[Callable], Transform]:
-    """Decorator registering a transform function under ``name`` with its parameter type and output dtype."""
+    """Decorator registering a transform function under ``name`` with its parameter type and output dtype.
 
+    Raises
+    ------
+    generation.registry.NameTaken
+        ``name`` is taken by another transform (a built-in is never replaced; a plugin doing this at
+        import is left out by :mod:`generation.attributes`, its other registrations undone).
+    """
     def deco(fn) -> Transform:
+        registry.claim(TRANSFORMS, name, fn, what="transform")  # before touching fn: a refused one is left as it was
         fn.name, fn.params_type, fn.output_dtype = name, params_type, output_dtype
-        TRANSFORMS[name] = fn
         return fn
 
     return deco

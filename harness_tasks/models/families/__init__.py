@@ -63,7 +63,16 @@ FAMILIES: dict[str, Family] = {}
 
 
 def register(family: Family) -> Family:
-    """Add a family to :data:`FAMILIES` (before ``generic``)."""
+    """Add a family to :data:`FAMILIES` (before ``generic``).
+
+    Raises
+    ------
+    generation.registry.NameTaken
+        The family name is taken by another family class (a registered family is never replaced).
+    """
+    from generation.registry import claim
+
+    claim(dict(FAMILIES), family.name, family, what="model family")  # checks only; the order is set below
     generic = FAMILIES.pop("generic", None)
     FAMILIES[family.name] = family
     if generic is not None and family.name != "generic":
