@@ -15,6 +15,7 @@ from typing import Any
 import vocalgrad
 from harness_tasks.metrics import summarize
 
+from .content import NOT_PAPER_MARK, NOT_PAPER_NOTE, not_paper
 from .markdown import ci, ci_clustered, pct, slug
 from .trajectory import TABLE5_ORDER
 
@@ -145,6 +146,8 @@ def leaderboard(report: dict[str, Any]) -> str:
             cat_cells.append(td(g.get("acc") if g else None, (pct(g.get("acc")) + mark) if g else "",
                                 colour=True))
         label = f'<a href="#model-{slug(m["label"])}">{esc(m["label"])}</a>'
+        if not_paper(m):  # not the paper's VCTK set: not comparable with the paper's rows (see Data)
+            label += f' <span class="tag" title="{esc(NOT_PAPER_NOTE)}">{NOT_PAPER_MARK} {esc(m["data"].get("source_kind_text", ""))}</span>'
         if m["has_samples"]:
             t.add(label, [td(ov["acc"], colour=True, title=f"{ov['n']} clips"), _ci_cell(ov["ci"]["acc"]["binomial"]),
                           _verdict_cell(ov), td(ov.get("increase_ratio"))] + logit_cell
@@ -165,6 +168,7 @@ def leaderboard(report: dict[str, Any]) -> str:
             "the interval excludes 50 %, <em>≈ chance</em> (not different from chance) otherwise. "
             "† = category not different from chance (Holm-adjusted). Rows marked <em>paper</em> are the published results "
             f"({esc(paper.get('source', 'the paper'))}) copied as data, not computed from these results. "
+            + (f"{esc(NOT_PAPER_NOTE)} " if any(not_paper(m) for m in models) else "") +
             "Click a column header to sort.</p>")
     return legend() + t.html() + note
 
