@@ -23,6 +23,7 @@ render.json), the authors' release layout (VCTK), the reference Hub id (VCTK); `
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -33,6 +34,8 @@ from generation.identity import build_digest, short
 
 __all__ = ["DATA_KEY", "PAPER_KINDS", "SOURCE_KINDS", "data_record", "dataset_source_kind", "install",
            "logged_clip_sha256", "source_kind"]
+
+log = logging.getLogger("vocalgrad")
 
 #: Key of the results file that holds :func:`data_record`.
 DATA_KEY = "vocalgrad_data"
@@ -202,7 +205,10 @@ def _doc_sha256(doc: Mapping[str, Any]) -> str | None:
     key, _, row = ref.rpartition("#")
     if key not in AUDIO_STORES:
         return None
-    sha = audio_sha256(AUDIO_STORES[key][int(row)]["audio"])
+    try:
+        sha = audio_sha256(AUDIO_STORES[key][int(row)]["audio"])
+    except (LookupError, ValueError, TypeError):
+        return None  # recorded as a clip without sha256: the run's digest is then null, with a note
     CLIP_SHA256[ref] = sha
     return sha
 
@@ -271,7 +277,11 @@ def install() -> None:
         save = tracker_cls.save_results_aggregated
 
         def save_results_aggregated(self, results, samples=None):
-            record = results_data(results, samples)
+            try:
+                record = results_data(results, samples)
+            except Exception as exc:  # never lose the results over their identity record
+                log.warning("vocalgrad-eval: could not record the data of this run (%s: %s)", type(exc).__name__, exc)
+                record = None
             if record is not None:
                 results[DATA_KEY] = record
             return save(self, results=results, samples=samples)
