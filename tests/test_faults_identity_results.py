@@ -86,6 +86,22 @@ def test_allow_mixed_keeps_each_build_in_its_own_row(tmp_path):
     assert "## Not paired: different builds" in md and f"`{fa}`" in md and f"`{fb}`" in md
 
 
+def test_one_row_never_mixes_source_kinds(tmp_path):
+    """Two runs of one model on different categories (no clip id in common), one on the demo voices and one
+    on VCTK: not one row."""
+    docs = _docs()
+    demo, vctk = ({"source_kind": k, "build": k} for k in ("demo", "vctk"))
+    write_results(tmp_path / "res", "m", _right, docs=[d for d in docs if d["category"] == "pitch"],
+                  sha256=_sha("A"), data=demo, stamp="2026-01-01T00-00-00.000000")
+    write_results(tmp_path / "res", "m", _right, docs=[d for d in docs if d["category"] == "volume"],
+                  sha256=_sha("B"), data=vctk, stamp="2026-01-02T00-00-00.000000")
+    with pytest.raises(MixedBuildsError, match=r"hold clips of different sources \(demo and vctk\)"):
+        build_report([tmp_path / "res"], tmp_path / "rep", draws=50, plots=False)
+    rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=50, plots=False, allow_mixed=True)
+    assert sorted(m["data"]["source_kind"] for m in rep["models"]) == ["demo", "vctk"]
+    assert [m["data"]["comparable_with_paper"] for m in rep["models"]] == [False, True]
+
+
 def test_paired_comparison_only_on_the_same_audio(tmp_path):
     docs = _docs()
     write_results(tmp_path / "resA", "m1", _right, docs=docs, sha256=_sha("A"))

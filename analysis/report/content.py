@@ -79,8 +79,16 @@ def file_digest(data: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) -
     return recorded or digest_of(records)
 
 
+def _recorded_kind(data: Mapping[str, Any]) -> str | None:
+    """The source kind a results file records, None when it records none (or ``unknown``)."""
+    rec = data.get(DATA_KEY)
+    kind = rec.get("source_kind") if isinstance(rec, Mapping) else None
+    return kind if kind and kind != "unknown" else None
+
+
 def separate_builds(entries: list, *, allow_mixed: bool) -> list:
-    """Check that the results files merged into each row hold the same audio under each clip id.
+    """Check that the results files merged into each row hold the same audio under each clip id (and,
+    where they record it, clips of the same source kind: a demo run and a VCTK run never share a row).
 
     Parameters
     ----------
@@ -106,30 +114,37 @@ def separate_builds(entries: list, *, allow_mixed: bool) -> list:
     for e in entries:
         by_file.setdefault(e.rfile, []).append(e)
     file_fp = {f: short(file_digest(es[0].data, [r for x in es for r in (x.records or [])])) for f, es in by_file.items()}
+    kind = {f: _recorded_kind(es[0].data) for f, es in by_file.items()}
     rows: dict[tuple, dict[Path, dict[str, str]]] = {}
     for e in entries:
         rows.setdefault(e.row, {}).setdefault(e.rfile, {}).update(clip_shas(e.records or []))
     builds: dict[tuple[tuple, Path], str] = {}
     for row, files in rows.items():
-        clusters: list[tuple[dict[str, str], list[Path]]] = []
+        clusters: list[tuple[dict[str, str], list[Path], set]] = []  # clip shas, files, known source kinds
         for rfile, shas in files.items():
-            for ids, members in clusters:
-                if _clash(ids, shas) is None:
+            for ids, members, kinds in clusters:
+                if _clash(ids, shas) is None and (kind[rfile] is None or not kinds or kind[rfile] in kinds):
                     ids.update(shas)
                     members.append(rfile)
+                    kinds.update({kind[rfile]} - {None})
                     break
             else:
                 if clusters and not allow_mixed:
-                    ids, members = clusters[0]
+                    ids, members, kinds = clusters[0]
                     cid = _clash(ids, shas)
-                    first = next(f for f in members if cid in files[f])
+                    if cid is not None:
+                        first = next(f for f in members if cid in files[f])
+                        what = f"different audio under the same clip ids (first: {cid})"
+                    else:
+                        first = next(f for f in members if kind[f] is not None)
+                        what = f"clips of different sources ({kind[first]} and {kind[rfile]})"
                     raise MixedBuildsError(
                         f"{row[1]}: {first} (build {file_fp[first]}) and {rfile} (build {file_fp[rfile]}) hold "
-                        f"different audio under the same clip ids (first: {cid}): they were computed on different "
-                        f"builds and cannot share a row; report them separately, or {ALLOW_MIXED_HINT}")
-                clusters.append((dict(shas), [rfile]))
+                        f"{what}: they were computed on different builds and cannot share a row; report them "
+                        f"separately, or {ALLOW_MIXED_HINT}")
+                clusters.append((dict(shas), [rfile], {kind[rfile]} - {None}))
         if len(clusters) > 1:
-            for k, (ids, members) in enumerate(clusters):
+            for k, (ids, members, _) in enumerate(clusters):
                 try:
                     fp = short(build_digest(ids.items())) if ids else f"#{k + 1}"
                 except ValueError:
