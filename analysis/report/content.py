@@ -29,7 +29,7 @@ from harness_tasks.data_identity import DATA_KEY, PAPER_KINDS, SOURCE_KINDS
 from .evaluation import ResultsError
 
 __all__ = ["ALLOW_MIXED_HINT", "DATA_NOTE", "MixedBuildsError", "NOT_PAPER_MARK", "NOT_PAPER_NOTE", "build_clash",
-           "check_data_folder", "clip_shas", "data_html", "data_lines", "digest_of", "not_paired_lines", "not_paper",
+           "builds_of", "check_data_folder", "clip_shas", "data_lines", "digest_of", "not_paired_lines", "not_paper",
            "row_data", "separate_builds"]
 
 class MixedBuildsError(ResultsError):
@@ -113,7 +113,8 @@ def separate_builds(entries: list, *, allow_mixed: bool) -> list:
     by_file: dict[Path, list] = {}
     for e in entries:
         by_file.setdefault(e.rfile, []).append(e)
-    file_fp = {f: short(file_digest(es[0].data, [r for x in es for r in (x.records or [])])) for f, es in by_file.items()}
+    file_fp = {f: short(file_digest(es[0].data, [r for x in es for r in (x.records or [])]))
+               for f, es in by_file.items()}
     kind = {f: _recorded_kind(es[0].data) for f, es in by_file.items()}
     rows: dict[tuple, dict[Path, dict[str, str]]] = {}
     for e in entries:
@@ -240,7 +241,7 @@ def data_lines(models: list[Mapping[str, Any]]) -> list[str]:
         return []
     lines = ["## Data", "", DATA_NOTE, "",
              "| build | fingerprint | source | clips | sources | rows |", "|---|---|---|---|---|---|"]
-    for (build, fp, kind, n, ns), labels in _builds(models).items():
+    for (build, fp, kind, n, ns), labels in builds_of(models).items():
         lines.append(f"| {build} | `{fp}` | {kind} | {'–' if n is None else n} | {'–' if ns is None else ns} | "
                      f"{', '.join(labels)} |")
     lines.append("")
@@ -260,7 +261,7 @@ def not_paper(m: Mapping[str, Any]) -> bool:
     return (m.get("data") or {}).get("comparable_with_paper") is False
 
 
-def _builds(models: list[Mapping[str, Any]]) -> dict[tuple, list[str]]:
+def builds_of(models: list[Mapping[str, Any]]) -> dict[tuple, list[str]]:
     """``(build, fingerprint, source, clips, sources)`` -> labels of the rows computed on it."""
     builds: dict[tuple, list[str]] = {}
     for m in models:
@@ -269,26 +270,6 @@ def _builds(models: list[Mapping[str, Any]]) -> dict[tuple, list[str]]:
                d.get("n_clips"), d.get("n_sources"))
         builds.setdefault(key, []).append(m["label"])
     return builds
-
-
-def data_html(report: Mapping[str, Any]) -> str:
-    """The page's *Data* section (the table of :func:`data_lines`); empty without model rows."""
-    from .html_tables import Table, esc, td
-
-    models = report.get("models") or []
-    if not models:
-        return ""
-    t = Table([("build", "text"), ("fingerprint", "text"), ("source", "text"), ("clips", "num"),
-               ("sources", "num"), ("rows", "text")], caption="Data", sortable=False)
-    for (build, fp, kind, n, ns), labels in _builds(models).items():
-        t.add(esc(build), [td(None, fp, cls="text"), td(None, kind, cls="text"),
-                           td(n, "–" if n is None else str(n)), td(ns, "–" if ns is None else str(ns)),
-                           td(None, ", ".join(labels), cls="text wrap")])
-    note = DATA_NOTE + (" " + NOT_PAPER_NOTE if any(not_paper(m) for m in models) else "")
-    skipped = "".join(f"<li>{esc(p['a'])} and {esc(p['b'])}: {esc(p['reason'])}</li>"
-                      for p in report.get("not_paired") or [])
-    return ('<h2 id="data">Data</h2>' + t.html() + f'<p class="note">{esc(note)}</p>'
-            + (f'<p class="warn">Not paired (--allow-mixed):</p><ul>{skipped}</ul>' if skipped else ""))
 
 
 def not_paired_lines(report: Mapping[str, Any]) -> list[str]:

@@ -22,10 +22,9 @@ from typing import Any
 import vocalgrad
 from generation.audio import atomic_write_text
 
-from .content import data_html
 from .html_clips import CLIP_DIR, ClipCard, cards_without_files, clip_summary, select_clips, write_clips
-from .html_tables import (Table, breakdown_sections, comparisons_section, esc, extra_sections, human_section,
-                          leaderboard)
+from .html_tables import (Table, breakdown_sections, comparisons_section, data_section, esc, extra_sections,
+                          human_section, leaderboard)
 from .stats import SEED
 
 __all__ = ["DEFAULT_MAX_CLIPS", "DEFAULT_MAX_MB", "HtmlOptions", "add_html_arguments", "html_options",
@@ -196,7 +195,7 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
     has = {"models": bool(report.get("models")), "comparisons": bool(report.get("comparisons")),
            "human": bool(report.get("human_agreement")), "listen": options.catalog is not None}
     body = ['<h2 id="leaderboard">Leaderboard</h2>', leaderboard(report) if report.get("models") or report.get("paper")
-            else "<p>No per-category run in these results.</p>", data_html(report)]
+            else "<p>No per-category run in these results.</p>", data_section(report)]
     if has["models"]:
         body.append('<h2 id="models">Breakdowns per model</h2>' + breakdown_sections(report, records))
     body += [comparisons_section(report), extra_sections(report), human_section(report)]

@@ -15,11 +15,11 @@ from typing import Any
 import vocalgrad
 from harness_tasks.metrics import summarize
 
-from .content import NOT_PAPER_MARK, NOT_PAPER_NOTE, not_paper
+from .content import DATA_NOTE, NOT_PAPER_MARK, NOT_PAPER_NOTE, builds_of, not_paper
 from .markdown import ci, ci_clustered, pct, slug
 from .trajectory import TABLE5_ORDER
 
-__all__ = ["Table", "breakdown_sections", "chance_colour", "comparisons_section", "extra_sections",
+__all__ = ["Table", "breakdown_sections", "data_section", "chance_colour", "comparisons_section", "extra_sections",
            "human_section", "leaderboard", "esc"]
 
 
@@ -147,7 +147,8 @@ def leaderboard(report: dict[str, Any]) -> str:
                                 colour=True))
         label = f'<a href="#model-{slug(m["label"])}">{esc(m["label"])}</a>'
         if not_paper(m):  # not the paper's VCTK set: not comparable with the paper's rows (see Data)
-            label += f' <span class="tag" title="{esc(NOT_PAPER_NOTE)}">{NOT_PAPER_MARK} {esc(m["data"].get("source_kind_text", ""))}</span>'
+            kind = esc(m["data"].get("source_kind_text", ""))
+            label += f' <span class="tag" title="{esc(NOT_PAPER_NOTE)}">{NOT_PAPER_MARK} {kind}</span>'
         if m["has_samples"]:
             t.add(label, [td(ov["acc"], colour=True, title=f"{ov['n']} clips"), _ci_cell(ov["ci"]["acc"]["binomial"]),
                           _verdict_cell(ov), td(ov.get("increase_ratio"))] + logit_cell
@@ -361,3 +362,22 @@ def human_section(report: dict[str, Any]) -> str:
     if not _nan(kappa):
         out.append(f"<p>Fleiss' kappa: {kappa:.3f}</p>")
     return "".join(out)
+
+
+def data_section(report: dict[str, Any]) -> str:
+    """The page's *Data* section (the table of :func:`analysis.report.content.data_lines`); empty without
+    model rows."""
+    models = report.get("models") or []
+    if not models:
+        return ""
+    t = Table([("build", "text"), ("fingerprint", "text"), ("source", "text"), ("clips", "num"),
+               ("sources", "num"), ("rows", "text")], caption="Data", sortable=False)
+    for (build, fp, kind, n, ns), labels in builds_of(models).items():
+        t.add(esc(build), [td(None, fp, cls="text"), td(None, kind, cls="text"),
+                           td(n, "–" if n is None else str(n)), td(ns, "–" if ns is None else str(ns)),
+                           td(None, ", ".join(labels), cls="text wrap")])
+    note = DATA_NOTE + (" " + NOT_PAPER_NOTE if any(not_paper(m) for m in models) else "")
+    skipped = "".join(f"<li>{esc(p['a'])} and {esc(p['b'])}: {esc(p['reason'])}</li>"
+                      for p in report.get("not_paired") or [])
+    return ('<h2 id="data">Data</h2>' + t.html() + f'<p class="note">{esc(note)}</p>'
+            + (f'<p class="warn">Not paired (--allow-mixed):</p><ul>{skipped}</ul>' if skipped else ""))
