@@ -10,7 +10,9 @@ Every ``lm_eval`` flag works unchanged. Before handing over to lm-eval this comm
 3. for VocalGrad tasks, reads ``--num_fewshot K`` as the number of audio examples of the
    ``vocalgrad_fewshot`` tasks (``--metadata '{"vocalgrad_fewshot_k": K}'``), and
 4. for VocalGrad tasks, checks that ``VOCALGRAD_DATASET`` (when a local path) is a Hub folder, and
-5. names the run folder of a model whose ``--model_args`` name no checkpoint (``pretrained=``,
+5. records in every results file the data it evaluated (``vocalgrad_data``: dataset, source kind, build
+   digest over the clips' sha256, per task and overall; :mod:`harness_tasks.data_identity`), and
+6. names the run folder of a model whose ``--model_args`` name no checkpoint (``pretrained=``,
    ``model=``, ...) after the model and its arguments (``vocalgrad-chance_seed-1234``): lm-eval 0.4.13
    would name it by a "random" id drawn after seeding, the same ``od6r49mr`` for every such run.
 
@@ -81,6 +83,8 @@ Output (--output_path DIR): DIR/<run>/results_<time>.json and, with --log_sample
   models without one are named after the model and its arguments (vocalgrad-oracle,
   vocalgrad-chance_seed-1234, vocalgrad-constant_direction-increase). A rerun of the same model and
   arguments adds a new timestamped file to the same folder. `vocalgrad report DIR` reads every run below DIR.
+  Every results file names its data under "vocalgrad_data": dataset, source kind, clips, and the build
+  digest over the (clip id, sha256) of the clips evaluated (per task and overall).
 
 Examples:
   vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 2          # smoke test
@@ -310,6 +314,10 @@ def _main(argv: list[str]) -> int:
         check_dataset_source()  # a missing path, a render folder...: one line before lm-eval loads anything
     _include_task_dir(only_ours=only_ours, extra=ext_task_dir())
     _name_runs_after_the_model(argv)
+    from . import data_identity
+
+    data_identity.reset()
+    data_identity.install()  # every results file records the data it evaluated (docs/evaluation.md)
 
     from lm_eval.__main__ import cli_evaluate
 

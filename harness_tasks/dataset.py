@@ -41,6 +41,9 @@ SOURCES_CONFIG = vocalgrad.SOURCES_CONFIG
 
 #: Store key -> audio-only dataset; docs point into it with ``audio_ref`` = ``"<key>#<row>"`` (few-shot examples too).
 AUDIO_STORES: dict[str, Any] = {}
+#: ``audio_ref`` -> sha256 of the clip's encoded audio, noted when a model reads it (the results file's
+#: data record, :mod:`harness_tasks.data_identity`, reuses it instead of hashing the clip again).
+CLIP_SHA256: dict[str, str | None] = {}
 _PROCESSED: dict[str, Any] = {}
 
 
@@ -225,4 +228,6 @@ def doc_to_audio(doc: Mapping[str, Any]) -> list[ClipAudio]:
             f"no audio for clip {cid!r}: the doc has no 'audio' field and no audio_ref from "
             f"process_docs in this process"
         )
-    return [ClipAudio(cid, AUDIO_STORES[key], int(row))]
+    clip = ClipAudio(cid, AUDIO_STORES[key], int(row))
+    CLIP_SHA256[str(doc.get("audio_ref"))] = clip.sha256
+    return [clip]

@@ -32,11 +32,14 @@ def clips(*, sources: int = 3, categories=vocalgrad.CATEGORY_NAMES) -> list[dict
 
 def write_results(root: Path, model: str, answer: Callable[[dict], str | None], *, docs: list[dict],
                   model_args: str = "", stamp: str = "2026-01-01T00-00-00.000000",
-                  variant: str = "default", samples: bool = True, log_format: str = "code") -> Path:
+                  variant: str = "default", samples: bool = True, log_format: str = "code",
+                  sha256: Callable[[dict], str] | None = None, data: dict | None = None) -> Path:
     """Write one model's lm-eval output below ``root``; ``answer(doc)`` gives its raw output.
 
     ``log_format``: the per-sample metric value as the task logs it now (``"code"``, see
     ``harness_tasks.metrics.record_code``), as a dict (earlier logs), or ``"none"`` (raw only).
+    ``sha256(doc)``: the sha256 of the clip's audio, logged with the request as lm-eval logs it
+    (``arguments``; none when not given). ``data``: the results file's ``vocalgrad_data`` entry.
     """
     out = Path(root) / model.replace("/", "__")
     out.mkdir(parents=True, exist_ok=True)
@@ -56,6 +59,9 @@ def write_results(root: Path, model: str, answer: Callable[[dict], str | None], 
                       "status": rec["status"], "exact": rec["exact"], "retried": False}
             line = {"doc_id": i, "doc": doc, "target": doc["direction"], "resps": [[raw]],
                     "filtered_resps": [raw], "filter": "none", "acc": float(rec["correct"])}
+            if sha256 is not None:
+                line["arguments"] = {"gen_args_0": {"arg_0": "prompt", "arg_2": {
+                    "audio": [{"clip_id": doc["id"], "sha256": sha256(doc)}]}}}
             if log_format != "none":
                 for name in ("acc_parsed", "balanced_acc", "increase_ratio"):
                     line[name] = record_code(logged) if log_format == "code" else logged
@@ -67,8 +73,10 @@ def write_results(root: Path, model: str, answer: Callable[[dict], str | None], 
                          "acc_stderr,none": 0.0}
         nsamp[task] = {"original": len(cat_docs), "effective": len(cat_docs)}
     results[prefix.rstrip("_")] = {"alias": "vocalgrad", "acc,none": 0.5}
-    data = {"results": results, "n-samples": nsamp,
-            "config": {"model": model, "model_args": model_args}, "model_name": model}
+    out_data = {"results": results, "n-samples": nsamp,
+                "config": {"model": model, "model_args": model_args}, "model_name": model}
+    if data is not None:
+        out_data["vocalgrad_data"] = data
     path = out / f"results_{stamp}.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(out_data))
     return path

@@ -42,7 +42,7 @@ def _their_row(doc: dict, raw: str | None, *, error: bool = False) -> dict:
 
 
 def _strip(model: dict) -> dict:
-    return {k: v for k, v in model.items() if k not in ("label", "model", "model_args", "files", "warnings")}
+    return {k: v for k, v in model.items() if k not in ("label", "model", "model_args", "files", "warnings", "data")}
 
 
 def _same(a, b):

@@ -37,6 +37,7 @@ import vocalgrad
 __all__ = [
     "AnswerLog",
     "AnswersError",
+    "check_answers_file",
     "annotator_agreement",
     "human_evaluation",
     "human_evaluation_fields",
@@ -87,6 +88,40 @@ def read_answer_lines(path, *, include_practice: bool = False) -> list[dict]:
     return [r for r in lines if include_practice or not r.get("practice")]
 
 
+def check_answers_file(path) -> None:
+    """Refuse to append answers to an existing file that is not an answers file of ``vocalgrad listen``.
+
+    An empty or missing file is fine; otherwise its first line must be an answer line (a JSON object
+    with ``annotator``, ``clip_id``, ``answer`` and ``direction``), or the start of one cut off by an
+    interruption.
+
+    Raises
+    ------
+    AnswersError
+        A folder, or a file whose first line is not an answer (``report.md``, a CSV...), named.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise AnswersError(f"--answers {path}: a folder; give the answers file (e.g. {path / 'answers.jsonl'})")
+    if not path.is_file():
+        return
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    first = head.split(b"\n", 1)[0].strip()
+    if not head.strip():
+        return
+    complete = b"\n" in head
+    try:
+        rec = json.loads(first)
+        ok = isinstance(rec, dict) and all(k in rec for k in _REQUIRED)
+    except ValueError:
+        ok = not complete and first.startswith(b"{")  # the first answer, cut off by an interruption
+    if not ok:
+        raise AnswersError(f"--answers {path}: not an answers file of `vocalgrad listen` (line 1 is not a JSON "
+                           f"answer line with {', '.join(_REQUIRED)}); nothing was written to it. Give a new file "
+                           f"name or an existing answers .jsonl file")
+
+
 class AnswerLog:
     """Append-only answers file shared by threads and processes.
 
@@ -98,6 +133,7 @@ class AnswerLog:
 
     def __init__(self, path):
         self.path = Path(path)
+        check_answers_file(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._offset = 0

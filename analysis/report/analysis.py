@@ -15,6 +15,9 @@ from typing import Any
 import vocalgrad
 from harness_tasks.metrics import MIN_CLUSTERS, OVERALL_RULE, macro_summary
 
+from generation.identity import short
+
+from .content import MixedBuildsError, build_clash
 from .loading import Evaluation
 from .logits import logit_section
 from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
@@ -82,6 +85,8 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         "categories": ev.categories, "has_samples": ev.has_samples,
         "files": [str(p) for p in ev.files], "warnings": list(ev.warnings),
     }
+    if ev.data:
+        out["data"] = dict(ev.data)  # what the row was computed on (analysis.report.content.row_data)
     if not ev.has_samples:
         # only lm-eval's aggregated point metrics are available
         out["by_category"] = {c: dict(ev.task_metrics[c], n=ev.n_samples.get(c))
@@ -170,7 +175,9 @@ def _paired(ra: list[dict], rb: list[dict], *, draws: int, seed: int) -> dict[st
 
 
 def compare(ev_a: Evaluation, ev_b: Evaluation, *, draws: int = DRAWS, seed: int = SEED) -> dict[str, Any] | None:
-    """Paired comparison of two models on the clips both answered (matched by category and clip id).
+    """Paired comparison of two models on the clips both answered (matched by category and clip id,
+    and by the sha256 of the audio where both sample logs record it: the same id with other audio is
+    no pair, see :func:`analysis.report.content.build_clash`).
 
     Returns ``None`` when they share no clip. Per category and overall: both accuracies, the
     difference A - B with its paired bootstrap intervals (clips / source utterances resampled),
@@ -178,6 +185,7 @@ def compare(ev_a: Evaluation, ev_b: Evaluation, *, draws: int = DRAWS, seed: int
     """
     by_b = {(r["category"], r["id"]): r for r in ev_b.records}
     pairs = [(r, by_b[(r["category"], r["id"])]) for r in ev_a.records if (r["category"], r["id"]) in by_b]
+    pairs = [(a, b) for a, b in pairs if not (a.get("sha256") and b.get("sha256") and a["sha256"] != b["sha256"])]
     if not pairs:
         return None
     ra, rb = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -192,20 +200,36 @@ def compare(ev_a: Evaluation, ev_b: Evaluation, *, draws: int = DRAWS, seed: int
 
 
 def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
-            max_pairs: int = 28) -> dict[str, Any]:
+            max_pairs: int = 28, allow_mixed: bool = False) -> dict[str, Any]:
     """The whole report: settings, one entry per model, paired comparisons, the paper's rows.
 
     Pairs are formed between models of the same task variant that both logged samples (all
-    pairs, in input order, up to ``max_pairs``).
+    pairs, in input order, up to ``max_pairs``). Two models whose sample logs hold different audio
+    under one clip id were evaluated on different builds: an error naming both, or with
+    ``allow_mixed`` no pairing, listed under ``"not_paired"``.
+
+    Raises
+    ------
+    MixedBuildsError
+        Two rows of one variant come from different builds and ``allow_mixed`` is off.
     """
     models = [analyse_evaluation(ev, draws=draws, seed=seed, top=top) for ev in evaluations]
-    comparisons = []
+    comparisons, not_paired = [], []
     for ea, eb in combinations([e for e in evaluations if e.has_samples], 2):
         if ea.variant != eb.variant or len(comparisons) >= max_pairs:
+            continue
+        clash = build_clash(ea, eb)
+        if clash is not None:
+            reason = _different_builds(ea, eb, clash)
+            if not allow_mixed:
+                raise MixedBuildsError(f"{reason}; a paired comparison needs the same clips: report them separately, "
+                                   f"or pass --allow-mixed to report them without pairing")
+            not_paired.append({"a": ea.label, "b": eb.label, "reason": reason})
             continue
         c = compare(ea, eb, draws=draws, seed=seed)
         if c is not None:
             comparisons.append(c)
+    extra = {"not_paired": not_paired} if not_paired else {}
     return {
         "toolkit": "vocalgrad",
         "settings": {"bootstrap_draws": draws, "seed": seed, "level": 0.95,
@@ -216,4 +240,16 @@ def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SE
         "comparisons": comparisons,
         "paper": {"source": PAPER_SOURCE, "unit": "percent", "category_acc": PAPER_CATEGORY_ACC,
                   "trajectory_acc": PAPER_TRAJECTORY_ACC},
+        **extra,
     }
+
+
+def _different_builds(ea: Evaluation, eb: Evaluation, clash: tuple[str, str, str]) -> str:
+    """The sentence naming two rows of different builds: labels, results files, fingerprints, one clip."""
+    def side(ev):
+        rfile = next((str(p) for p in ev.files if p.name.startswith("results_")), "?")
+        return f"{ev.label} ({rfile}, build {(ev.data or {}).get('fingerprint') or 'unknown'})"
+
+    cid, sha_a, sha_b = clash
+    return (f"{side(ea)} and {side(eb)} were evaluated on different builds: clip {cid} is {short(sha_a)} in one "
+            f"and {short(sha_b)} in the other")

@@ -36,7 +36,7 @@ def _jsonable(obj: Any) -> Any:
 
 def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top: int = 20,
                  plots: bool = True, labels: dict[str, str] | None = None, human=None,
-                 render_dir=None, html=None, force: bool = False) -> dict[str, Any]:
+                 render_dir=None, html=None, force: bool = False, allow_mixed: bool = False) -> dict[str, Any]:
     """Write ``report.md``, ``report.json`` and ``plots/*.png`` for lm-eval outputs.
 
     Parameters
@@ -61,10 +61,14 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         The evaluated render folder: its label warnings (``label_checks.csv``) become a section.
     html : analysis.report.html_page.HtmlOptions, optional
         Also write ``index.html`` (:func:`analysis.report.html_page.write_html`) from ``report.json``;
-        its summary is returned under ``"html"``.
+        its summary is returned under ``"html"``. With a data folder, every clip the page will play is
+        checked first against the sha256 the sample logs recorded (:func:`analysis.report.content.check_data_folder`).
     force : bool
         Also replace files an earlier report wrote that were edited since, and write into a non-empty
         folder that is no report folder (its files are kept; a render or Hub folder is still refused).
+    allow_mixed : bool
+        Keep results of different builds (same clip ids, other audio) apart, one row per build and
+        never paired, instead of refusing (:mod:`analysis.report.content`).
 
     Returns
     -------
@@ -79,11 +83,17 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
     if labels:
         specs = [f"{labels[s]}={s}" if s in labels else s for s in specs]
     sweep_observers = _sweep_observers(specs, human)  # vocalgrad_sweep runs and sweep answers (docs/sweep.md)
-    evaluations, format_evals, extras = _load_runs(specs, others=bool(sweep_observers))
+    evaluations, format_evals, extras = _load_runs(specs, others=bool(sweep_observers), allow_mixed=allow_mixed)
     agreement = _add_human(evaluations, human)
     if not evaluations and not format_evals and not extras and not sweep_observers:
         raise ResultsError("nothing to report: give lm-eval result folders and/or --human answers files")
-    report = analyse(evaluations, draws=draws, seed=seed, top=top)
+    report = analyse(evaluations, draws=draws, seed=seed, top=top, allow_mixed=allow_mixed)
+    if html is not None and html.catalog is not None:  # before anything is written
+        from .content import check_data_folder
+        from .html_clips import select_clips
+
+        check_data_folder(html.catalog, evaluations,
+                          [c.clip_id for c in select_clips(html.catalog, evaluations, seed=html.seed)[1]])
     report["formats"] = analyse_formats(format_evals, draws=draws, seed=seed)  # yes/no and ternary, {} when absent
     report["extras"] = extras  # cross-attribute, source-clip bias, paraphrases ({} when absent)
     out = Path(out_dir)
@@ -152,14 +162,17 @@ def report_update(out: Path, *, force: bool = False):
     return owned_update(out, "report", what="vocalgrad report", legacy_files=_legacy_report_files, force=force)
 
 
-def _load_runs(specs: list[str], *, others: bool = False) -> tuple[list, list, dict]:
+def _load_runs(specs: list[str], *, others: bool = False, allow_mixed: bool = False) -> tuple[list, list, dict]:
     """Evaluations, format evaluations and the analysed extra groups of the result ``specs``; a
     folder with extra groups only (no per-category task), or with ``others`` (sweep runs) only, is not an error."""
+    from .content import MixedBuildsError
     from .extras import analyse_extras, load_extras
 
     extras = analyse_extras(load_extras(specs)) if specs else {}
     try:
-        evaluations, format_evals = load_all(specs) if specs else ([], [])
+        evaluations, format_evals = load_all(specs, allow_mixed=allow_mixed) if specs else ([], [])
+    except MixedBuildsError:
+        raise
     except ResultsError:
         if not extras and not others:
             raise
@@ -285,6 +298,9 @@ def register_cli(sub) -> None:
     p.add_argument("--human", nargs="+", metavar="ANSWERS",
                    help="answers.jsonl of `vocalgrad listen`: adds a 'human' row and annotator agreement")
     p.add_argument("--render", metavar="DIR", help="render folder evaluated: adds its label warnings")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="results of different builds (same clip ids, other audio, by the sha256 of the sample "
+                        "logs): one row per build, labelled by its fingerprint, never paired (default: refuse)")
     from .html_page import add_html_arguments
 
     add_html_arguments(p)
@@ -308,7 +324,7 @@ def _cli(args) -> int:
     try:
         rep = build_report(args.results, args.out, draws=args.draws, seed=args.seed, top=args.top,
                            plots=not args.no_plots, human=args.human, render_dir=args.render, html=html,
-                           force=args.force)
+                           force=args.force, allow_mixed=args.allow_mixed)
     except (ResultsError, OSError) as exc:
         return report_error("vocalgrad report", exc)
     for fmt, entries in rep["formats"].items():

@@ -35,6 +35,8 @@ class _Run:
     records: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
     files: list[Path] = field(default_factory=list, kw_only=True)
     warnings: list[str] = field(default_factory=list, kw_only=True)
+    #: What the row was computed on (:func:`analysis.report.content.row_data`); empty when unknown.
+    data: dict[str, Any] = field(default_factory=dict, kw_only=True)
 
     @property
     def categories(self) -> list[str]:

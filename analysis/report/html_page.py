@@ -22,8 +22,8 @@ import vocalgrad
 from generation.audio import atomic_write_text
 
 from .html_clips import ClipCard, cards_without_files, clip_summary, select_clips, write_clips
-from .html_tables import (Table, breakdown_sections, comparisons_section, esc, extra_sections, human_section,
-                          leaderboard)
+from .html_tables import (Table, breakdown_sections, comparisons_section, data_section, esc, extra_sections,
+                          human_section, leaderboard)
 from .stats import SEED
 
 __all__ = ["DEFAULT_MAX_CLIPS", "DEFAULT_MAX_MB", "HtmlOptions", "add_html_arguments", "html_options", "static_text",
@@ -197,7 +197,7 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
            "human": bool(report.get("human_agreement")), "listen": options.catalog is not None,
            "thresholds": bool(report.get("psychometric"))}
     body = ['<h2 id="leaderboard">Leaderboard</h2>', leaderboard(report) if report.get("models") or report.get("paper")
-            else "<p>No per-category run in these results.</p>"]
+            else "<p>No per-category run in these results.</p>", data_section(report)]
     if has["models"]:
         body.append('<h2 id="models">Breakdowns per model</h2>' + breakdown_sections(report, records))
     from .psychometric import sweep_html

@@ -15,10 +15,11 @@ from typing import Any
 import vocalgrad
 from harness_tasks.metrics import summarize
 
+from .content import DATA_NOTE, NOT_PAPER_MARK, NOT_PAPER_NOTE, builds_of, not_paper
 from .markdown import ci, ci_clustered, pct, slug
 from .trajectory import TABLE5_ORDER
 
-__all__ = ["Table", "breakdown_sections", "chance_colour", "comparisons_section", "extra_sections",
+__all__ = ["Table", "breakdown_sections", "data_section", "chance_colour", "comparisons_section", "extra_sections",
            "human_section", "leaderboard", "esc"]
 
 
@@ -145,6 +146,9 @@ def leaderboard(report: dict[str, Any]) -> str:
             cat_cells.append(td(g.get("acc") if g else None, (pct(g.get("acc")) + mark) if g else "",
                                 colour=True))
         label = f'<a href="#model-{slug(m["label"])}">{esc(m["label"])}</a>'
+        if not_paper(m):  # not the paper's VCTK set: not comparable with the paper's rows (see Data)
+            kind = esc(m["data"].get("source_kind_text", ""))
+            label += f' <span class="tag" title="{esc(NOT_PAPER_NOTE)}">{NOT_PAPER_MARK} {kind}</span>'
         if m["has_samples"]:
             t.add(label, [td(ov["acc"], colour=True, title=f"{ov['n']} clips"), _ci_cell(ov["ci"]["acc"]["binomial"]),
                           _verdict_cell(ov), td(ov.get("increase_ratio"))] + logit_cell
@@ -165,6 +169,7 @@ def leaderboard(report: dict[str, Any]) -> str:
             "the interval excludes 50 %, <em>≈ chance</em> (not different from chance) otherwise. "
             "† = category not different from chance (Holm-adjusted). Rows marked <em>paper</em> are the published results "
             f"({esc(paper.get('source', 'the paper'))}) copied as data, not computed from these results. "
+            + (f"{esc(NOT_PAPER_NOTE)} " if any(not_paper(m) for m in models) else "") +
             "Click a column header to sort.</p>")
     return legend() + t.html() + note
 
@@ -357,3 +362,22 @@ def human_section(report: dict[str, Any]) -> str:
     if not _nan(kappa):
         out.append(f"<p>Fleiss' kappa: {kappa:.3f}</p>")
     return "".join(out)
+
+
+def data_section(report: dict[str, Any]) -> str:
+    """The page's *Data* section (the table of :func:`analysis.report.content.data_lines`); empty without
+    model rows."""
+    models = report.get("models") or []
+    if not models:
+        return ""
+    t = Table([("build", "text"), ("fingerprint", "text"), ("source", "text"), ("clips", "num"),
+               ("sources", "num"), ("rows", "text")], caption="Data", sortable=False)
+    for (build, fp, kind, n, ns), labels in builds_of(models).items():
+        t.add(esc(build), [td(None, fp, cls="text"), td(None, kind, cls="text"),
+                           td(n, "–" if n is None else str(n)), td(ns, "–" if ns is None else str(ns)),
+                           td(None, ", ".join(labels), cls="text wrap")])
+    note = DATA_NOTE + (" " + NOT_PAPER_NOTE if any(not_paper(m) for m in models) else "")
+    skipped = "".join(f"<li>{esc(p['a'])} and {esc(p['b'])}: {esc(p['reason'])}</li>"
+                      for p in report.get("not_paired") or [])
+    return ('<h2 id="data">Data</h2>' + t.html() + f'<p class="note">{esc(note)}</p>'
+            + (f'<p class="warn">Not paired (--allow-mixed):</p><ul>{skipped}</ul>' if skipped else ""))

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import vocalgrad
 from harness_tasks import prompts
+from harness_tasks.data_identity import DATA_KEY, logged_clip_sha256
 from harness_tasks.metrics import parse_record_code, score_answer
 from harness_tasks.parsing import classify_answer
 from harness_tasks.variants import FORMAT_LABELS, LABELLED_FORMATS, RECORD_VARIANTS, split_task
 
 from .authors import is_raw_predictions, load_raw_predictions  # the authors' own prediction files
+from .content import row_data, separate_builds
 from .evaluation import Evaluation, FormatEvaluation, ResultsError
 
 __all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_evaluations", "parse_format_task",
@@ -80,7 +83,7 @@ class LoggedSample(NamedTuple):
     lineno: int
     #: The whole JSON object of the line.
     line: dict[str, Any]
-    #: The task's document (``{}`` when not logged).
+    #: The task's document (a line without one is skipped, see :func:`line_problem`).
     doc: dict[str, Any]
     #: The model's (filtered) answer text, ``None`` when not logged.
     raw: str | None
@@ -99,7 +102,12 @@ def logged_samples(path: Path, metric: str, *, dicts: bool = False):
     ResultsError
         On a line that is not JSON or whose record code does not parse, naming the file and line.
     """
+    bad: list[tuple[int, str]] = []
     for lineno, line in sample_lines(path):
+        problem = line_problem(line)
+        if problem:
+            bad.append((lineno, problem))
+            continue
         code = line.get(metric)
         if isinstance(code, str):
             try:
@@ -108,7 +116,29 @@ def logged_samples(path: Path, metric: str, *, dicts: bool = False):
                 raise ResultsError(f"{path}:{lineno}: {exc}") from None
         else:
             logged = code if dicts and isinstance(code, dict) else None
-        yield LoggedSample(lineno, line, line.get("doc") or {}, _raw_output(line), logged)
+        yield LoggedSample(lineno, line, line["doc"], _raw_output(line), logged)
+    if bad:
+        shown = ", ".join(str(n) for n, _ in bad[:10]) + (", ..." if len(bad) > 10 else "")
+        warnings.warn(f"{path}:{bad[0][0]}: skipped {len(bad)} sample-log line(s) ({bad[0][1]}; lines {shown}); "
+                      f"they are not counted", SampleLogWarning, stacklevel=2)
+
+
+class SampleLogWarning(UserWarning):
+    """Sample-log lines that are not samples of a VocalGrad task (skipped, named by file and line)."""
+
+
+def line_problem(line: Any) -> str | None:
+    """Why a parsed sample-log line cannot be a sample (its ``doc`` is null or not an object, a field of
+    the wrong type), None when it can."""
+    if not isinstance(line, dict):
+        return f"a JSON {type(line).__name__}, not an object"
+    doc = line.get("doc")
+    if not isinstance(doc, dict):
+        return f"'doc' is {'null' if doc is None else type(doc).__name__}, not an object"
+    for key in ("id", "category", "direction", "label", "source_id", "tier", "trajectory"):
+        if key in doc and doc[key] is not None and not isinstance(doc[key], str):
+            return f"doc {key!r} is a {type(doc[key]).__name__}, not a string"
+    return None
 
 
 def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, Any]]:
@@ -137,7 +167,8 @@ def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, A
                                f"{', '.join(labels)} ({fmt} format)")
         records.append({"id": cid, "category": doc.get("category") or category,
                         "source_id": doc.get("source_id") or cid, "direction": gold, "pred": pred,
-                        "status": status, "raw": raw, "correct": pred == gold})
+                        "status": status, "raw": raw, "correct": pred == gold,
+                        "sha256": logged_clip_sha256(line.get("arguments"), cid)})
     return records
 
 
@@ -228,6 +259,7 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
             "exact": exact,
             "retried": bool((logged or {}).get("retried", False)),
             "correct": pred == gold,
+            "sha256": logged_clip_sha256(line.get("arguments"), cid),
         })
     return records
 
@@ -257,7 +289,7 @@ def split_spec(spec: str | Path) -> tuple[str | None, Path]:
     return None, Path(text)
 
 
-def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
+def load_evaluations(specs, *, strict: bool = False, allow_mixed: bool = False) -> list[Evaluation]:
     """Load lm-eval outputs of the increase/decrease tasks (see :func:`load_all`).
 
     Raises
@@ -265,13 +297,14 @@ def load_evaluations(specs, *, strict: bool = False) -> list[Evaluation]:
     ResultsError
         When a path holds no results, a file cannot be read, or no increase/decrease task is found.
     """
-    evals, _ = load_all(specs, strict=strict)
+    evals, _ = load_all(specs, strict=strict, allow_mixed=allow_mixed)
     if not evals:
         raise ResultsError("no VocalGrad tasks (vocalgrad_<category>) in " + ", ".join(str(s) for s in specs))
     return evals
 
 
-def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[FormatEvaluation]]:
+def load_all(specs, *, strict: bool = False, allow_mixed: bool = False
+             ) -> tuple[list[Evaluation], list[FormatEvaluation]]:
     """Load lm-eval outputs: the increase/decrease tasks and the yes/no and ternary formats.
 
     Parameters
@@ -282,6 +315,10 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
         ``--model``/``--model_args``.
     strict : bool
         Raise instead of warning when a task's sample file is missing.
+    allow_mixed : bool
+        Results of one label computed on different builds (the same clip ids with different audio,
+        by the sha256 the sample logs record) become one row per build, labelled by the build's
+        fingerprint, instead of an error (:func:`analysis.report.content.separate_builds`).
 
     Returns
     -------
@@ -293,18 +330,49 @@ def load_all(specs, *, strict: bool = False) -> tuple[list[Evaluation], list[For
     Raises
     ------
     ResultsError
-        When a path holds no results, a file cannot be read, or no VocalGrad task is found.
+        When a path holds no results, a file cannot be read, no VocalGrad task is found, or (without
+        ``allow_mixed``) one row would mix results of different builds.
     """
     runs = _Runs(strict=strict)
+    per_spec: list[tuple[Path, str | None, list[TaskEntry] | None]] = []
     for spec in specs:
         label_override, path = split_spec(spec)
         if is_raw_predictions(path):
+            per_spec.append((path, label_override, None))
+            continue
+        entries = [runs.read_task(task, res, rfile, data, model, margs, base)
+                   for rfile, data, model, margs, base in _labelled_results(path, label_override)
+                   for task, res in data["results"].items()]
+        per_spec.append((path, label_override, [e for e in entries if e is not None]))
+    checked = iter(separate_builds([e for _, _, es in per_spec if es for e in es], allow_mixed=allow_mixed))
+    for path, label_override, entries in per_spec:
+        if entries is None:
             runs.add_authors_files(path, label_override)
             continue
-        for rfile, data, model, margs, base in _labelled_results(path, label_override):
-            for task, res in data["results"].items():
-                runs.add_task(task, res, rfile, data, model, margs, base)
+        for _ in entries:
+            runs.add_task(next(checked))
     return runs.finish(specs)
+
+
+class TaskEntry(NamedTuple):
+    """One task of one results file, its sample log read: what :class:`_Runs` adds to a row."""
+
+    task: str
+    res: dict
+    rfile: Path
+    data: dict
+    model: str
+    margs: str
+    base: str
+    #: ``(kind, label, variant)`` of the row it joins (kind ``eval`` or ``format``).
+    row: tuple
+    variant: str
+    cat: str
+    is_format: bool
+    records: list | None
+    sfile: Path
+    #: Fingerprint of its build when its row mixes builds (``--allow-mixed``), else None.
+    build: str | None = None
 
 
 def _labelled_results(path: Path, label_override: str | None):
@@ -340,6 +408,8 @@ class _Runs:
         self.fevals: dict[tuple[str, str], FormatEvaluation] = {}
         self.stamps: dict[tuple[str, str, str], str] = {}
         self.replaced: dict[int, tuple] = {}  # id(ev) -> (ev, {(new stamp, old stamp): [categories]})
+        self.recorded: dict[Path, dict] = {}  # results file -> its vocalgrad_data
+        self.builds: dict[int, str | None] = {}  # id(ev) -> build fingerprint of its label (--allow-mixed)
 
     def add_authors_files(self, path: Path, label: str | None) -> None:
         """The evaluations of a folder of the authors' prediction files."""
@@ -348,20 +418,33 @@ class _Runs:
                 ev.label += " (authors' files)"
             self.evals[(ev.label, ev.variant)] = ev
 
-    def _evaluation(self, task: str, model: str, margs: str, base: str):
-        """``(evaluation, variant, category, is_format)`` a task is read into, None for other tasks."""
+    def read_task(self, task: str, res: dict, rfile: Path, data: dict, model: str, margs: str,
+                  base: str) -> TaskEntry | None:
+        """One task of a results file with its sample log read (None for a task that is not ours)."""
         parsed = parse_task(task)
+        fparsed = parse_format_task(task) if parsed is None else None
+        if parsed is None and fparsed is None:
+            return None
+        variant, cat = parsed or fparsed
         if parsed is not None:
-            variant, cat = parsed
-            label = base if variant == "default" else f"{base} [{variant}]"
-            ev = self.evals.setdefault((label, variant), Evaluation(label, model, margs, variant))
-            return ev, variant, cat, False
-        fparsed = parse_format_task(task)
-        if fparsed is not None:
-            variant, cat = fparsed
-            ev = self.fevals.setdefault((base, variant), FormatEvaluation(base, model, margs, variant))
-            return ev, variant, cat, True
-        return None
+            row = ("eval", base if variant == "default" else f"{base} [{variant}]", variant)
+        else:
+            row = ("format", base, variant)
+        stamp = RESULTS_FILE.match(rfile.name).group(1)
+        sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
+        recs = None
+        if sfile.is_file():
+            recs = read_format_samples(sfile, variant, cat) if fparsed else read_samples(sfile, cat)
+        return TaskEntry(task, res, rfile, data, model, margs, base, row, variant, cat, fparsed is not None,
+                         recs, sfile)
+
+    def _evaluation(self, e: TaskEntry):
+        """The evaluation an entry is added to (made on first use)."""
+        base = e.base if e.build is None else f"{e.base} (build {e.build})"
+        if not e.is_format:
+            label = base if e.variant == "default" else f"{base} [{e.variant}]"
+            return self.evals.setdefault((label, e.variant), Evaluation(label, e.model, e.margs, e.variant))
+        return self.fevals.setdefault((base, e.variant), FormatEvaluation(base, e.model, e.margs, e.variant))
 
     def _replace_earlier(self, ev, variant: str, cat: str, stamp: str) -> None:
         """Forget what an earlier run of the same (label, variant, category) contributed."""
@@ -373,29 +456,28 @@ class _Runs:
             ev.n_samples.pop(cat, None)
         self.stamps[(ev.label, variant, cat)] = stamp
 
-    def add_task(self, task: str, res: dict, rfile: Path, data: dict, model: str, margs: str, base: str) -> None:
+    def add_task(self, e: TaskEntry) -> None:
         """One task's aggregated metrics and sample log from one results file."""
-        found = self._evaluation(task, model, margs, base)
-        if found is None:
-            return
-        ev, variant, cat, is_format = found
+        ev = self._evaluation(e)
+        cat, rfile, data = e.cat, e.rfile, e.data
         stamp = RESULTS_FILE.match(rfile.name).group(1)
-        self._replace_earlier(ev, variant, cat, stamp)
-        ev.task_metrics[cat] = {k.split(",")[0]: v for k, v in res.items()
+        self._replace_earlier(ev, e.variant, cat, stamp)
+        ev.task_metrics[cat] = {k.split(",")[0]: v for k, v in e.res.items()
                                 if isinstance(v, (int, float)) and not k.split(",")[0].endswith("_stderr")}
-        n = ((data.get("n-samples") or {}).get(task) or {}).get("effective")
+        n = ((data.get("n-samples") or {}).get(e.task) or {}).get("effective")
         if n is not None:
             ev.n_samples[cat] = int(n)
         if rfile not in ev.files:
             ev.files.append(rfile)
-        sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
-        if sfile.is_file():
-            recs = read_format_samples(sfile, variant, cat) if is_format else read_samples(sfile, cat)
-            ev.records.extend(recs)
-            ev.files.append(sfile)
-            _check_counts(ev, cat, recs, sfile)
+        if isinstance(data.get(DATA_KEY), dict):
+            self.recorded[rfile] = data[DATA_KEY]
+        self.builds[id(ev)] = e.build
+        if e.records is not None:
+            ev.records.extend(e.records)
+            ev.files.append(e.sfile)
+            _check_counts(ev, cat, e.records, e.sfile)
         else:
-            msg = (f"{cat}: no sample log {sfile.name} next to {rfile}; intervals and "
+            msg = (f"{cat}: no sample log {e.sfile.name} next to {rfile}; intervals and "
                    f"breakdowns need lm-eval's --log_samples")
             if self.strict:
                 raise ResultsError(msg)
@@ -406,6 +488,12 @@ class _Runs:
         for ev, runs in self.replaced.values():
             ev.warnings += [f"results of {new} replace those of {old} ({', '.join(cats)})"
                             for (new, old), cats in runs.items()]
+        for ev in [*self.evals.values(), *self.fevals.values()]:
+            if not ev.files or not any(RESULTS_FILE.match(p.name) for p in ev.files):
+                continue  # the authors' files: nothing recorded
+            recorded = [self.recorded[p] for p in ev.files if p in self.recorded]
+            ev.data = row_data(ev.records, recorded, n_clips=sum(ev.n_samples.values()) or None,
+                               build=self.builds.get(id(ev)))
         if not self.evals and not self.fevals:
             raise ResultsError("no VocalGrad tasks (vocalgrad_<category>, vocalgrad_yesno_<category>, "
                                "vocalgrad_ternary_<category>) in " + ", ".join(str(s) for s in specs))

@@ -10,6 +10,7 @@ from harness_tasks.metrics import MIN_CLUSTERS
 from harness_tasks.variants import EXT_VARIANT
 
 from .analysis import few_sources
+from .content import NOT_PAPER_MARK, NOT_PAPER_NOTE, data_lines, not_paired_lines, not_paper
 from .extras import extras_markdown
 from .formats import formats_markdown
 from .trajectory import trajectory_markdown
@@ -191,6 +192,10 @@ def _category_table(models: list[dict[str, Any]], paper: dict[str, Any]) -> list
               "these results. *avg* is the unweighted mean over categories (the overall figure); † = not different "
               "from chance (Holm-adjusted over the categories).", ""]
     rows = [_accuracy_row(m, cats) for m in models]
+    for row, m in zip(rows, models):
+        row[0] += f" {NOT_PAPER_MARK}" if not_paper(m) else ""  # not the paper's VCTK set (## Data)
+    if any(not_paper(m) for m in models):
+        lines[-2] += " " + NOT_PAPER_NOTE
     for name, row in paper["category_acc"].items():
         rows.append([f"{name} (paper)"] + [f"{row[c]:.1f}" for c in cats] + [f"{row['avg']:.1f}"])
     lines += _table(["model"] + cats + ["avg"], rows)
@@ -259,14 +264,14 @@ def render_markdown(report: dict[str, Any], *, plots: dict[str, str] | None = No
         lines += formats_markdown(report.get("formats") or {}) + extras_markdown(report.get("extras") or {}, plots)
         return "\n".join(lines).rstrip() + "\n"
     paper_models = [m for m in models if m["variant"] != EXT_VARIANT]  # the extension set is not the paper's
-    lines += _intro(s, len(models)) + _summary(models)
+    lines += _intro(s, len(models)) + _summary(models) + data_lines(models)
     if paper_models:
         lines += _category_table(paper_models, report["paper"])
     if any(m["has_samples"] for m in paper_models):
         lines += trajectory_markdown({m["label"]: m["trajectory_table"] for m in paper_models if m["has_samples"]},
                                      report["paper"].get("trajectory_acc", {}))
     lines += _extension_table([m for m in models if m["variant"] == EXT_VARIANT])
-    lines += _comparisons(report["comparisons"])
+    lines += _comparisons(report["comparisons"]) + not_paired_lines(report)
     if "comparison" in plots:
         lines += ["## All models", "", f"![comparison]({plots['comparison']})", ""]
     lines += formats_markdown(report.get("formats") or {})

@@ -11,7 +11,9 @@ identity (class, model id, revision, dtype, adapter settings), prompt, generatio
 audio order and the sha256 of every clip's audio. Lines are appended and ``fsync``-ed one by one,
 so a run killed at any moment (SIGKILL, power loss) loses at most the answer being written; a
 cut-off last line is skipped when the log is read back. Error answers are written for the record
-(``"error": true``) but never reused: a rerun asks for them again.
+(``"error": true``) but never reused: a rerun asks for them again. A line whose ``key`` or ``answer``
+is not a string (``null``, ``5``, ``{}``: not written by this module) is not reused either; a warning
+names the file and line.
 
 Several processes may share one folder: process ``r`` of a distributed run appends to
 ``answers.rank<r>.jsonl`` (rank 0 and single runs: ``answers.jsonl``); every ``*.jsonl`` file
@@ -77,6 +79,7 @@ class AnswerLog:
         self._lock = threading.RLock()
         self._data: dict[str, str] = {}
         self._read_upto: dict[Path, int] = {}  # file -> bytes read (whole lines only)
+        self._lines_read: dict[Path, int] = {}  # file -> lines read (for the line numbers of warnings)
         #: error lines read from the folder (never reused)
         self.n_errors_logged = 0
         self.claims = Claims(self.folder)
@@ -99,15 +102,29 @@ class AnswerLog:
                     continue
                 end = data.rfind(b"\n") + 1
                 self._read_upto[file] = start + end
-                for line in data[:end].decode("utf-8", errors="replace").splitlines():
+                first = self._lines_read.get(file, 0) + 1
+                lines = data[:end].decode("utf-8", errors="replace").splitlines()
+                self._lines_read[file] = first - 1 + len(lines)
+                bad: list[int] = []
+                for lineno, line in enumerate(lines, first):
                     try:
                         obj = json.loads(line)
-                        if obj.get("error"):
-                            self.n_errors_logged += 1
-                            continue
-                        self._data[obj["key"]] = obj["answer"]
-                    except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                    except json.JSONDecodeError:
                         continue  # a line cut off by an interruption
+                    if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
+                        bad.append(lineno)
+                        continue
+                    if obj.get("error"):
+                        self.n_errors_logged += 1
+                        continue
+                    if not isinstance(obj.get("answer"), str):  # null, 5, {}: not an answer a model gave
+                        bad.append(lineno)
+                        continue
+                    self._data[obj["key"]] = obj["answer"]
+                if bad:
+                    log.warning("%s:%d: %d answer-log line(s) without a string key and answer were not reused "
+                                "(lines %s); those clips are asked again", file, bad[0], len(bad),
+                                ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else ""))
 
     def claim(self, keys, *, limit: int | None = None) -> tuple[dict[str, str], list[str], list[str]]:
         """Before asking the model: which of ``keys`` are answered, ours to ask, or being asked elsewhere.
