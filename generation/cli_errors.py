@@ -51,6 +51,9 @@ _OS_ADVICE = {
     errno.ENOENT: "no such file or folder; check the path",
     errno.ENOTDIR: "not a folder; check the path",
     errno.EISDIR: "is a folder, a file was expected; check the path",
+    errno.EEXIST: "exists and is not a folder, where a folder is needed; remove it or choose another path",
+    errno.ENAMETOOLONG: "file name too long for this file system (most allow 255 characters per name); "
+                        "choose a shorter name",
 }
 
 

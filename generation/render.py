@@ -38,13 +38,15 @@ import vocalgrad as vg
 from . import attributes
 from . import audio as aio
 from . import label_validity as lv
+from . import source_checks
 from .attributes import category_recipe
+from .option_types import FLAC_MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, name_fits
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
 from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
                            unit_problem, write_manifest, write_selection, write_span_check)
 from .schedule import make_schedule
-from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
+from .sources import SourceItem, SourceOptions, SourceWarning, load_source_audio, read_sources
 from .frozen import recorded_span
 from .span import Span, detect_span
 from .transforms import ClipKey, Params, get_transform
@@ -108,18 +110,23 @@ def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object
     Raises
     ------
     SkipSource
-        Unreadable audio, shorter than 0.5 s, or all-silent.
+        Unreadable or truncated audio, shorter than 0.5 s, silent or near-silent, or channels that cancel
+        in the mono mix (:mod:`generation.source_checks`).
     """
     try:
         y, sr = load_source_audio(item)
     except Exception as exc:  # any decoding problem becomes a skip reason
         raise SkipSource(str(exc)) from exc
+    problem = source_checks.truncation_problem(item.audio)
+    if problem:
+        raise SkipSource(problem)
     if y.size == 0 or y.size / sr < MIN_DURATION_SEC:
         raise SkipSource(f"too short ({y.size / sr if sr else 0:.3f} s < {MIN_DURATION_SEC} s)")
     if not np.isfinite(y).all():
         raise SkipSource("audio contains NaN or infinite samples")
-    if not np.any(y):
-        raise SkipSource("all-silent audio")
+    problem = source_checks.level_problem(y, item.audio)  # all-silent, near-silent, channels that cancel
+    if problem:
+        raise SkipSource(problem)
     # Render from exactly what sources/ stores: the resampled signal on the 16-bit grid (identity
     # for a 48 kHz 16-bit source), so clips can be re-made from the published sources.
     x = aio.quantize_int16(aio.resample(y, sr, recipe.sample_rate))
@@ -184,6 +191,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     cache: dict = {}
     rows = []
     src_codes = lv.source_warnings(x, span, proc_sr, category, crec, min_bandwidth_hz=attr.min_bandwidth_hz)
+    note = source_checks.dc_offset_note(x)  # kept in the part file, warned once at the end (_finish)
     for tier in vg.TIERS:
         for trajectory in vg.TRAJECTORIES:
             for direction in vg.DIRECTIONS:
@@ -215,6 +223,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                     "effect_measured": effect, "effect_unit": attr.effect_unit,
                     "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,
                                                                 src_codes[tier], min_change=attr.min_change)),
+                    **({"source_note": note} if note else {}),
                 })
     return rows
 
@@ -327,8 +336,8 @@ def render(
         raise ValueError("categories: none given; name at least one of " + ", ".join(vg.CATEGORY_NAMES))
     if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}")
-    if sample_rate < 8000:
-        raise ValueError(f"--sample-rate {sample_rate} is too low (>= 8000 Hz)")
+    if not MIN_SAMPLE_RATE <= sample_rate <= FLAC_MAX_SAMPLE_RATE:
+        raise ValueError(f"--sample-rate {sample_rate}: must be {MIN_SAMPLE_RATE}-{FLAC_MAX_SAMPLE_RATE} Hz (FLAC)")
     if n_sources is not None and n_sources < 1:
         raise ValueError("--sources must be >= 1")
     out = Path(out_dir)
@@ -340,6 +349,7 @@ def render(
     items = read_sources(source, opts)  # before creating anything: a bad source leaves no empty folder
     if n_sources is not None:
         items = items[:n_sources]
+    check_names(out, items, categories)  # "File name too long" up front, naming the user's path or source
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -351,6 +361,19 @@ def render(
 
             shutil.rmtree(out, ignore_errors=True)
         raise
+
+
+def check_names(out: Path, items: list[SourceItem], categories: list[str]) -> None:
+    """Refuse, before anything is written, an ``--out`` or a source id whose file names the file system
+    cannot hold (with the room of the temporary names); the message names the folder or the source file."""
+    name_fits(out, what=f"--out {out}")
+    suffix = max((len(vg.clip_id("", c, t, tier, d)) for c in categories for t in vg.TRAJECTORIES
+                  for tier in vg.TIERS for d in vg.DIRECTIONS), default=0)
+    longest = max(items, key=lambda it: len(it.source_id), default=None)
+    if longest is not None:
+        name_fits(out, what=f"source {longest.audio} (id {longest.source_id[:40]}..., "
+                            f"{len(longest.source_id)} characters; rename the file or give a shorter source_id)",
+                  names=[f"{longest.source_id}{'x' * suffix}.flac"])
 
 
 def source_domain(source: str, items: list[SourceItem]) -> str:
@@ -494,6 +517,12 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary) -> None:
     write_manifest(out, rows)
     summary.label_warnings = dict(lv.write_label_checks(out, rows))
     summary.long_sources = long_sources(rows)
+    notes = dict(sorted({(r["source_id"], r["source_note"]) for r in rows if r.get("source_note")}))
+    if notes:
+        first = next(iter(notes))
+        warnings.warn(SourceWarning(
+            f"{len(notes)} source(s) rendered with a note, e.g. {first} ({by_id[first].audio if first in by_id else '?'})"
+            f": {notes[first]}"), stacklevel=3)
     if summary.long_sources:
         longest = max(summary.long_sources, key=summary.long_sources.get)
         warnings.warn(LongSourceWarning(
