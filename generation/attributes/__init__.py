@@ -90,8 +90,13 @@ def _load() -> None:
                     raise AttributeDeclarationError(f"{where}: {a.name!r} sets paper=True; only the nine are the paper's")
                 _register_transform(a, where)
                 reg[a.name] = replace(a, package=package, builtin=False)
-        except Exception as exc:  # a broken plugin must not take the benchmark down
-            msg = str(exc) if isinstance(exc, AttributeDeclarationError) else f"{where}: {type(exc).__name__}: {exc}"
+        except (Exception, SystemExit) as exc:  # a broken plugin must not take the benchmark down (nor exit it)
+            if isinstance(exc, AttributeDeclarationError):
+                msg = str(exc)
+            elif isinstance(exc, SystemExit):
+                msg = f"{where}: called sys.exit({exc.code!r}) while loading"
+            else:
+                msg = f"{where}: {type(exc).__name__}: {exc}"
             problems.append(msg)
             warnings.warn(PluginWarning(f"vocalgrad: attribute plugin left out: {msg}"), stacklevel=3)
     _REGISTRY.clear()
