@@ -88,9 +88,11 @@ def _read_metadata(meta: Path) -> list[tuple[int, dict]]:
             if "file_name" not in header:
                 raise SourceSpecError(f"{meta}: needs a 'file_name' column (found: {', '.join(header) or 'no header'})")
             rows = []
+            row_end = reader.line_num  # the header's line
             for row in reader:
                 if any("\n" in (v or "") or "\r" in (v or "") for v in row.values() if isinstance(v, str)):
-                    raise SourceSpecError(_line_break_message(meta, reader.line_num, row))
+                    raise SourceSpecError(_line_break_message(meta, row_end + 1, reader.line_num, row))
+                row_end = reader.line_num
                 if None in row:  # csv puts the fields beyond the header under None
                     raise SourceSpecError(f"{meta}, line {reader.line_num}: {len(header) + len(row[None])} fields "
                                           f"but the header has {len(header)} (quote fields that hold commas)")
@@ -110,11 +112,9 @@ def _read_metadata(meta: Path) -> list[tuple[int, dict]]:
     return rows
 
 
-def _line_break_message(meta: Path, end_line: int, row: dict) -> str:
+def _line_break_message(meta: Path, start: int, end_line: int, row: dict) -> str:
     """A row whose field runs over several lines: almost always an unterminated quote swallowing the next rows."""
-    field, value = next((k, v) for k, v in row.items() if isinstance(v, str) and ("\n" in v or "\r" in v))
-    n_lines = value.count("\n") + (value.count("\r") if "\n" not in value else 0)
-    start = end_line - n_lines
+    field = next(k for k, v in row.items() if isinstance(v, str) and ("\n" in v or "\r" in v))
     return (f"{meta}, line {start}: the quoted {field or 'extra'} field opened there runs on to line {end_line} "
             f"(an unterminated quote \" swallows the rows after it); close the quote, or remove the line break")
 
