@@ -40,7 +40,7 @@ from . import audio as aio
 from . import label_validity as lv
 from . import source_checks
 from .attributes import category_recipe
-from .option_types import FLAC_MAX_SAMPLE_RATE, MIN_SAMPLE_RATE, name_fits
+from .option_types import FLAC_MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
 from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
@@ -349,7 +349,7 @@ def render(
     items = read_sources(source, opts)  # before creating anything: a bad source leaves no empty folder
     if n_sources is not None:
         items = items[:n_sources]
-    check_names(out, items, categories)  # "File name too long" up front, naming the user's path or source
+    source_checks.names_fit(out, items, categories)  # "File name too long" up front, naming the user's path or source
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -361,19 +361,6 @@ def render(
 
             shutil.rmtree(out, ignore_errors=True)
         raise
-
-
-def check_names(out: Path, items: list[SourceItem], categories: list[str]) -> None:
-    """Refuse, before anything is written, an ``--out`` or a source id whose file names the file system
-    cannot hold (with the room of the temporary names); the message names the folder or the source file."""
-    name_fits(out, what=f"--out {out}")
-    suffix = max((len(vg.clip_id("", c, t, tier, d)) for c in categories for t in vg.TRAJECTORIES
-                  for tier in vg.TIERS for d in vg.DIRECTIONS), default=0)
-    longest = max(items, key=lambda it: len(it.source_id), default=None)
-    if longest is not None:
-        name_fits(out, what=f"source {longest.audio} (id {longest.source_id[:40]}..., "
-                            f"{len(longest.source_id)} characters; rename the file or give a shorter source_id)",
-                  names=[f"{longest.source_id}{'x' * suffix}.flac"])
 
 
 def source_domain(source: str, items: list[SourceItem]) -> str:

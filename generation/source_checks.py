@@ -13,6 +13,8 @@ DC offset              mean above :data:`DC_OFFSET_LIMIT`: the speech span is de
 =====================  ==========================================================================
 
 Normal sources pass every check unchanged: nothing here alters the audio that is rendered.
+:func:`names_fit` refuses, before anything is written, a source id (or ``--out``) whose file names
+would be too long for the file system.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
+import vocalgrad as vg
+
+from .option_types import name_fits
 from .span import DC_OFFSET_LIMIT
 
-__all__ = ["DC_OFFSET_LIMIT", "NEAR_SILENT_DBFS", "dc_offset_note", "level_problem", "truncation_problem"]
+__all__ = ["DC_OFFSET_LIMIT", "NEAR_SILENT_DBFS", "dc_offset_note", "level_problem", "names_fit",
+           "truncation_problem"]
 
 #: A source whose loudest sample stays below this level (dBFS) holds nothing to render (16-bit speech peaks
 #: near -10 to -1 dBFS; -60 dBFS is about 30 steps of the 16-bit grid).
@@ -117,3 +123,29 @@ def dc_offset_note(x: np.ndarray) -> str | None:
         return None
     return (f"DC offset {mean:+.3f} ({_dbfs(abs(mean)):.0f} dBFS): the speech span was detected without it; the "
             "clips keep it (remove it from the source, e.g. a high-pass filter, for clean clips)")
+
+
+def names_fit(out, items, categories) -> None:
+    """Refuse, before anything is written, an ``--out`` or a source id whose file names the file system
+    cannot hold (with the room of the temporary names); the message names the folder or the source file.
+
+    Parameters
+    ----------
+    out : path-like
+        The render folder (``--out``).
+    items : list of SourceItem
+        The selected sources; the longest id is checked with the longest clip-name suffix of ``categories``.
+    categories : list of str
+
+    Raises
+    ------
+    generation.option_types.NameTooLongError
+    """
+    name_fits(out, what=f"--out {out}")
+    suffix = max((len(vg.clip_id("", c, t, tier, d)) for c in categories for t in vg.TRAJECTORIES
+                  for tier in vg.TIERS for d in vg.DIRECTIONS), default=0)
+    longest = max(items, key=lambda it: len(it.source_id), default=None)
+    if longest is not None:
+        name_fits(out, what=f"source {longest.audio} (id {longest.source_id[:40]}..., "
+                            f"{len(longest.source_id)} characters; rename the file or give a shorter source_id)",
+                  names=[f"{longest.source_id}{'x' * suffix}.flac"])
