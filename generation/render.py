@@ -134,10 +134,11 @@ def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object
 
 
 def source_span(item: SourceItem, x: np.ndarray, recipe: Recipe) -> Span:
-    """The recorded speech span of a frozen source (``extra["recorded_onset_sec"]``), else the detected one."""
+    """The recorded speech span of a frozen source (``extra["recorded_onset_sec"]``), else the detected one
+    (without the source's DC offset, if it has one: :func:`generation.source_checks.without_dc`)."""
     onset = item.extra.get("recorded_onset_sec")
     if onset in (None, ""):
-        return detect_span(x, recipe.sample_rate, **recipe.span)
+        return detect_span(source_checks.without_dc(x), recipe.sample_rate, **recipe.span)  # x unless DC offset
     a, b = recorded_span(float(onset), float(item.extra["recorded_offset_sec"]), len(x), recipe.sample_rate)
     return Span(a, b, True)
 
@@ -147,7 +148,7 @@ def span_check(item: SourceItem, x: np.ndarray, span: Span, recipe: Recipe) -> d
     if item.extra.get("recorded_onset_sec") in (None, ""):
         return None
     sr = recipe.sample_rate
-    det = detect_span(x, sr, **recipe.span)
+    det = detect_span(source_checks.without_dc(x), sr, **recipe.span)
     d_on, d_off = (det.onset - span.onset) / sr, (det.offset - span.offset) / sr
     if max(abs(d_on), abs(d_off)) <= SPAN_CHECK_TOLERANCE_SEC:
         return None

@@ -10,13 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DC_OFFSET_LIMIT", "Span", "detect_span"]
-
-#: A signal whose mean exceeds this (a DC offset of -40 dBFS or more) has it removed before the frame energies:
-#: a constant offset would otherwise pass pre-emphasis as 3 % of itself plus a step at the first sample and
-#: move or hide the span. Normal recordings sit far below it (|mean| < 0.001) and are detected exactly as
-#: benchmark.md §5 says; the paper's sources use their recorded bounds anyway.
-DC_OFFSET_LIMIT = 0.01
+__all__ = ["Span", "detect_span"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +52,6 @@ def detect_span(y: np.ndarray, sr: int, *, preemphasis: float = 0.97, frame_sec:
     min_frames : int
         Active segments shorter than this many consecutive frames are ignored.
 
-    A DC offset above :data:`DC_OFFSET_LIMIT` is removed first (a source with one is noted by the render).
-
     Returns
     -------
     Span
@@ -69,9 +61,6 @@ def detect_span(y: np.ndarray, sr: int, *, preemphasis: float = 0.97, frame_sec:
     """
     y = np.asarray(y, dtype=np.float64)
     n = y.shape[-1]
-    mean = float(np.mean(y)) if n else 0.0
-    if abs(mean) > DC_OFFSET_LIMIT:  # a DC offset (see DC_OFFSET_LIMIT); below it nothing changes
-        y = y - mean
     frame, hop = int(round(frame_sec * sr)), int(round(hop_sec * sr))
     whole = Span(0, n, False)
     if n < frame:

@@ -281,12 +281,14 @@ def test_a_dc_offset_does_not_move_the_speech_span_and_is_warned(odd_sources):
 
 
 def test_span_detection_of_a_normal_source_is_unchanged_by_the_dc_rule():
-    from generation.span import DC_OFFSET_LIMIT, detect_span
+    from generation.source_checks import DC_OFFSET_LIMIT, without_dc
+    from generation.span import detect_span
 
-    y = _speech_like().astype(np.float64)
+    y = _speech_like()
+    assert abs(np.mean(y)) < DC_OFFSET_LIMIT / 10 and without_dc(y) is y     # a normal source: untouched
     base = detect_span(y, SR)
-    assert abs(np.mean(y)) < DC_OFFSET_LIMIT / 10
-    assert detect_span(y + 0.1, SR) == base and detect_span(y - 0.3, SR) == base
+    assert detect_span(without_dc(y + 0.1), SR) == base and detect_span(without_dc(y - 0.3), SR) == base
+    assert detect_span(y + 0.1, SR) != base                                    # what the offset did before
 
 
 def test_metadata_with_an_unterminated_quote_names_the_line(tmp_path):
