@@ -226,6 +226,8 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
 
 def register_cli(sub) -> None:
     """Add the ``show`` sub-command."""
+    from generation.option_types import MAX_DPI, dpi
+
     p = sub.add_parser("show", help="picture of one clip: spectrogram, value schedule, measurement",
                        description="Draw a clip's spectrogram with its speech span, the value schedule of the "
                                    "changed attribute and a matching measurement, next to its source.")
@@ -234,7 +236,8 @@ def register_cli(sub) -> None:
                    "the authors' published release (metadata.csv)")
     p.add_argument("--out", default=None, help="PNG to write (default CLIP_ID.png)")
     p.add_argument("--config", help="Hub folder only: config holding the clip (default: the categories)")
-    p.add_argument("--dpi", type=int, default=100, help="resolution of the PNG in dots per inch (default %(default)d)")
+    p.add_argument("--dpi", type=dpi, default=100,
+                   help=f"resolution of the PNG in dots per inch, 10-{MAX_DPI} (default %(default)d)")
     p.set_defaults(func=_cli)
 
 

@@ -17,6 +17,7 @@ so no import cycle can form through them (``tests/test_structure.py`` walks ever
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import shutil
@@ -116,6 +117,8 @@ def read_audio(path: str | os.PathLike) -> tuple[np.ndarray, int]:
         If the file is missing or not decodable; the message names ``path``.
     """
     path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise AudioReadError(f"{path}: broken symbolic link (to {os.readlink(path)}, which does not exist)")
     if not path.is_file():
         raise AudioReadError(f"{path}: no such audio file")
     try:
@@ -189,8 +192,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException as exc:
         with contextlib.suppress(OSError):  # e.g. a read-only folder, where nothing was created
             tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
-            exc.filename = str(path)  # a failed write (e.g. no space left) names the file it was for
+        if isinstance(exc, OSError) and exc.errno is not None and (
+                exc.filename is None or (exc.errno == errno.ENAMETOOLONG and str(exc.filename) == str(tmp))):
+            exc.filename = str(path)  # a failed write (no space left, a name too long) names the file it was for
         raise
 
 

@@ -59,6 +59,9 @@ _OS_ADVICE = {
     errno.ENOENT: "no such file or folder; check the path",
     errno.ENOTDIR: "not a folder; check the path",
     errno.EISDIR: "is a folder, a file was expected; check the path",
+    errno.EEXIST: "already exists; remove it or choose another path",
+    errno.ENAMETOOLONG: "file name too long for this file system (most allow 255 characters per name); "
+                        "choose a shorter name",
 }
 
 
@@ -92,6 +95,8 @@ def explain(exc: BaseException) -> str | None:
         return str(exc)
     if isinstance(exc, OSError):
         what = _OS_ADVICE.get(exc.errno) or (exc.strerror or str(exc))
+        if exc.errno == errno.EEXIST and exc.filename is not None and os.path.isfile(exc.filename):
+            what = "exists and is not a folder, where a folder is needed; remove it or choose another path"
         names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
         return f"{' -> '.join(names)}: {what}" if names else f"{what} ({exc.strerror or exc})"
     return None

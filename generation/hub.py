@@ -323,6 +323,11 @@ def card_template_path(card_template) -> tuple[Path, list[str]]:
     template = Path(card_template) if card_template else CARD_TEMPLATE
     if not template.is_file():
         return template, [f"{template}: card template not found; pass card_template= (--card PATH)"]
+    try:
+        template.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return template, [f"{template}: card template is not UTF-8 text ({exc.reason} at byte {exc.start}; a binary "
+                          "file?); pass a Markdown file (--card PATH)"]
     return template, []
 
 

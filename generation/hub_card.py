@@ -92,8 +92,10 @@ def _provenance_note(by_split: dict) -> str:
         if v is not None:
             same = v.get("manifest_sha256") == RenderDir(c.path).manifest_sha256()
             if v.get("ok") and same:
+                partial = "; ".join(v.get("partial") or [])
                 out.append(f"**Verified ({split}):** `vocalgrad verify` passed on {v.get('checked_at', '?')} "
-                           f"({v.get('n_clips')} clips: completeness, ids, label balance, sha256, frozen ids).")
+                           f"({v.get('n_clips')} clips: completeness, ids, label balance, sha256, frozen ids)"
+                           + (f"; a partial build: {partial}." if partial else "."))
     text = " ".join(out)
     if "test" in by_split:
         text += label_warnings_markdown(by_split["test"].path)

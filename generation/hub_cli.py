@@ -9,7 +9,9 @@ import argparse
 import sys
 
 from .from_published import build_from_published
+from .cli_errors import report_error
 from .hub import MAX_SHARD_BYTES, ROW_GROUP_ROWS, HubBuildError, build_hub
+from .option_types import NameTooLongError, name_fits, positive_float, positive_int
 
 __all__ = ["register_cli"]
 
@@ -33,10 +35,10 @@ def register_cli(subparsers) -> None:
                         "write into a non-empty folder that is no Hub folder (its files are kept)")
     p.add_argument("--allow-partial", action="store_true",
                    help="accept renders with missing conditions; their configs are omitted and the card says so")
-    p.add_argument("--max-shard-mb", type=float, default=MAX_SHARD_BYTES / 1024**2,
-                   help="largest shard in MiB of FLAC (default %(default)g)")
-    p.add_argument("--row-group-rows", type=int, default=ROW_GROUP_ROWS,
-                   help="rows per parquet row group (default %(default)d)")
+    p.add_argument("--max-shard-mb", type=positive_float, default=MAX_SHARD_BYTES / 1024**2,
+                   help="largest shard in MiB of FLAC, > 0 (default %(default)g)")
+    p.add_argument("--row-group-rows", type=positive_int, default=ROW_GROUP_ROWS,
+                   help="rows per parquet row group, >= 1 (default %(default)d)")
     p.add_argument("--card", metavar="PATH", help="card template (default: dataset_card.md of the toolkit)")
     p.add_argument("--repo", metavar="ORG/NAME", help="repo id the card's loading examples use (default: "
                    "ynklab/vocalgrad for a VCTK build, else ORG/NAME; `vocalgrad publish --repo` rewrites it)")
@@ -51,6 +53,10 @@ def register_cli(subparsers) -> None:
 
 
 def _run_cli(args) -> int:
+    try:
+        name_fits(args.out, what=f"--out {args.out}")
+    except NameTooLongError as exc:
+        return report_error("vocalgrad hub", exc)
     if args.from_published:
         return _run_from_published(args)
     if not args.render_dirs:
@@ -59,7 +65,7 @@ def _run_cli(args) -> int:
     try:
         summary = build_hub(
             args.render_dirs, args.out, allow_partial=args.allow_partial,
-            max_shard_bytes=int(args.max_shard_mb * 1024**2), row_group_rows=args.row_group_rows,
+            max_shard_bytes=max(1, int(args.max_shard_mb * 1024**2)), row_group_rows=args.row_group_rows,
             card_template=args.card, verify_sha256=not args.skip_sha256, sources=args.sources,
             repo_id=args.repo, license_id=args.license, force=args.force,
         )
@@ -75,7 +81,7 @@ def _run_from_published(args) -> int:
         print("vocalgrad hub: give render folders or --from-published, not both", file=sys.stderr)
         return 2
     try:
-        summary = build_from_published(args.from_published, args.out, max_shard_bytes=int(args.max_shard_mb * 1024**2),
+        summary = build_from_published(args.from_published, args.out, max_shard_bytes=max(1, int(args.max_shard_mb * 1024**2)),
                                        row_group_rows=args.row_group_rows, card_template=args.card,
                                        progress=sys.stderr.isatty(), force=args.force)
     except HubBuildError as exc:

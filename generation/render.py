@@ -40,14 +40,16 @@ import vocalgrad as vg
 from . import attributes
 from . import audio as aio
 from . import label_validity as lv
+from . import source_checks
 from .attributes import category_recipe
+from .option_types import FLAC_MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
 from . import render_identity as ident
 from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
                            unit_problem, write_manifest, write_selection, write_span_check)
 from .schedule import make_schedule
-from .sources import SourceItem, SourceOptions, load_source_audio, read_sources
+from .sources import SourceItem, SourceOptions, SourceWarning, load_source_audio, read_sources
 from .frozen import recorded_span
 from .span import Span, detect_span
 from .transforms import ClipKey, Params, get_transform
@@ -113,18 +115,23 @@ def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object
     Raises
     ------
     SkipSource
-        Unreadable audio, shorter than 0.5 s, or all-silent.
+        Unreadable or truncated audio, shorter than 0.5 s, silent or near-silent, or channels that cancel
+        in the mono mix (:mod:`generation.source_checks`).
     """
     try:
         y, sr = load_source_audio(item)
     except Exception as exc:  # any decoding problem becomes a skip reason
         raise SkipSource(str(exc)) from exc
+    problem = source_checks.truncation_problem(item.audio)
+    if problem:
+        raise SkipSource(problem)
     if y.size == 0 or y.size / sr < MIN_DURATION_SEC:
         raise SkipSource(f"too short ({y.size / sr if sr else 0:.3f} s < {MIN_DURATION_SEC} s)")
     if not np.isfinite(y).all():
         raise SkipSource("audio contains NaN or infinite samples")
-    if not np.any(y):
-        raise SkipSource("all-silent audio")
+    problem = source_checks.level_problem(y, item.audio)  # all-silent, near-silent, channels that cancel
+    if problem:
+        raise SkipSource(problem)
     # Render from exactly what sources/ stores: the resampled signal on the 16-bit grid (identity
     # for a 48 kHz 16-bit source), so clips can be re-made from the published sources.
     x = aio.quantize_int16(aio.resample(y, sr, recipe.sample_rate))
@@ -132,10 +139,11 @@ def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object
 
 
 def source_span(item: SourceItem, x: np.ndarray, recipe: Recipe) -> Span:
-    """The recorded speech span of a frozen source (``extra["recorded_onset_sec"]``), else the detected one."""
+    """The recorded speech span of a frozen source (``extra["recorded_onset_sec"]``), else the detected one
+    (without the source's DC offset, if it has one: :func:`generation.source_checks.without_dc`)."""
     onset = item.extra.get("recorded_onset_sec")
     if onset in (None, ""):
-        return detect_span(x, recipe.sample_rate, **recipe.span)
+        return detect_span(source_checks.without_dc(x), recipe.sample_rate, **recipe.span)  # x unless DC offset
     a, b = recorded_span(float(onset), float(item.extra["recorded_offset_sec"]), len(x), recipe.sample_rate)
     return Span(a, b, True)
 
@@ -145,7 +153,7 @@ def span_check(item: SourceItem, x: np.ndarray, span: Span, recipe: Recipe) -> d
     if item.extra.get("recorded_onset_sec") in (None, ""):
         return None
     sr = recipe.sample_rate
-    det = detect_span(x, sr, **recipe.span)
+    det = detect_span(source_checks.without_dc(x), sr, **recipe.span)
     d_on, d_off = (det.onset - span.onset) / sr, (det.offset - span.offset) / sr
     if max(abs(d_on), abs(d_off)) <= SPAN_CHECK_TOLERANCE_SEC:
         return None
@@ -203,6 +211,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     cache: dict = {}
     rows = []
     src_codes = lv.source_warnings(x, span, proc_sr, category, crec, min_bandwidth_hz=attr.min_bandwidth_hz)
+    note = source_checks.dc_offset_note(x)  # kept in the part file, warned once at the end (_finish)
     for tier in (plan.tokens if plan is not None else vg.TIERS):
         for trajectory in (plan.trajectories if plan is not None else vg.TRAJECTORIES):
             for direction in vg.DIRECTIONS:
@@ -235,6 +244,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                     "effect_measured": effect, "effect_unit": attr.effect_unit,
                     "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,
                                                                 src_codes[tier], min_change=attr.min_change)),
+                    **({"source_note": note} if note else {}),
                 })
     # the source's digests, before the part file that makes the unit count as done
     ident.write_source_record(out_dir, item.source_id, source_sha256, aio.sha256_bytes(source_flac))
@@ -375,8 +385,8 @@ def render(
         raise ValueError("--trajectories applies to --sweep renders only (the paper set has all four)")
     if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}")
-    if sample_rate < 8000:
-        raise ValueError(f"--sample-rate {sample_rate} is too low (>= 8000 Hz)")
+    if not MIN_SAMPLE_RATE <= sample_rate <= FLAC_MAX_SAMPLE_RATE:
+        raise ValueError(f"--sample-rate {sample_rate}: must be {MIN_SAMPLE_RATE}-{FLAC_MAX_SAMPLE_RATE} Hz (FLAC)")
     if n_sources is not None and n_sources < 1:
         raise ValueError("--sources must be >= 1")
     out = Path(out_dir)
@@ -391,6 +401,7 @@ def render(
         raise ValueError(f"{source}: no source left once toolkit output is left out; point --source at the corpus")
     if n_sources is not None:
         items = items[:n_sources]
+    source_checks.names_fit(out, items, categories)  # "File name too long" up front, naming the user's path or source
     claim_out(out, "render")  # empty, new or a render folder: never someone else's folder
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
@@ -568,6 +579,12 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Rec
     aio.write_if_changed(meta_path, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
     summary.label_warnings = dict(lv.write_label_checks(out, rows))
     summary.long_sources = long_sources(rows)
+    notes = dict(sorted({(r["source_id"], r["source_note"]) for r in rows if r.get("source_note")}))
+    if notes:
+        first = next(iter(notes))
+        warnings.warn(SourceWarning(
+            f"{len(notes)} source(s) rendered with a note, e.g. {first} ({by_id[first].audio if first in by_id else '?'})"
+            f": {notes[first]}"), stacklevel=3)
     if summary.long_sources:
         longest = max(summary.long_sources, key=summary.long_sources.get)
         warnings.warn(LongSourceWarning(

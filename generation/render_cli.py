@@ -9,23 +9,13 @@ import argparse
 import vocalgrad as vg
 
 from .cli_errors import report_error
+from .option_types import positive_int, sample_rate
 from .recipe import DEFAULT_RECIPE
 from .render import SPAN_CHECK_TOLERANCE_SEC, RenderError, render
 from .render_dir import RenderDir
 from .sources import SourceOptions
 
 __all__ = ["parse_shard", "positive_int", "category_list", "register_cli"]
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1 (``--jobs``, ``--sources``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def category_list(text: str) -> list[str]:
@@ -72,7 +62,8 @@ def register_cli(sub) -> None:
     p.add_argument("--sources", type=positive_int, dest="n_sources", help="use only the first N selected sources")
     p.add_argument("--jobs", type=positive_int, help="worker processes, >= 1 (default: all cores)")
     p.add_argument("--shard", default="0/1", help="render only slice I of N (I/N, 0-based)")
-    p.add_argument("--sample-rate", type=int, default=48000, help="output sample rate in Hz (default 48000)")
+    p.add_argument("--sample-rate", type=sample_rate, default=48000,
+                   help="output sample rate in Hz, 8000-655350 (default 48000)")
     p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe name or TOML path (default faithful-v1)")
     p.add_argument("--strict", action="store_true", help="fail on the first unusable source instead of skipping")
     p.add_argument("--selection", choices=("frozen", "sample"),

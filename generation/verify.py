@@ -48,6 +48,7 @@ import vocalgrad as vg
 
 from .cli_errors import report_error
 from .hub_dir import HubDir
+from .option_types import finite_float
 from .render_dir import RenderDir, RenderDirError, conditions, expected_categories, known_categories
 
 __all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verify"]
@@ -62,6 +63,7 @@ CLIP_CHANGED = "sha256 differs from the manifest (clip changed or re-encoded)"
 CONDITION_MISSING = "condition not in the build"
 IDENTITY = "content differs from render.json's digests (build, sources/)"
 REPAIRABLE = (CLIP_MISSING, CLIP_CHANGED, CONDITION_MISSING, IDENTITY)
+UNREADABLE = "unreadable file (truncated or damaged; its clips are not counted)"
 
 
 @dataclass
@@ -89,6 +91,7 @@ class Side:
     iter_bytes: Callable[..., Iterator[tuple[str, bytes | None]]]
     selected_sources: list | None = None
     skipped: dict = field(default_factory=dict)
+    unreadable: list = field(default_factory=list)  # files that could not be read (e.g. a truncated shard)
 
 
 class VerifyError(vg.VocalGradError, ValueError):
@@ -113,17 +116,22 @@ def _render_side(root: Path) -> Side:
 
 
 def _hub_side(root: Path) -> Side:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = HubDir(root).category_shards()
     if not files:
         raise VerifyError(f"{root}: a Hub folder without category shards (<category>/*.parquet)")
     cols = ["id", "category", "tier", "trajectory", "direction", "label", "source_id", "sha256", "split"]
-    rows, where = [], {}
+    rows, where, unreadable = [], {}, []
     for name, paths in files.items():  # the nine category configs (the test split); all/beep/train not read
         for p in paths:
-            have = pq.read_schema(p).names
-            t = pq.read_table(p, columns=[c for c in cols if c in have]).to_pylist()
+            try:
+                have = pq.read_schema(p).names
+                t = pq.read_table(p, columns=[c for c in cols if c in have]).to_pylist()
+            except (pa.ArrowException, OSError) as exc:  # a truncated or damaged shard is a problem found
+                unreadable.append(f"{p}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+                continue
             for i, r in enumerate(t):
                 r.setdefault("sha256", None)
                 rows.append({**r, "config": name})
@@ -132,7 +140,10 @@ def _hub_side(root: Path) -> Side:
     def iter_bytes(ids=None):
         wanted = None if ids is None else set(ids)
         for p in sorted({p for p, _ in where.values()}):
-            table = pq.read_table(p, columns=["id", "audio"]).to_pylist()
+            try:
+                table = pq.read_table(p, columns=["id", "audio"]).to_pylist()
+            except (pa.ArrowException, OSError):  # its rows were read: audio torn later in the file
+                table = [{"id": cid, "audio": None} for cid, (q, _) in where.items() if q == p]
             for r in table:
                 if wanted is None or r["id"] in wanted:
                     yield r["id"], (r["audio"] or {}).get("bytes")
@@ -140,7 +151,7 @@ def _hub_side(root: Path) -> Side:
             yield cid, None
 
     # a Hub folder keeps no render settings: the checks that need them (frozen ids) are the render's
-    return Side(root, "hub", {}, rows, iter_bytes)
+    return Side(root, "hub", {}, rows, iter_bytes, unreadable=unreadable)
 
 
 def load_side(path) -> Side:
@@ -209,6 +220,7 @@ class Verification:
     seconds: float = 0.0
     repair: str | None = None  # the render command that renders missing or damaged clips again
     record_error: str | None = None  # why verify.json could not be written (e.g. a read-only folder)
+    partial: list = field(default_factory=list)  # what the build lacks by request (--categories, --sources N)
 
     @property
     def ok(self) -> bool:
@@ -221,8 +233,10 @@ class Verification:
 
     def summary(self) -> str:
         """A one-screen report: verdict, counts, the comparison table and the problems."""
-        lines = [f"vocalgrad verify {self.path} ({self.kind}): {'PASS' if self.ok else 'FAIL'} -- "
+        lines = [f"vocalgrad verify {self.path} ({self.kind}): {'PASS' if self.ok else 'FAIL'}"
+                 f"{' (partial)' if self.partial else ''} -- "
                  f"{self.n_clips} clips, {self.n_sources} sources, {self.seconds:.1f} s"]
+        lines += [f"  partial: {p}" for p in self.partial]
         cats = self.counts.get("category", {})
         if cats:
             lines.append("  clips per category: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
@@ -250,7 +264,8 @@ class Verification:
         return "\n".join(lines)
 
     def to_json(self) -> dict:
-        return {"path": str(self.path), "kind": self.kind, "ok": self.ok, "n_clips": self.n_clips,
+        return {"path": str(self.path), "kind": self.kind, "ok": self.ok, "partial": self.partial,
+                "n_clips": self.n_clips,
                 "n_sources": self.n_sources, "counts": self.counts, "problems": self.problems,
                 "against": None if self.against is None else {"path": str(self.against_path),
                                                               "categories": self.against}}
@@ -291,9 +306,13 @@ def _check_structure(side: Side, res: Verification) -> None:
     present = {r["category"] for r in rows}
     cats = sorted(present) if side.meta.get("sweep") else _expected_categories(side)
     chosen = side.meta.get("categories")
-    res.add("category not in the build" + (f" (rendered with --categories {','.join(chosen)})"
-                                           if chosen and set(chosen) != set(cats) else ""),
-            [c for c in cats if c not in present])
+    if chosen:  # a render verifies what it was asked for; the categories it was not asked for make it partial
+        left_out = [c for c in cats if c not in chosen]
+        cats = [c for c in cats if c in chosen] + [c for c in chosen if c not in cats]
+        if left_out:
+            res.partial.append(f"{len(cats)} of {len(cats) + len(left_out)} categories, as asked (rendered with "
+                               f"--categories {','.join(chosen)}); not rendered: {', '.join(left_out)}")
+    res.add("category not in the build", [c for c in cats if c not in present])
     cats = [c for c in cats if c in present]  # conditions are listed for the categories that are there
     res.add(CONDITION_MISSING, [
         vg.clip_id(s, c, t, tier, d) for s in sources if s not in side.skipped for c in cats
@@ -332,8 +351,14 @@ def _check_frozen(side: Side, res: Verification) -> None:
         res.add("frozen selection unknown", [str(exc)])
         return
     present = {r["source_id"] for r in side.rows}
-    res.add(f"frozen {domain} {split} item absent (a partial build, e.g. --sources N)",
-            [i for i in expected if i not in present])
+    absent = [i for i in expected if i not in present]
+    if side.selected_sources is not None:  # a render asked for fewer (--sources N): partial, not a failure
+        asked = set(side.selected_sources)
+        if any(i not in asked for i in absent):
+            res.partial.append(f"{len(expected) - len([i for i in absent if i not in asked])} of the {len(expected)} "
+                               f"frozen {domain} {split} items, as asked (selection.csv; --sources N)")
+        absent = [i for i in absent if i in asked]
+    res.add(f"frozen {domain} {split} item absent (a partial build, e.g. --sources N)", absent)
     res.add("source id not in the frozen selection", sorted(present - set(expected)))
 
 
@@ -428,6 +453,7 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
     t0 = time.perf_counter()
     side = load_side(path)
     res = Verification(side.path, side.kind, n_clips=len(side.rows))
+    res.add(UNREADABLE, side.unreadable)
     _check_structure(side, res)
     _check_frozen(side, res)
     _check_bytes(side, res)
@@ -458,7 +484,7 @@ def register_cli(sub) -> None:
             category) with another build. Exit status 0 = pass, 1 = problems found, 2 = unreadable input.""")
     p.add_argument("path", metavar="DIR", help="render folder or Hub folder")
     p.add_argument("--against", metavar="HUB_OR_RENDER", help="another build to compare clip by clip")
-    p.add_argument("--min-sdr", type=float, default=MIN_SDR_DB,
+    p.add_argument("--min-sdr", type=finite_float, default=MIN_SDR_DB,
                    help=f"lowest SDR in dB a clip may have against --against (default {MIN_SDR_DB:g})")
     p.add_argument("--json", metavar="PATH", help="also write the full result as JSON")
     p.set_defaults(func=_cli)

@@ -211,6 +211,29 @@ def _include_task_dir(*, only_ours: bool = False, extra: str | None = None) -> N
     tasks_mod.TaskManager = TaskManager
 
 
+def _check_tasks(tasks: list[str], folders: list[str]) -> None:
+    """Fail in a line, before lm-eval loads anything, for a ``vocalgrad*`` task name none of ``folders`` defines
+    (lm-eval would end in a traceback); names with wildcards and other tasks are left to lm-eval."""
+    import difflib
+    import re
+    from pathlib import Path
+
+    ours = [t for t in tasks if t.startswith("vocalgrad") and not any(ch in t for ch in "*?[")]
+    if not ours:
+        return
+    known: set[str] = set()
+    for folder in folders:
+        for f in Path(folder).glob("*.yaml"):
+            known.update(re.findall(r"^(?:task|group|tag):\s*([A-Za-z0-9_.-]+)\s*$", f.read_text(), re.M))
+    unknown = [t for t in ours if t not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise EvalArgumentError(f"unknown task {', '.join(unknown)}; {hint}the VocalGrad tasks are vocalgrad, "
+                                "vocalgrad_<category> and the variant groups (`vocalgrad-eval --help` lists them, "
+                                "`vocalgrad-eval ls tasks` every one)")
+
+
 def _option_value(argv: list[str], flag: str) -> str | None:
     """The value of ``flag VALUE`` / ``flag=VALUE`` in a command line (the first one), if any."""
     for i, arg in enumerate(argv):
@@ -312,7 +335,9 @@ def _main(argv: list[str]) -> int:
         from .dataset import check_dataset_source
 
         check_dataset_source()  # a missing path, a render folder...: one line before lm-eval loads anything
-    _include_task_dir(only_ours=only_ours, extra=ext_task_dir())
+    extra = ext_task_dir()
+    _check_tasks(tasks, [TASK_DIR] + ([extra] if extra else []))
+    _include_task_dir(only_ours=only_ours, extra=extra)
     _name_runs_after_the_model(argv)
     from . import data_identity
 

@@ -110,7 +110,15 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
     elif _is_local_path(src):
         check_dataset_source(src)
         files = HubDir(Path(src).expanduser()).split_files(config, split, env=DATASET_ENV)
-        ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
+        try:
+            ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
+        except Exception as exc:
+            damaged = _unreadable_parquet(files)
+            if not damaged:
+                raise
+            raise DatasetError(f"{damaged[0]}: not a readable parquet file ({damaged[1]}); the Hub folder is "
+                               "damaged (truncated?): check it with `vocalgrad verify` and rebuild it with "
+                               "`vocalgrad hub` or fetch it again") from exc
     else:
         try:
             ds = datasets.load_dataset(src, config, split=split)
@@ -128,6 +136,19 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
         ds = ds.filter(lambda c: c == category, input_columns="category")
     log.info("VocalGrad %s/%s: %d clips from %s", config, split, len(ds), src)
     return ds
+
+
+def _unreadable_parquet(files) -> tuple[str, str] | None:
+    """The first of ``files`` whose parquet footer cannot be read, with the reason; None when all can."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for f in files:
+        try:
+            pq.read_metadata(f)
+        except (pa.ArrowException, OSError) as exc:
+            return str(f), str(exc).splitlines()[0][:200]
+    return None
 
 
 def format_label(direction: str, fmt: str) -> str:

@@ -338,3 +338,50 @@ def test_claims_in_one_folder(tmp_path, monkeypatch):
     assert not d.claims.available and d.claim(["k1"]) == ({}, ["k1"], [])
     d.put("k1", "decrease")
     assert AnswerLog(tmp_path / "nolocks").get("k1") == "decrease"
+
+
+def _claim_and_answer(folder: str, keys: list[str], start, counts) -> None:
+    """One real process: claim keys of a shared log and answer the claimed ones, as an evaluation does."""
+    from harness_tasks.models.answer_log import ask_claimed
+
+    logbook = AnswerLog(folder)
+    start.wait()
+    got = {}
+
+    def ask(indices):
+        for i in indices:
+            logbook.put(keys[i], "increase")
+            got[i] = "increase"
+
+    ask_claimed(logbook, keys, list(range(len(keys))), ask, got.__setitem__, chunk=3)
+    counts.put(len(got))
+    logbook.close()
+
+
+def test_claims_of_several_processes_ask_each_key_once(tmp_path):
+    """Four real processes claim disjoint and overlapping keys of one log at once: one log line per key.
+
+    The folder's lock (claims/.lock) is what keeps two processes from claiming the same free key:
+    without it this test logs some keys twice."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    shared = [f"shared{i:03d}" for i in range(600)]
+    start, counts = ctx.Event(), ctx.Queue()
+    procs = []
+    for p in range(4):
+        own = [f"own{p}_{i:03d}" for i in range(75)]             # disjoint claims
+        order = shared                                            # overlapping claims, all at once
+        keys = [k for i, k in enumerate(order) for k in ([k, own[i // 8]] if i % 8 == 0 else [k])]
+        procs.append(ctx.Process(target=_claim_and_answer, args=(str(tmp_path), keys, start, counts)))
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    assert sorted(counts.get(timeout=5) for _ in procs) == [675] * 4      # every process has every answer
+    lines = [json.loads(line)["key"] for f in tmp_path.glob("*.jsonl") for line in f.read_text().splitlines()]
+    twice = sorted({k for k in lines if lines.count(k) > 1})
+    assert not twice, f"{len(twice)} keys asked twice, e.g. {twice[:3]}"
+    assert len(lines) == 600 + 4 * 75

@@ -52,6 +52,21 @@ def test_clustered_interval_wider_when_clusters_are_correlated():
     assert w2 < w_clu / 2
 
 
+@pytest.mark.parametrize("n_sources, computed", [(19, False), (20, True)])
+def test_clustered_interval_needs_twenty_sources(n_sources, computed):
+    """MIN_CLUSTERS is 20: 19 sources give no clustered interval (and the report says n/a), 20 give one."""
+    from analysis.report.markdown import ci_clustered
+    from harness_tasks.metrics import bootstrap_ci
+
+    per = 24
+    sources = [f"s{i // per}" for i in range(n_sources * per)]
+    recs = _records([(i // per) % 3 != 0 for i in range(n_sources * per)], sources)
+    pair = bootstrap_ci(recs, "acc", cluster="source_id", draws=200)
+    assert all(math.isnan(v) for v in pair) is not computed
+    cell = ci_clustered(pair, n_sources)
+    assert cell == (f"[{100 * pair[0]:.1f}, {100 * pair[1]:.1f}]" if computed else f"n/a ({n_sources} sources)")
+
+
 def test_constant_model_has_full_increase_bias():
     recs = []
     for cat in ("pitch", "volume"):

@@ -117,9 +117,16 @@ def test_frozen_ids_of_a_partial_frozen_build(tmp_path, capsys):
     (d / "render.json").write_text(json.dumps(meta))
     rc, out = _cli([str(d)], capsys)
     assert rc == 1
-    assert "frozen vctk test item absent (a partial build, e.g. --sources N): 100" in out
+    assert "frozen vctk test item absent (a partial build, e.g. --sources N): 100" in out  # no selection.csv
     assert "source id not in the frozen selection: 1" in out and "tone00" in out
-    assert "category not in the build (rendered with --categories volume): 8" in out and "clarity" in out
+    # the categories the render was not asked for make it partial, not failed
+    assert "partial: 1 of 9 categories, as asked (rendered with --categories volume); not rendered: speed" in out
+    assert "category not in the build" not in out
+    # with the render's selection.csv (what --sources N asked for) the frozen items it left out are partial too
+    (d / "selection.csv").write_text("source_id\np226_01\n")
+    rc, out = _cli([str(d)], capsys)
+    assert "partial: 1 of the 100 frozen vctk test items, as asked (selection.csv; --sources N)" in out
+    assert "frozen vctk test item absent (a partial build, e.g. --sources N): 1\n    p226_01" in out  # asked, absent
 
 
 def test_unreadable_input_is_exit_2(tmp_path, capsys):

@@ -77,6 +77,13 @@ MIMO = {
                 return {"clip_says": listen(input)}
 
             def get_input_ids(self, prompt):
+                # upstream embeds a segment's empty positions with the ids it was built with; the defaults of
+                # InputSegment are not this model's, so a segment built without them would be wrong
+                for seg in prompt:
+                    if (seg.speech_zeroemb_idx, seg.text_zeroemb_idx) != (self.speech_zeroemb_idx, self.empty_token):
+                        raise ValueError(f"segment {seg.text!r} has zero-embedding ids {seg.speech_zeroemb_idx}, "
+                                         f"{seg.text_zeroemb_idx}; this model's are {self.speech_zeroemb_idx}, "
+                                         f"{self.empty_token}")
                 return [[seg.text, seg.audio] for seg in prompt]
 
             def forward(self, input_ids, return_audio=False, output_audio_path=None, stopping_criteria=None,
@@ -115,6 +122,7 @@ MIMO = {
             def __init__(self, text="", audio=None, tokenized_text=None, speech_zeroemb_idx=1024,
                          text_zeroemb_idx=152067, add_sosp_eosp=True):
                 self.text, self.audio = text, audio
+                self.speech_zeroemb_idx, self.text_zeroemb_idx = speech_zeroemb_idx, text_zeroemb_idx
     ''',
     "src/mimo_audio/listen.py": LISTEN,
     "src/mimo_audio_tokenizer/__init__.py": '''

@@ -10,9 +10,12 @@ a "human" model row and :func:`annotator_agreement` gives per-annotator agreemen
 
 from __future__ import annotations
 
+import errno
 import sys
 
 from analysis.cli_options import comma_list
+from generation.cli_errors import explain
+from generation.option_types import port
 
 from .answers import (AnswerLog, AnswersError, annotator_agreement, human_evaluation, human_evaluation_fields,
                       human_records)
@@ -46,7 +49,7 @@ def register_cli(sub) -> None:
     p.add_argument("--config", help="Hub folder only: config to read (default: the nine categories)")
     p.add_argument("--seed", type=int, default=0, help="seed of the clip selection (default 0)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free port)")
+    p.add_argument("--port", type=port, default=8765, help="port, 0-65535 (default 8765; 0 = any free port)")
     p.add_argument("--allow-remote", action="store_true",
                    help="required with a --host other than a loopback address")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
@@ -65,7 +68,14 @@ def _cli(args) -> int:
         app = ListenApp(catalog, args.annotator, args.answers, per_category=args.per_category,
                         practice=args.practice, seed=args.seed, categories=cats, subset=args.subset)
         server = make_server(app, host=args.host, port=args.port, quiet=not args.verbose)
-    except (ValueError, OSError) as exc:
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            print(f"vocalgrad listen: error: port {args.port} on {args.host} is in use (another `vocalgrad listen`, "
+                  "or another server); stop it, or choose another --port (--port 0 picks a free one)", file=sys.stderr)
+        else:
+            print(f"vocalgrad listen: error: {explain(exc) or exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
         print(f"vocalgrad listen: error: {exc}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]

@@ -309,6 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
             payload = json.loads(self.rfile.read(int(length)))
         except (ValueError, UnicodeDecodeError):
             return self._error(400, "body is not JSON")
+        except RecursionError:  # e.g. 2000 nested arrays: a malformed request, not a server error
+            return self._error(400, "body is nested too deeply")
         if not isinstance(payload, dict):
             return self._error(400, "body must be a JSON object")
         status, body = self.app.answer(payload)

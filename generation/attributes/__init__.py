@@ -100,9 +100,14 @@ def _load() -> None:
                 raise AttributeDeclarationError(f"{where}: replaced the installed {', '.join(changed)}; a plugin "
                                                 "adds names and never changes one")
             reg.update(added)
-        except Exception as exc:  # a broken plugin must not take the benchmark down
+        except (Exception, SystemExit) as exc:  # a broken plugin must not take the benchmark down (nor exit it)
             registry.restore(saved)
-            msg = str(exc) if isinstance(exc, AttributeDeclarationError) else f"{where}: {type(exc).__name__}: {exc}"
+            if isinstance(exc, AttributeDeclarationError):
+                msg = str(exc)
+            elif isinstance(exc, SystemExit):
+                msg = f"{where}: called sys.exit({exc.code!r}) while loading"
+            else:
+                msg = f"{where}: {type(exc).__name__}: {exc}"
             problems.append(msg)
             warnings.warn(PluginWarning(f"vocalgrad: attribute plugin left out: {msg}"), stacklevel=3)
     _REGISTRY.clear()

@@ -223,8 +223,13 @@ def read_sources(spec: str, options: SourceOptions | None = None) -> list[Source
         counts[it.source_id] = counts.get(it.source_id, 0) + 1
     dup = sorted(i for i, n in counts.items() if n > 1)
     if dup:
-        named = "; ".join(f"{i!r}: " + ", ".join(str(it.audio) for it in items if it.source_id == i) for i in dup[:5])
-        raise SourceSpecError(f"{spec}: duplicate source ids {dup[:5]} ({named}); give the files distinct names "
+        def files(i: str) -> str:
+            paths = [str(it.audio) for it in items if it.source_id == i]
+            return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more rows" if len(paths) > 3 else "")
+
+        named = "; ".join(f"{i!r}: {files(i)}" for i in dup[:5])
+        more = f" and {len(dup) - 5} more" if len(dup) > 5 else ""
+        raise SourceSpecError(f"{spec}: duplicate source ids {dup[:5]}{more} ({named}); give the files distinct names "
                               "(a folder source: distinct file stems or a source_id column in metadata.csv)")
     bad = sorted(i for i in counts if not _ID_RE.fullmatch(i))
     if bad:

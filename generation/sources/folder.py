@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import warnings
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -40,7 +41,9 @@ def folder_candidates(root: Path) -> list[SourceItem]:
     """
     meta = root / "metadata.csv"
     if not meta.is_file():
-        files = sorted(p for p in root.rglob("*") if p.suffix.lower() in AUDIO_EXTENSIONS and p.is_file())
+        # a dangling symbolic link stays in: the render skips it with the reason (skipped.csv), never silently
+        files = sorted(p for p in root.rglob("*") if p.suffix.lower() in AUDIO_EXTENSIONS
+                       and (p.is_file() or (p.is_symlink() and not p.exists())))
         if not files:
             raise SourceSpecError(f"folder source: no audio files ({', '.join(AUDIO_EXTENSIONS)}) under {root}")
         items = []
@@ -59,6 +62,12 @@ def folder_candidates(root: Path) -> list[SourceItem]:
             raise SourceSpecError(f"{meta}, line {line}: file_name {rel!r} must be a path relative to {root} "
                                   "without '..' (the folder is the source)")
         path = root / rel
+        if rel and path.is_dir():
+            raise SourceSpecError(f"{meta}, line {line}: file_name {rel!r} is a folder, not an audio file; "
+                                  "list the audio files themselves")
+        if rel and path.is_symlink() and not path.exists():
+            raise SourceSpecError(f"{meta}, line {line}: audio file {rel!r} is a broken symbolic link (to "
+                                  f"{os.readlink(path)}, which does not exist)")
         if not rel or not path.is_file():
             raise SourceSpecError(f"{meta}, line {line}: audio file {rel!r} not found under {root}")
         sid = row.get("source_id") or "-".join(Path(rel).with_suffix("").parts)
@@ -79,7 +88,11 @@ def _read_metadata(meta: Path) -> list[tuple[int, dict]]:
             if "file_name" not in header:
                 raise SourceSpecError(f"{meta}: needs a 'file_name' column (found: {', '.join(header) or 'no header'})")
             rows = []
+            row_end = reader.line_num  # the header's line
             for row in reader:
+                if any("\n" in (v or "") or "\r" in (v or "") for v in row.values() if isinstance(v, str)):
+                    raise SourceSpecError(_line_break_message(meta, row_end + 1, reader.line_num, row))
+                row_end = reader.line_num
                 if None in row:  # csv puts the fields beyond the header under None
                     raise SourceSpecError(f"{meta}, line {reader.line_num}: {len(header) + len(row[None])} fields "
                                           f"but the header has {len(header)} (quote fields that hold commas)")
@@ -97,6 +110,13 @@ def _read_metadata(meta: Path) -> list[tuple[int, dict]]:
             f"{meta}: column(s) {', '.join(unused)} are not read by the folder source (it reads "
             f"{', '.join(FOLDER_COLUMNS)}); they are not in the manifest"), stacklevel=2)
     return rows
+
+
+def _line_break_message(meta: Path, start: int, end_line: int, row: dict) -> str:
+    """A row whose field runs over several lines: almost always an unterminated quote swallowing the next rows."""
+    field = next(k for k, v in row.items() if isinstance(v, str) and ("\n" in v or "\r" in v))
+    return (f"{meta}, line {start}: the quoted {field or 'extra'} field opened there runs on to line {end_line} "
+            f"(an unterminated quote \" swallows the rows after it); close the quote, or remove the line break")
 
 
 def _leaves_folder(rel: str) -> bool:

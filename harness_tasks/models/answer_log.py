@@ -32,6 +32,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from vocalgrad import VocalGradError
+
 from .claims import Claims
 
 __all__ = ["AnswerLog", "answer_key", "ask_claimed", "default_log_root", "toolkit_version"]
@@ -74,6 +76,10 @@ class AnswerLog:
 
     def __init__(self, folder: str | os.PathLike, *, rank: int = 0) -> None:
         self.folder = Path(folder).expanduser()
+        if self.folder.exists() and not self.folder.is_dir():
+            raise VocalGradError(f"answer log {self.folder}: a file, not a folder; the answer log is a folder of "
+                                 "*.jsonl files: point VOCALGRAD_ANSWER_LOG (or --model_args answer_log=) at a "
+                                 "folder, or leave it unset for the default")
         self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / ("answers.jsonl" if rank == 0 else f"answers.rank{rank}.jsonl")
         self._lock = threading.RLock()

@@ -70,7 +70,7 @@ from .answer_log import AnswerLog, answer_key, ask_claimed, default_log_root
 log = logging.getLogger("vocalgrad")
 
 __all__ = ["Answer", "FatalAdapterError", "Query", "TASK_KWARGS", "VocalGradLM", "as_bool", "layout",
-           "positive_int"]
+           "positive_int", "ModelArgumentError", "int_arg", "float_arg"]
 
 #: generation_kwargs keys that carry task settings to the adapters (removed from gen_kwargs).
 TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words")
@@ -90,7 +90,32 @@ def as_bool(value: Any, *, name: str = "flag") -> bool:
         return True
     if text in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"{name} must be true or false, got {value!r}")
+    raise ModelArgumentError(f"{name} must be true or false, got {value!r}")
+
+
+class ModelArgumentError(VocalGradError, ValueError):
+    """A ``--model_args`` value that cannot be used; the message names the argument (one line, exit 2)."""
+
+
+def int_arg(value: Any, name: str) -> int:
+    """Read a whole-number model argument (``seed=1234``); the error names it."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ModelArgumentError(f"--model_args {name} must be a whole number, got {value!r}") from None
+
+
+def float_arg(value: Any, name: str) -> float:
+    """Read a finite numeric model argument (``timeout=60``); the error names it."""
+    import math
+
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ModelArgumentError(f"--model_args {name} must be a number, got {value!r}") from None
+    if not math.isfinite(out):
+        raise ModelArgumentError(f"--model_args {name} must be a finite number, got {value!r}")
+    return out
 
 
 def positive_int(value: Any, name: str, accepted: str = "a positive integer") -> int:
@@ -108,9 +133,9 @@ def positive_int(value: Any, name: str, accepted: str = "a positive integer") ->
     try:
         n = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {accepted}, got {value!r}") from None
+        raise ModelArgumentError(f"{name} must be {accepted}, got {value!r}") from None
     if n < 1:
-        raise ValueError(f"{name} must be >= 1, got {n}")
+        raise ModelArgumentError(f"{name} must be >= 1, got {n}")
     return n
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import vocalgrad
 
 from .. import prompts
-from .base import Query, VocalGradLM
+from .base import ModelArgumentError, Query, VocalGradLM, float_arg, int_arg
 
 __all__ = ["ChanceLM", "ConstantLM"]
 
@@ -39,10 +39,10 @@ class ChanceLM(VocalGradLM):
 
     def __init__(self, *, seed: Any = 1234, p_increase: Any = 0.5, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.seed = int(seed)
-        self.p_increase = float(p_increase)
+        self.seed = int_arg(seed, "seed")
+        self.p_increase = float_arg(p_increase, "p_increase")
         if not 0.0 <= self.p_increase <= 1.0:
-            raise ValueError(f"p_increase must be in [0, 1], got {p_increase!r}")
+            raise ModelArgumentError(f"p_increase must be in [0, 1], got {p_increase!r}")
 
     def answer(self, queries: list[Query]) -> list[str]:
         out = []
@@ -76,7 +76,7 @@ class ConstantLM(VocalGradLM):
     def __init__(self, *, direction: str = "increase", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if direction not in self.LABELS:
-            raise ValueError(f"direction must be one of {self.LABELS}, got {direction!r}")
+            raise ModelArgumentError(f"direction must be one of {self.LABELS}, got {direction!r}")
         self.direction = direction
 
     def answer(self, queries: list[Query]) -> list[str]:

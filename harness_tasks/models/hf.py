@@ -58,7 +58,7 @@ import vocalgrad
 
 from ..logit_answers import logit_answer
 from ..parsing import error_answer
-from .base import Query, as_bool
+from .base import ModelArgumentError, Query, as_bool
 from .chat import ChatLM
 from .families import Item, LoadedModel, as_item, load, resolve_model_class
 
@@ -103,7 +103,7 @@ class HFAudioLM(ChatLM):
         super().__init__(**kwargs)
         self.scoring = str(scoring or "generate").strip().lower()
         if self.scoring not in SCORING:
-            raise ValueError(f"scoring must be one of {', '.join(SCORING)}, got {scoring!r}")
+            raise ModelArgumentError(f"scoring must be one of {', '.join(SCORING)}, got {scoring!r}")
         if self.scoring == "logits":
             self.retry_unparsed = False          # the answer is always one label word
         self.lm: LoadedModel = load(pretrained, revision=revision, dtype=dtype, device=device,

@@ -65,7 +65,7 @@ from vocalgrad import VocalGradError
 
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
-from .base import Query, VocalGradLM, layout, positive_int
+from .base import ModelArgumentError, Query, VocalGradLM, float_arg, int_arg, layout, positive_int
 from .chat import ChatLM
 
 log = logging.getLogger("vocalgrad")
@@ -116,34 +116,34 @@ class OpenAIAudioLM(ChatLM):
             kwargs.setdefault("answer_log", cache)
         super().__init__(**kwargs)
         if not model:
-            raise ValueError("vocalgrad-openai needs model=<name> in --model_args")
+            raise ModelArgumentError("vocalgrad-openai needs model=<name> in --model_args")
         if audio_format not in ("input_audio", "audio_url"):
-            raise ValueError(f"audio_format must be 'input_audio' or 'audio_url', got {audio_format!r}")
+            raise ModelArgumentError(f"audio_format must be 'input_audio' or 'audio_url', got {audio_format!r}")
         self.model = str(model)
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         self.audio_format = audio_format
-        self.sample_rate = int(sample_rate)
+        self.sample_rate = int_arg(sample_rate, "sample_rate")
         self.max_tokens = self._budget_arg(max_tokens, "max_tokens")
         self.max_completion_tokens = self._budget_arg(max_completion_tokens, "max_completion_tokens")
-        self.temperature = None if _unset(temperature) else float(temperature)
-        self.fixed = {k: v for k, v in (("seed", None if _unset(seed) else int(seed)),
+        self.temperature = None if _unset(temperature) else float_arg(temperature, "temperature")
+        self.fixed = {k: v for k, v in (("seed", None if _unset(seed) else int_arg(seed, "seed")),
                                         ("reasoning_effort", reasoning_effort),
-                                        ("top_p", None if _unset(top_p) else float(top_p))) if v is not None}
+                                        ("top_p", None if _unset(top_p) else float_arg(top_p, "top_p"))) if v is not None}
         if isinstance(extra_body, str) and not _unset(extra_body):
             try:
                 extra_body = json.loads(extra_body)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"extra_body must be a JSON object, got {extra_body!r} ({exc})") from None
+                raise ModelArgumentError(f"extra_body must be a JSON object, got {extra_body!r} ({exc})") from None
         if extra_body is not None and not _unset(extra_body) and not isinstance(extra_body, dict):
-            raise ValueError(f"extra_body must be a JSON object, got {extra_body!r}")
+            raise ModelArgumentError(f"extra_body must be a JSON object, got {extra_body!r}")
         self.extra_body = dict(extra_body) if isinstance(extra_body, dict) else {}
-        self.empty_retries = max(0, int(empty_retries))
-        self.empty_budget_factor = max(1.0, float(empty_budget_factor))
-        self.concurrency = max(1, int(concurrency))
-        self.timeout = float(timeout)
-        self.max_retries = max(0, int(max_retries))
-        self.backoff = max(0.0, float(backoff))
+        self.empty_retries = max(0, int_arg(empty_retries, "empty_retries"))
+        self.empty_budget_factor = max(1.0, float_arg(empty_budget_factor, "empty_budget_factor"))
+        self.concurrency = max(1, int_arg(concurrency, "concurrency"))
+        self.timeout = float_arg(timeout, "timeout")
+        self.max_retries = max(0, int_arg(max_retries, "max_retries"))
+        self.backoff = max(0.0, float_arg(backoff, "backoff"))
         self.n_requests = 0
         self.n_errors = 0
         self.n_empty = 0

@@ -52,7 +52,7 @@ from generation.audio import resample
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
 from ..workers.protocol import PREFIX, PROTOCOL_VERSION
-from .base import FatalAdapterError, Query, VocalGradLM, layout
+from .base import FatalAdapterError, ModelArgumentError, Query, VocalGradLM, float_arg, int_arg, layout
 from .chat import ChatLM
 
 log = logging.getLogger("vocalgrad")
@@ -77,15 +77,15 @@ class WorkerLM(ChatLM):
                  startup_timeout: Any = 1800.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not cmd or not str(cmd).strip():
-            raise ValueError("vocalgrad-worker needs cmd=<worker command line> in --model_args")
+            raise ModelArgumentError("vocalgrad-worker needs cmd=<worker command line> in --model_args")
         if audio not in ("bytes", "path"):
-            raise ValueError(f"audio must be 'bytes' or 'path', got {audio!r}")
+            raise ModelArgumentError(f"audio must be 'bytes' or 'path', got {audio!r}")
         self.argv = shlex.split(str(cmd))
         self.cwd = cwd
         self.audio_mode = audio
-        self.sample_rate = int(sample_rate or 0)
-        self.timeout = float(timeout)
-        self.startup_timeout = float(startup_timeout)
+        self.sample_rate = int_arg(sample_rate or 0, "sample_rate")
+        self.timeout = float_arg(timeout, "timeout")
+        self.startup_timeout = float_arg(startup_timeout, "startup_timeout")
         self.proc: subprocess.Popen | None = None
         self.hello: dict[str, Any] | None = None
         self._msgs: queue.Queue = queue.Queue()

@@ -1,0 +1,136 @@
+"""argparse types of the numeric options, each with the range where the option means something.
+
+A value outside the range is an argparse error naming the option and the range (``PROG: error:
+argument --port: must be 0-65535, got 99999``, exit 2) before any work, instead of a traceback
+from deep inside a library (FLAC at 10 MHz, a 100,000-dpi PNG, a port the kernel refuses) or an
+option that silently does nothing (``--min-sdr nan`` compared false with every clip).
+
+:func:`name_fits` checks up front that a folder or file name the toolkit is about to create fits
+the file system together with the temporary names it writes through (``.NAME.HOST.PID.tmp``,
+``.NAME.PID.partial``), so that "File name too long" never names an internal temp path after half
+the work is done. Importing this module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+
+from vocalgrad import VocalGradError
+
+__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "dpi", "finite_float",
+           "name_fits", "port", "positive_float", "positive_int", "sample_rate", "temp_name_room"]
+
+#: Lowest output sample rate (Hz): below it speech loses the band the categories change.
+MIN_SAMPLE_RATE = 8000
+#: Highest sample rate (Hz) a FLAC file stores (libsndfile refuses more).
+FLAC_MAX_SAMPLE_RATE = 655350
+#: Highest --dpi of a figure: ``vocalgrad show`` draws 13 x 6.5 inches, 7800 x 3900 pixels at 600 dpi (120 MB
+#: of pixels); 100,000 dpi asked for 5 TB.
+MAX_DPI = 600
+
+
+def _whole(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number{what}, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1 (``--jobs``, ``--sources``, ``--row-group-rows``)."""
+    value = _whole(text, " >= 1")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def sample_rate(text: str) -> int:
+    """An output sample rate in Hz, :data:`MIN_SAMPLE_RATE` to :data:`FLAC_MAX_SAMPLE_RATE`."""
+    value = _whole(text, " of Hz")
+    if not MIN_SAMPLE_RATE <= value <= FLAC_MAX_SAMPLE_RATE:
+        raise argparse.ArgumentTypeError(f"must be {MIN_SAMPLE_RATE}-{FLAC_MAX_SAMPLE_RATE} Hz (the clips are FLAC, "
+                                         f"which stores at most {FLAC_MAX_SAMPLE_RATE} Hz), got {value}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 0-65535 (0: any free port)."""
+    value = _whole(text, "")
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0-65535 (0 = any free port), got {value}")
+    return value
+
+
+def dpi(text: str) -> int:
+    """A figure resolution in dots per inch, 10 to :data:`MAX_DPI`."""
+    value = _whole(text, "")
+    if not 10 <= value <= MAX_DPI:
+        raise argparse.ArgumentTypeError(f"must be 10-{MAX_DPI} dots per inch (300 is print quality), got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """Any finite number (not nan, not inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (``--max-shard-mb``)."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+# ------------------------------------------------------------------------------------------ name lengths
+class NameTooLongError(VocalGradError, ValueError):
+    """A name the toolkit would create is too long for the file system; the message names the user's path."""
+
+
+def temp_name_room() -> int:
+    """Characters a temporary name adds to the name it stands for (``.NAME.HOST.PID.tmp``, ``.NAME.PID.partial``)."""
+    from .audio import HOST_TAG
+
+    return max(len(f"..{HOST_TAG}.{4194304}.tmp"), len(f"..{4194304}.partial"))
+
+
+def _name_max(folder: Path) -> int:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def name_fits(path, *, what: str, names=()) -> None:
+    """Raise :class:`NameTooLongError` naming ``what`` (e.g. ``--out PATH``) when a name is too long.
+
+    Checks every component of ``path`` that does not exist yet, and each of ``names`` (file names the
+    command will write inside ``path``), each with the room of a temporary name.
+    """
+    path = Path(path)
+    room = temp_name_room()
+    limit = _name_max(path)
+    parts = [p for p in [path, *path.parents] if p.name and not p.exists()]
+    for p in reversed(parts):
+        n = len(os.fsencode(p.name))
+        if n + room > limit:
+            raise NameTooLongError(f"{what}: the name {p.name[:40]}... is {n} characters long; this file system "
+                                   f"allows {limit} per name and the toolkit writes through temporary names "
+                                   f"{room} longer: use at most {limit - room} characters")
+    for name in names:
+        n = len(os.fsencode(name))
+        if n + room > limit:
+            raise NameTooLongError(f"{what}: it would write {name[:60]}... ({n} characters); this file system allows "
+                                   f"{limit} per name and the toolkit writes through temporary names {room} longer "
+                                   f"(at most {limit - room} characters)")

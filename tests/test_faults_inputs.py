@@ -1,0 +1,379 @@
+"""Input checks (issue 28): numeric options in range, damaged files, source anomalies, unclear messages.
+
+Each test is one case that once ended in a traceback, a silent wrong result or an unclear message,
+and checks what happens now: one line via the error path, a skip with its reason in skipped.csv,
+a warning, or a correct repair.
+"""
+
+from __future__ import annotations
+
+import csv
+import http.client
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+import vocalgrad as vg
+from generation.cli import main
+from generation.cli_errors import explain, run_command
+
+SR = 48000
+
+
+def _parser_error(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+# ------------------------------------------------------------------------------------------ numeric options
+@pytest.mark.parametrize("argv, said", [
+    (["render", "--source", "tones", "--sample-rate", "10000000"], "argument --sample-rate: must be 8000-655350 Hz"),
+    (["render", "--source", "tones", "--sample-rate", "100"], "argument --sample-rate: must be 8000-655350 Hz"),
+    (["hub", "R", "--out", "H", "--row-group-rows", "0"], "argument --row-group-rows: must be >= 1, got 0"),
+    (["hub", "R", "--out", "H", "--max-shard-mb", "0"], "argument --max-shard-mb: must be > 0, got 0"),
+    (["hub", "R", "--out", "H", "--max-shard-mb", "-5"], "argument --max-shard-mb: must be > 0, got -5"),
+    (["verify", "B", "--min-sdr", "nan"], "argument --min-sdr: must be a finite number, got 'nan'"),
+    (["show", "ID", "--data", "D", "--dpi", "100000"], "argument --dpi: must be 10-600 dots per inch"),
+    (["listen", "D", "--annotator", "a", "--port", "99999"], "argument --port: must be 0-65535"),
+    (["listen", "D", "--annotator", "a", "--port", "-1"], "argument --port: must be 0-65535"),
+])
+def test_numeric_options_out_of_range_are_one_line(argv, said, tmp_path, capsys):
+    if argv[0] == "render":
+        argv = [*argv, "--out", str(tmp_path / "r")]
+    assert said in _parser_error(argv, capsys)
+    assert not (tmp_path / "r").exists()
+
+
+def test_render_api_refuses_a_sample_rate_flac_cannot_store(tmp_path):
+    from generation.render import render
+
+    with pytest.raises(ValueError, match="--sample-rate 10000000: must be 8000-655350 Hz"):
+        render("tones", tmp_path / "r", split="beep", sample_rate=10_000_000)
+    assert not (tmp_path / "r").exists()
+
+
+# ------------------------------------------------------------------------------------------ damaged files
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    from tests._harness_helpers import make_hub_folder
+
+    return make_hub_folder(tmp_path_factory.mktemp("hub") / "hub", categories=("volume",))
+
+
+def _truncated_copy(hub, tmp_path) -> tuple[Path, Path]:
+    import shutil
+
+    dst = tmp_path / "hub"
+    shutil.copytree(hub, dst)
+    shard = next((dst / "volume").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    return dst, shard
+
+
+def test_verify_of_a_truncated_shard_is_a_problem_found(hub, tmp_path, capsys):
+    dst, shard = _truncated_copy(hub, tmp_path)
+    assert main(["verify", str(dst)]) == 1                  # exit 1 = problems found, not a traceback
+    out = capsys.readouterr().out
+    assert "FAIL unreadable file (truncated or damaged; its clips are not counted): 1" in out
+    assert f"{shard}: ArrowInvalid" in out
+
+
+def test_eval_on_a_truncated_shard_names_it(hub, tmp_path):
+    from harness_tasks.dataset import DatasetError, load_split
+
+    dst, shard = _truncated_copy(hub, tmp_path)
+    with pytest.raises(DatasetError) as err:
+        load_split("volume", source=str(dst))
+    msg = explain(err.value)
+    assert msg.startswith(f"{shard}: not a readable parquet file (") and "vocalgrad verify" in msg
+
+
+def test_hub_card_that_is_a_binary_file(tmp_path, capsys):
+    from tests._hub_helpers import make_render_dir
+
+    render = make_render_dir(tmp_path / "r", n_sources=1)
+    card = tmp_path / "card.md"
+    card.write_bytes(bytes(range(256)) * 8)
+    assert main(["hub", str(render), "--out", str(tmp_path / "h"), "--card", str(card)]) == 2
+    err = capsys.readouterr().err
+    assert f"{card}: card template is not UTF-8 text" in err and "Traceback" not in err
+    assert not (tmp_path / "h").exists()
+
+
+# ------------------------------------------------------------------------------------------ vocalgrad-eval
+def test_eval_unknown_task_is_one_line(capsys):
+    from harness_tasks.cli import main as eval_main
+
+    assert eval_main(["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_bogus"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("vocalgrad-eval: error: unknown task vocalgrad_bogus; did you mean")
+
+
+@pytest.mark.parametrize("model, args, said", [
+    ("chance", {"seed": "abc"}, "--model_args seed must be a whole number, got 'abc'"),
+    ("chance", {"p_increase": "x"}, "--model_args p_increase must be a number, got 'x'"),
+    ("chance", {"p_increase": "2"}, "p_increase must be in [0, 1]"),
+    ("constant", {"direction": "up"}, "direction must be one of"),
+    ("openai", {"model": "m", "concurrency": "many"}, "--model_args concurrency must be a whole number"),
+    ("openai", {"model": "m", "timeout": "inf"}, "--model_args timeout must be a finite number"),
+    ("openai", {}, "vocalgrad-openai needs model=<name>"),
+])
+def test_model_args_of_the_wrong_type_are_one_line(model, args, said, capsys):
+    from harness_tasks.models.baselines import ChanceLM, ConstantLM
+    from harness_tasks.models.openai import OpenAIAudioLM
+
+    cls = {"chance": ChanceLM, "constant": ConstantLM, "openai": OpenAIAudioLM}[model]
+    assert run_command("vocalgrad-eval", lambda: cls(**args)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0]
+
+
+def test_answer_log_that_is_a_file(tmp_path):
+    from harness_tasks.models.answer_log import AnswerLog
+
+    afile = tmp_path / "afile"
+    afile.write_text("hi\n")
+    with pytest.raises(vg.VocalGradError) as err:
+        AnswerLog(afile)
+    assert explain(err.value).startswith(f"answer log {afile}: a file, not a folder")
+    assert "VOCALGRAD_ANSWER_LOG" in str(err.value) and afile.read_text() == "hi\n"
+
+
+# ------------------------------------------------------------------------------------------ listen
+@pytest.fixture(scope="module")
+def listen_render(tmp_path_factory):
+    from tests._listen_helpers import make_render
+
+    return make_render(tmp_path_factory.mktemp("listen") / "r", categories=("volume",))
+
+
+def test_listen_on_a_busy_port_says_so(listen_render, tmp_path, capsys):
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        port = busy.getsockname()[1]
+        assert main(["listen", str(listen_render), "--annotator", "a", "--answers", str(tmp_path / "a.jsonl"),
+                     "--port", str(port)]) == 2
+    finally:
+        busy.close()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"vocalgrad listen: error: port {port} on 127.0.0.1 is in use (another `vocalgrad listen`, or "
+                   "another server); stop it, or choose another --port (--port 0 picks a free one)"]
+
+
+def test_listen_deeply_nested_json_is_a_400(listen_render, tmp_path):
+    from analysis.listen import ListenApp, open_catalog
+    from tests._listen_helpers import serving
+
+    app = ListenApp(open_catalog(listen_render), "a", tmp_path / "a.jsonl")
+    body = "[" * 2000 + "]" * 2000
+    with serving(app) as url:
+        conn = http.client.HTTPConnection(url.split("//")[1], timeout=10)
+        conn.request("POST", "/api/answer", body, {"X-Listen-Token": app.request_token,
+                                                   "Content-Type": "application/json"})
+        resp = conn.getresponse()
+        status, data = resp.status, json.loads(resp.read())
+        conn.close()
+    assert (status, data) == (400, {"error": "body is nested too deeply"})
+
+
+# ------------------------------------------------------------------------------------------ plugins
+def test_a_plugin_calling_sys_exit_is_left_out_with_a_warning(tmp_path, monkeypatch, capsys):
+    from generation import attributes
+
+    site = tmp_path / "site"
+    (site / "exitplug-0.1.dist-info").mkdir(parents=True)
+    (site / "exitplug-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: exitplug\nVersion: 0.1\n")
+    (site / "exitplug-0.1.dist-info" / "entry_points.txt").write_text("[vocalgrad.attributes]\nquitter = exitplug:ATTR\n")
+    (site / "exitplug.py").write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(attributes, "_REGISTRY", {})
+    monkeypatch.setattr(attributes, "_PROBLEMS", [])
+    with pytest.warns(attributes.PluginWarning, match=r"quitter = exitplug:ATTR \(exitplug\): called sys.exit\(3\)"):
+        reg = attributes.installed()
+    assert list(reg)[:9] == list(vg.CATEGORY_NAMES) and "quitter" not in reg
+    assert main(["attributes"]) == 0                         # every command still runs (was: exit 3, no output)
+    assert "called sys.exit(3) while loading" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ sources
+def _speech_like(seconds: float = 1.0, pad: float = 0.25) -> np.ndarray:
+    t = np.arange(int(seconds * SR)) / SR
+    y = sum(np.sin(2 * np.pi * k * 180.0 * t) / k for k in range(1, 6))
+    y = 0.3 * y / np.max(np.abs(y)) * (0.6 + 0.4 * np.sin(2 * np.pi * 3 * t))
+    z = np.zeros(int(pad * SR))
+    return np.concatenate([z, y, z]).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def odd_sources(tmp_path_factory):
+    """A folder of one normal source and every anomaly, rendered once (volume, one job)."""
+    from generation.render import render
+
+    root = tmp_path_factory.mktemp("odd")
+    src = root / "src"
+    src.mkdir()
+    y = _speech_like()
+    sf.write(src / "normal.wav", y, SR, subtype="PCM_16")
+    sf.write(src / "dc.wav", y + 0.1, SR, subtype="PCM_16")
+    sf.write(src / "inverted.wav", np.stack([y, -y], 1), SR, subtype="PCM_16")
+    sf.write(src / "quiet.wav", np.random.default_rng(0).standard_normal(len(y)) * 10 ** (-90 / 20), SR,
+             subtype="FLOAT")
+    sf.write(src / "trunc.wav", np.tile(y, 3), SR, subtype="PCM_16")       # header 4.5 s, then cut to half
+    data = (src / "trunc.wav").read_bytes()
+    (src / "trunc.wav").write_bytes(data[: 44 + (len(data) - 44) // 2])
+    os.symlink(src / "gone.wav", src / "dangling.wav")
+    with pytest.warns(UserWarning) as caught:
+        s = render(f"folder:{src}", root / "out", categories=["volume"], jobs=1, progress=False)
+    return root / "out", s, [str(w.message) for w in caught]
+
+
+def _skipped(out: Path) -> dict:
+    with open(out / "skipped.csv", newline="") as fh:
+        return {r["source_id"]: r["reason"] for r in csv.DictReader(fh)}
+
+
+def test_a_dangling_symlink_is_listed_in_skipped_csv(odd_sources):
+    out, _, _ = odd_sources
+    assert _skipped(out)["dangling"].endswith("dangling.wav: broken symbolic link (to "
+                                              f"{out.parent / 'src' / 'gone.wav'}, which does not exist)")
+
+
+def test_a_truncated_wav_is_skipped_naming_both_durations(odd_sources):
+    out, _, _ = odd_sources
+    assert _skipped(out)["trunc"].startswith("truncated file: its header announces 4.50 s of audio, the file holds "
+                                             "2.25 s")
+
+
+def test_a_near_silent_source_is_skipped(odd_sources):
+    out, _, _ = odd_sources
+    assert _skipped(out)["quiet"].startswith("near-silent audio (peak -7")
+    assert "below -60 dBFS" in _skipped(out)["quiet"]
+
+
+def test_a_stereo_source_with_one_inverted_channel_is_named_as_such(odd_sources):
+    out, _, _ = odd_sources
+    reason = _skipped(out)["inverted"]
+    assert reason.startswith("its 2 channels (peaks -10.5, -10.5 dBFS) cancel when averaged to mono (")
+    assert "channel 2 is channel 1 phase-inverted; keep one channel" in reason
+
+
+def test_a_dc_offset_does_not_move_the_speech_span_and_is_warned(odd_sources):
+    import pyarrow.parquet as pq
+
+    out, summary, said = odd_sources
+    assert summary.clips_rendered == 48 and sorted(dict(summary.skipped)) == ["dangling", "inverted", "quiet", "trunc"]
+    rows = pq.read_table(out / "manifest.parquet").to_pylist()
+    spans = {(r["source_id"], r["source_onset_sec"], r["source_offset_sec"], r["speech_found"]) for r in rows}
+    assert len(spans) == 2 and {s[1:] for s in spans} == {(0.25, 1.26, True)}  # dc as normal (was: a shrunken span)
+    assert any("1 source(s) rendered with a note, e.g. dc" in w and "DC offset +0.100" in w for w in said)
+
+
+def test_span_detection_of_a_normal_source_is_unchanged_by_the_dc_rule():
+    from generation.source_checks import DC_OFFSET_LIMIT, without_dc
+    from generation.span import detect_span
+
+    y = _speech_like()
+    assert abs(np.mean(y)) < DC_OFFSET_LIMIT / 10 and without_dc(y) is y     # a normal source: untouched
+    base = detect_span(y, SR)
+    assert detect_span(without_dc(y + 0.1), SR) == base and detect_span(without_dc(y - 0.3), SR) == base
+    assert detect_span(y + 0.1, SR) != base                                    # what the offset did before
+
+
+def test_metadata_with_an_unterminated_quote_names_the_line(tmp_path):
+    from generation.sources import SourceSpecError, read_sources
+
+    sf.write(tmp_path / "a.wav", _speech_like(), SR)
+    sf.write(tmp_path / "b.wav", _speech_like(), SR)
+    (tmp_path / "metadata.csv").write_text('file_name,text\na.wav,"hello there\nb.wav,good morning\n')
+    with pytest.raises(SourceSpecError) as err:
+        read_sources(f"folder:{tmp_path}")
+    assert str(err.value).startswith(f"{tmp_path / 'metadata.csv'}, line 2: the quoted text field opened there runs "
+                                     "on to line 3 (an unterminated quote")
+
+
+def test_metadata_file_name_that_is_a_folder(tmp_path):
+    from generation.sources import SourceSpecError, read_sources
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "metadata.csv").write_text("file_name\nsub\n")
+    with pytest.raises(SourceSpecError, match=r"line 2: file_name 'sub' is a folder, not an audio file"):
+        read_sources(f"folder:{tmp_path}")
+
+
+def test_many_duplicate_metadata_rows_give_a_short_message(tmp_path):
+    from generation.sources import SourceSpecError, read_sources
+
+    sf.write(tmp_path / "a.wav", _speech_like(0.5, 0.0), SR)
+    (tmp_path / "metadata.csv").write_text("file_name\n" + "a.wav\n" * 20_000)
+    with pytest.raises(SourceSpecError) as err:
+        read_sources(f"folder:{tmp_path}")
+    msg = str(err.value)
+    assert len(msg) < 1000 and "duplicate source ids ['a']" in msg and "and 19997 more rows" in msg
+
+
+# ------------------------------------------------------------------------------------------ names and paths
+def test_a_200_character_source_name_is_refused_up_front(tmp_path):
+    from generation.option_types import NameTooLongError
+    from generation.render import render
+
+    src = tmp_path / "src"
+    src.mkdir()
+    sf.write(src / ("a" * 200 + ".wav"), _speech_like(0.5), SR)
+    with pytest.raises(NameTooLongError) as err:
+        render(f"folder:{src}", tmp_path / "out", categories=["volume"], jobs=1, progress=False)
+    msg = explain(err.value)
+    assert msg.startswith(f"source {src / ('a' * 200 + '.wav')} (id aaaa") and "rename the file" in msg
+    assert ".tmp" not in msg and not (tmp_path / "out").exists()          # nothing half-built
+
+
+def test_a_245_character_out_is_refused_naming_it(tmp_path, capsys):
+    from tests._hub_helpers import make_render_dir
+
+    render = make_render_dir(tmp_path / "r", n_sources=1, categories=("volume",))
+    out = tmp_path / ("c" * 245)
+    assert main(["hub", str(render), "--out", str(out), "--allow-partial"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"vocalgrad hub: error: --out {out}: the name cccc")
+    assert "is 245 characters long" in err[0] and ".partial" not in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+def test_out_that_is_an_existing_file(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("keep me\n")
+    assert main(["render", "--source", "tones", "--split", "beep", "--sources", "1", "--categories", "volume",
+                 "--out", str(afile), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (f"vocalgrad render: error: {afile}: exists and is not a folder, where a "
+                                               "folder is needed; remove it or choose another path")
+    assert afile.read_text() == "keep me\n"
+
+
+# ------------------------------------------------------------------------------------------ verify
+def test_verify_of_a_render_made_with_categories_passes_as_partial(tmp_path, capsys):
+    from tests._hub_helpers import make_render_dir
+
+    d = make_render_dir(tmp_path / "r", n_sources=1, categories=("volume",))
+    meta = json.loads((d / "render.json").read_text())
+    (d / "render.json").write_text(json.dumps({**meta, "categories": ["volume"]}))
+    assert main(["verify", str(d)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"vocalgrad verify {d} (render): PASS (partial) -- 24 clips")
+    assert out[1] == ("  partial: 1 of 9 categories, as asked (rendered with --categories volume); not rendered: "
+                      "speed, pitch, distortion, roughness, noise, echo, clarity, vibration")
+    assert json.loads((d / "verify.json").read_text())["partial"] == [out[1].split("partial: ", 1)[1]]
+    # without render.json's categories (a render that lost clips of a category) it still fails
+    (d / "render.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "categories"}))
+    assert main(["verify", str(d)]) == 1
+    assert "FAIL category not in the build: 8" in capsys.readouterr().out
