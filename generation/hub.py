@@ -305,9 +305,10 @@ def out_problems(out: Path, *, force: bool = False) -> list[str]:
 
 def _legacy_hub_files(out: Path) -> list[str]:
     """What ``vocalgrad hub`` wrote in a Hub folder of an earlier version (no marker): the card and
-    the ``<config>/*.parquet`` shards; everything else there is someone else's."""
-    return ["README.md"] + [p.relative_to(out).as_posix() for p in sorted(out.glob("*/*.parquet"))
-                            if not p.parent.name.startswith(".")]
+    the ``<config>/*.parquet`` shards, and ``build.json`` where the version wrote one; everything else
+    there is someone else's."""
+    return ["README.md"] + (["build.json"] if (out / "build.json").is_file() else []) + [
+        p.relative_to(out).as_posix() for p in sorted(out.glob("*/*.parquet")) if not p.parent.name.startswith(".")]
 
 
 def hub_update(out, *, force: bool = False, what: str = "vocalgrad hub"):

@@ -39,7 +39,12 @@ def _config_pairs(cfg, by_split: dict) -> tuple[str, list[tuple[str, str]]]:
         rd = RenderDir(by_split["test"].path)
         sids = sorted({r["source_id"] for r in by_split["test"].rows})
         return "test", [(f"{sid}__source", sha256_file(rd.source_path(sid))) for sid in sids]
-    split = cfg.name if cfg.name in by_split and cfg.name != "test" else "test"
+    if cfg.name in by_split and cfg.name != "test":
+        split = cfg.name  # beep, train: a config of their own
+    elif "sweep" in by_split and cfg.name.startswith("sweep_"):
+        split = "sweep"  # sweep_<attribute> configs come from the sweep render
+    else:
+        split = "test"
     cats = set(cfg.categories)
     return split, [(r["clip_id"], r["sha256"]) for r in by_split[split].rows if r["category"] in cats]
 

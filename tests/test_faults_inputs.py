@@ -355,8 +355,8 @@ def test_out_that_is_an_existing_file(tmp_path, capsys):
     afile.write_text("keep me\n")
     assert main(["render", "--source", "tones", "--split", "beep", "--sources", "1", "--categories", "volume",
                  "--out", str(afile), "--quiet"]) == 2
-    assert capsys.readouterr().err.strip() == (f"vocalgrad render: error: {afile}: exists and is not a folder, where a "
-                                               "folder is needed; remove it or choose another path")
+    assert capsys.readouterr().err.strip() == (f"vocalgrad render: error: --out {afile}: exists and is not a folder; "
+                                               "choose another --out")
     assert afile.read_text() == "keep me\n"
 
 
