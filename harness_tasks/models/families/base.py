@@ -161,9 +161,16 @@ class Family:
     default_class: str | None = None
     #: Mixed audio lengths in one batch change the results (the encoder sees the padding).
     length_sensitive: bool = False
+    #: Requests may share a forward pass. False: ``vocalgrad-hf`` answers one clip at a time
+    #: whatever ``batch_size`` says, because a batch would change the answers (the audio encoder
+    #: sees the padding of shorter clips); see docs/model-layer.md, "Batch invariance".
+    batchable: bool = True
     #: The chat template wants each turn's content as one string, the audio as this placeholder
     #: (None: content parts ``{"type": "text"|"audio"}``).
     audio_placeholder: str | None = None
+    #: The processor must carry a jinja chat template (False: the prompt is laid out by the
+    #: family's own code or a tokenizer package, e.g. Voxtral's mistral-common).
+    needs_chat_template: bool = True
 
     # ------------------------------------------------------------------ detection
     def matches(self, config: Any) -> bool:
@@ -291,6 +298,11 @@ class LoadedModel:
     @property
     def length_sensitive(self) -> bool:
         return self._family.length_sensitive
+
+    @property
+    def batchable(self) -> bool:
+        """Whether requests may share a forward pass (:attr:`Family.batchable`)."""
+        return self._family.batchable
 
     def provenance(self) -> dict[str, Any]:
         """Model id, revision, dtype, family, device and peft adapter (for logs and answer keys)."""

@@ -13,3 +13,4 @@ class Gemma3n(Family):
     model_types = ("gemma3n",)
     default_class = "Gemma3nForConditionalGeneration"
     length_sensitive = True
+    batchable = False
