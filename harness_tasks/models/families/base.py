@@ -250,6 +250,11 @@ class Family:
             f"{type(model).__name__}: cannot find the audio placeholder token id (config audio_token_id / "
             f"audio_token_index, processor audio_token)")
 
+    def text_hidden_states(self, model: Any, states: tuple) -> tuple:
+        """The language model's hidden states as ``(batch, tokens, hidden)`` tensors (a hook for
+        models whose states carry an extra leading axis)."""
+        return states
+
     def sampling_rate(self, processor: Any) -> int:
         fe = getattr(processor, "feature_extractor", None) or getattr(processor, "audio_processor", None)
         return int(getattr(fe, "sampling_rate", 16000) or 16000)
@@ -451,7 +456,7 @@ class LoadedModel:
         hs = getattr(out, "hidden_states", None)
         if hs is None:
             raise RuntimeError(f"{self.name}: the model returned no hidden states (output_hidden_states)")
-        return tuple(hs)
+        return tuple(self._family.text_hidden_states(self.model, tuple(hs)))
 
 
 def batch_items(items: Sequence[Item]) -> list[Item]:
