@@ -299,6 +299,11 @@ def build_tiny_voxtral(folder: Path) -> Path:
     from transformers import (MistralCommonBackend, VoxtralConfig, VoxtralForConditionalGeneration,
                               VoxtralProcessor, WhisperFeatureExtractor)
 
+    try:
+        import mistral_common  # noqa: F401
+    except ImportError as exc:
+        raise ImportError("the tiny Voxtral needs mistral-common: bash scripts/test.sh installs it "
+                          "(pip install --no-deps mistral-common==1.13.1)") from exc
     folder = Path(folder)
     write_tekken(folder)
     tok = MistralCommonBackend.from_pretrained(str(folder))

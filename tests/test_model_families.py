@@ -213,6 +213,25 @@ def test_voxtral_prompt_is_laid_out_by_mistral_common(tmp_path_factory):
     assert lm.tokenizer.decode(b["input_ids"][0]).endswith("[/INST]up</s>")
 
 
+def test_voxtral_tokenizer_package_is_the_one_scripts_test_sh_installs():
+    """mistral-common is installed without its dependency list (it declares numpy<2.4 on Python <=
+    3.12; this project pins numpy 2.4): the version scripts/test.sh pins is the one here, new
+    enough for transformers' MistralCommonBackend, and numpy is this project's."""
+    import re
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from packaging.version import Version
+    from transformers.utils import import_utils
+
+    script = (Path(__file__).resolve().parents[1] / "scripts" / "test.sh").read_text()
+    (pinned,) = re.findall(r'--no-deps "mistral-common==([0-9.]+)"', script)
+    assert version("mistral-common") == pinned
+    assert Version(pinned) >= Version(import_utils.MISTRAL_COMMON_MIN_VERSION)
+    assert import_utils.is_mistral_common_available()
+    assert Version(np.__version__).release[:2] == (2, 4)
+
+
 def test_gemma3n_runs_without_timm_on_its_real_audio_path(tmp_path_factory):
     """Gemma 3n's audio tower, projector and language model are the real ones; only the vision
     tower (timm) is a stand-in, which audio never reaches."""
