@@ -43,11 +43,12 @@ def test_answers_at_batch_size_1_and_8_are_identical(adapter, monkeypatch):
     real_batch = lm.batch
     monkeypatch.setattr(lm, "batch", lambda items: (sizes.append(len(items)), real_batch(items))[1])
     adapter.batch_size = 8
-    eight = adapter._run(queries(), disable_tqdm=True)
     if not lm.batchable:
-        # the adapter never builds a batch for it: each clip alone, as at batch size 1
-        assert sizes == [1] * len(SECONDS), lm.family
+        # the adapter never builds a batch for it: each clip alone, as at batch size 1 (4 clips suffice)
+        adapter._run(queries()[:4], disable_tqdm=True)
+        assert sizes == [1] * 4, lm.family
         return
+    eight = adapter._run(queries(), disable_tqdm=True)
     assert sizes == [len(SECONDS)]
     adapter.batch_size = 1
     sizes.clear()
