@@ -7,7 +7,8 @@
 #                    when apt-get exists and this runs as root; otherwise one line says what to install, and the
 #                    tests that need them are skipped with that reason.
 #   Python packages  torch==2.13.0 first (set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu for the small
-#                    CPU wheel), then the toolkit with every extra (`pip install -e ".[all]"`).
+#                    CPU wheel), then the toolkit with every extra (`pip install -e ".[all]"`), then
+#                    mistral-common without its dependency list (Voxtral's tokenizer; see pyproject's `voxtral`).
 #
 # VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.
 set -euo pipefail
@@ -52,6 +53,9 @@ if [ "${VOCALGRAD_SKIP_PIP:-0}" != 1 ]; then
   # torch first and pinned: anything that pulls torch unpinned would resolve to a multi-GB CUDA build.
   python3 -m pip install -q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0"
   python3 -m pip install -q -e ".[all]"
+  # Voxtral's tokenizer: mistral-common declares numpy<2.4 on Python <= 3.12 only (this project pins
+  # numpy 2.4); its other dependencies come with the `voxtral` extra above.
+  python3 -m pip install -q --no-deps "mistral-common==1.13.1"
 fi
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1

@@ -26,9 +26,19 @@ def tone(seed: int, seconds: float = 1.0, sr: int = 48000) -> tuple[np.ndarray, 
     return y.astype(np.float32), sr
 
 
+_FOLDERS: dict = {}
+
+
+def built(name: str, tmp_path_factory):
+    """(family, folder) of the tiny checkpoint, built once per module."""
+    if name not in _FOLDERS:
+        _FOLDERS[name] = (name, BUILDERS[name](tmp_path_factory.mktemp(name)))
+    return _FOLDERS[name]
+
+
 @pytest.fixture(scope="module", params=list(BUILDERS))
 def folder(request, tmp_path_factory):
-    return request.param, BUILDERS[request.param](tmp_path_factory.mktemp(request.param))
+    return built(request.param, tmp_path_factory)
 
 
 _CACHE: dict = {}
@@ -182,28 +192,66 @@ def test_voxtral_audio_goes_through_the_chat_template():
     assert np.abs(back - y).max() < 1e-4
 
 
-def test_tiny_voxtral_runs():
-    pytest.importorskip("mistral_common", reason="mistral-common (Voxtral's tokenizer) needs numpy<2.4; "
-                                                 "this project pins numpy 2.4, so the tiny Voxtral run is skipped")
-    raise AssertionError("mistral-common is installed: add a tiny Voxtral builder to tests/_family_helpers.py")
+def test_voxtral_prompt_is_laid_out_by_mistral_common(tmp_path_factory):
+    """Voxtral's prompt comes from the real tokenizer package (mistral-common's Tekkenizer over the
+    tiny tekken.json): [INST] + parts in order + [/INST], each clip [BEGIN_AUDIO] + [AUDIO] x 12.5/s
+    of whole chunks; a system turn with audio is refused by tokenizers before v13; a target is the
+    answer's tokens + </s> after [/INST]."""
+    from transformers import MistralCommonBackend
+
+    lm = loaded(built("voxtral", tmp_path_factory), "float32")
+    assert isinstance(lm.tokenizer, MistralCommonBackend)
+    assert type(lm.tokenizer.tokenizer).__module__.startswith("mistral_common")
+    chunk = 25                                         # 2-s chunks of the tiny tekken.json at 12.5 tokens/s
+    for audio_first, want in ((False, f"[INST]QUESTION[BEGIN_AUDIO]{'[AUDIO]' * chunk}[/INST]"),
+                              (True, f"[INST][BEGIN_AUDIO]{'[AUDIO]' * chunk}QUESTION[/INST]")):
+        b = lm.batch([Item("QUESTION", [tone(0, 1.0)], audio_first=audio_first)])
+        assert lm.tokenizer.decode(b["input_ids"][0]) == "<s>" + want
+    with pytest.raises(ValueError, match="version 13"):
+        lm.batch([Item("QUESTION", [tone(0)], system="SYSTEM")])
+    b = lm.batch([Item("Q", [tone(0)], target="up")])
+    assert lm.tokenizer.decode(b["input_ids"][0]).endswith("[/INST]up</s>")
 
 
-def test_tiny_gemma3n_runs():
-    pytest.importorskip("timm", reason="a tiny Gemma 3n needs timm for its vision tower (timm needs torchvision, "
-                                       "whose registry builds are CUDA-only here); the gemma3n family is untested")
-    raise AssertionError("timm is installed: add a tiny Gemma 3n builder to tests/_family_helpers.py")
+def test_voxtral_tokenizer_package_is_the_one_scripts_test_sh_installs():
+    """mistral-common is installed without its dependency list (it declares numpy<2.4 on Python <=
+    3.12; this project pins numpy 2.4): the version scripts/test.sh pins is the one here, new
+    enough for transformers' MistralCommonBackend, and numpy is this project's."""
+    import re
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from packaging.version import Version
+    from transformers.utils import import_utils
+
+    script = (Path(__file__).resolve().parents[1] / "scripts" / "test.sh").read_text()
+    (pinned,) = re.findall(r'--no-deps "mistral-common==([0-9.]+)"', script)
+    assert version("mistral-common") == pinned
+    assert Version(pinned) >= Version(import_utils.MISTRAL_COMMON_MIN_VERSION)
+    assert import_utils.is_mistral_common_available()
+    assert Version(np.__version__).release[:2] == (2, 4)
+
+
+def test_gemma3n_runs_without_timm_on_its_real_audio_path(tmp_path_factory):
+    """Gemma 3n's audio tower, projector and language model are the real ones; only the vision
+    tower (timm) is a stand-in, which audio never reaches."""
+    lm = loaded(built("gemma3n", tmp_path_factory), "float32")
+    assert type(lm.model.model.audio_tower).__module__.startswith("transformers.models.gemma3n")
+    b = lm.batch([Item(PROMPT, [tone(0)])])
+    assert int(lm.audio_positions(b)[0].sum()) == lm.model.config.audio_soft_tokens_per_image
 
 
 @pytest.mark.parametrize("audio_first", [False, True])
 def test_prompt_order_text_first_by_default_audio_first_flips_it(folder, audio_first):
     lm = loaded(folder, "float32")
-    b = lm.batch([Item("QUESTION", [tone(0)], audio_first=audio_first, system="SYSTEM")])
+    system = None if lm.family == "voxtral" else "SYSTEM"      # refused with audio (test above)
+    b = lm.batch([Item("QUESTION", [tone(0)], audio_first=audio_first, system=system)])
     ids = b["input_ids"][0]
     first_audio = int(lm.audio_positions(b)[0].int().argmax())
     before = lm.tokenizer.decode(ids[:first_audio], skip_special_tokens=True)
     after = lm.tokenizer.decode(ids[first_audio:], skip_special_tokens=True)
-    assert "SYSTEM" in before
-    if lm.family == "audioflamingo3":
+    assert system is None or "SYSTEM" in before
+    if lm.family in ("audioflamingo3", "musicflamingo"):
         # its template puts a turn's clip before the turn's text: the question follows the clip
         # either way; audio-first gives the clip a turn of its own (tests/test_models_hf_variants.py)
         assert "QUESTION" in after and "QUESTION" not in before

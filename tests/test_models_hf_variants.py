@@ -1,4 +1,5 @@
-"""Every prompt variant group through every tiny model family, Audio Flamingo 3 with its real
+"""Every prompt variant group through every tiny model family (tests/_family_helpers.BUILDERS: the
+paper's families and Gemma 3n, Gemma 4, Qwen3-Omni, Voxtral, Music Flamingo), Audio Flamingo 3 with its real
 chat template's behaviour (tests/_harness_helpers.AF3_TEMPLATE), and greedy decoding that ignores
 the checkpoint's sampling settings."""
 
@@ -107,6 +108,25 @@ def test_tiny_checkpoints_carry_the_templates_they_stand_for(tmp_path):
     cfg = af3.model.generation_config
     assert {k: getattr(cfg, k) for k in AF3_GENERATION} == AF3_GENERATION
     assert cfg.eos_token_id == [af3.tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
+
+
+def test_musicflamingo_lays_out_requests_as_af3_with_its_own_system_turn(tmp_path):
+    """Music Flamingo: the conversion's template behaviour (AF3's with its own default system turn),
+    reloaded from disk; few-shot clips each get the processor's <|sound_bos|> <sound>... <|sound_eos|>."""
+    from _family_helpers import MUSICFLAMINGO_SYSTEM, MUSICFLAMINGO_TEMPLATE, build_tiny_musicflamingo
+
+    lm = load(str(build_tiny_musicflamingo(tmp_path / "mf")), dtype="float32", device="cpu")
+    assert lm.family == "musicflamingo" and lm.processor.chat_template == MUSICFLAMINGO_TEMPLATE
+    question = ITEMS["vocalgrad"].prompt
+    assert rendered(lm, ITEMS["vocalgrad"]) == (f"<|im_start|>system\n{MUSICFLAMINGO_SYSTEM}<|im_end|>\n"
+                                                f"<|im_start|>user\n{SOUND}{question}<|im_end|>\n"
+                                                f"<|im_start|>assistant\n")
+    few = lm.batch([ITEMS["vocalgrad_fewshot"], ITEMS["vocalgrad"]])
+    bos, eos = lm.tokenizer.convert_tokens_to_ids(["<|sound_bos|>", "<|sound_eos|>"])
+    ids = few["input_ids"][0].tolist()
+    assert ids.count(bos) == ids.count(eos) == 5
+    single = lm.batch([ITEMS["vocalgrad"]])
+    assert torch.equal(few["input_ids"][1, -single["input_ids"].shape[1]:], single["input_ids"][0])
 
 
 # ----------------------------------------------------------------------------- Audio Flamingo 3

@@ -1,6 +1,7 @@
 """``vocalgrad-hf``: transformers audio-text chat models, through the model layer
-(:mod:`harness_tasks.models.families`: Qwen2-Audio, Audio Flamingo 3, Qwen2.5-Omni thinker,
-Phi-4-multimodal, Granite Speech, Gemma 3n, Voxtral, remote-code checkpoints).
+(:mod:`harness_tasks.models.families`: Qwen2-Audio, Audio Flamingo 3, Music Flamingo, Qwen2.5-Omni
+and Qwen3-Omni thinkers, Phi-4-multimodal, Granite Speech, Gemma 3n, Gemma 4, Voxtral,
+remote-code checkpoints).
 
 For each clip the adapter builds one user turn ``[text, audio]`` (``audio_first=true`` flips
 it; few-shot prompts interleave), lets the family render it with the processor's chat template,
@@ -10,9 +11,10 @@ other decoding setting from the checkpoint's ``generation_config`` (Audio Flamin
 with a repetition penalty of 1.05), only its token ids; ``generation=checkpoint`` keeps the
 checkpoint's settings. The resolved settings (:meth:`LoadedModel.generation_settings`) are part of
 the answer-log key, written on every answer-log line and into the ``config`` of lm-eval's results.
-Left-padded batches give the same answers as single requests for families whose audio encoder does
-not see the padding (Qwen2-Audio, AF3, Omni); Phi-4, Granite and Gemma 3n drift with mixed audio
-lengths in one batch (``batch_size=1`` is exact for every family). Audio Flamingo 3's chat template
+Left-padded batches give the same answers as single requests (tested at batch size 1 and 8 for every
+family on tiny checkpoints); Phi-4, Granite and Gemma 3n drift with mixed audio lengths in one batch
+(their audio encoders see the padding), so their families say ``batchable = False`` and this adapter
+answers their clips one at a time whatever ``batch_size`` says (a warning at start says so). Audio Flamingo 3's chat template
 writes one clip per turn, before the turn's text; its family lays out the audio-first and few-shot
 requests for that (docs/model-layer.md).
 
@@ -117,6 +119,10 @@ class HFAudioLM(ChatLM):
         self.target_sr = self.lm.sampling_rate
         self.generation_settings = self.lm.generation_settings()
         log.info("vocalgrad-hf: %s; generation %s", self.lm.provenance(), self.generation_settings)
+        if not self.lm.batchable and self.batch_size > 1:
+            log.warning("vocalgrad-hf: family %s answers one clip at a time (batch_size=%d not used): its audio "
+                        "encoder sees the padding of a batch, which would change the answers", self.lm.family,
+                        self.batch_size)
         if self.generation_settings.get("do_sample"):
             log.warning("vocalgrad-hf: generation=checkpoint samples (the checkpoint's generation_config): "
                         "answers change from run to run; the benchmark decodes greedily (generation=greedy)")
@@ -195,6 +201,8 @@ class HFAudioLM(ChatLM):
             torch.cuda.empty_cache()
 
     def _score(self, items: list[Item], queries: list[Query], budget: int) -> list[str]:
+        if len(items) > 1 and not self.lm.batchable:          # one clip per forward pass (Family.batchable)
+            return [text for it, q in zip(items, queries) for text in self._score([it], [q], budget)]
         batch = self.lm.batch(items)
         texts = [""] * len(items)
         if self.scoring != "logits":

@@ -45,12 +45,15 @@ from .audioflamingo3 import AudioFlamingo3
 from .base import AudioInfo, Family, Item, LoadedModel, as_item, prepare_audio, resolve_model_class
 from .decoding import GENERATION_MODES
 from .gemma3n import Gemma3n
+from .gemma4 import Gemma4
 from .generic import Generic
 from .granite_speech import GraniteSpeech
 from .kimi_audio import KimiAudioFamily
+from .musicflamingo import MusicFlamingo
 from .phi4mm import Phi4Multimodal
 from .qwen2_5_omni import Qwen25Omni
 from .qwen2_audio import Qwen2Audio
+from .qwen3_omni import Qwen3Omni
 from .voxtral import Voxtral
 
 log = logging.getLogger("vocalgrad")
@@ -81,7 +84,7 @@ def register(family: Family) -> Family:
 
 
 for _f in (Qwen2Audio(), AudioFlamingo3(), Qwen25Omni(), Voxtral(), Gemma3n(), Phi4Multimodal(), GraniteSpeech(),
-           KimiAudioFamily(), Generic()):
+           KimiAudioFamily(), Gemma4(), Qwen3Omni(), MusicFlamingo(), Generic()):
     register(_f)
 
 
@@ -230,7 +233,7 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
             raise ValueError("pass processor=... when pretrained is a loaded model")
         processor = transformers.AutoProcessor.from_pretrained(
             src, revision=revision if processor is None else None, trust_remote_code=trust_remote_code)
-    if not getattr(processor, "chat_template", None):
+    if fam.needs_chat_template and not getattr(processor, "chat_template", None):
         raise ValueError(f"{name}: the processor has no chat template; VocalGrad needs one that takes audio parts")
     return LoadedModel(model, processor, fam, name=name, revision=revision, device=dev,
                        peft=str(peft) if peft else None, generation=generation)

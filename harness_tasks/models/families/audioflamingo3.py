@@ -68,12 +68,14 @@ class AudioFlamingo3(Family):
         per_clip = proc(text=[token] * len(flat), audio=flat, sampling_rate=lm.sampling_rate, return_tensors="pt",
                         text_kwargs={"padding": True, "padding_side": "left"})
         runs = iter((per_clip["input_ids"] == proc.audio_token_id).sum(-1).tolist())
+        # Music Flamingo's processor wraps each run in its own begin/end tokens; AF3's has none
+        head, tail = getattr(proc, "audio_bos_token", None) or "", getattr(proc, "audio_eos_token", None) or ""
         expanded = []
         for text in texts:
             pieces = text.split(token)
             out = pieces[0]
             for piece in pieces[1:]:
-                out += token * int(next(runs)) + piece
+                out += head + token * int(next(runs)) + tail + piece
             expanded.append(out)
         enc = lm.tokenizer(expanded, return_tensors="pt", padding=True, padding_side="left")
         data = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}

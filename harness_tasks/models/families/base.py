@@ -161,9 +161,16 @@ class Family:
     default_class: str | None = None
     #: Mixed audio lengths in one batch change the results (the encoder sees the padding).
     length_sensitive: bool = False
+    #: Requests may share a forward pass. False: ``vocalgrad-hf`` answers one clip at a time
+    #: whatever ``batch_size`` says, because a batch would change the answers (the audio encoder
+    #: sees the padding of shorter clips); see docs/model-layer.md, "Batch invariance".
+    batchable: bool = True
     #: The chat template wants each turn's content as one string, the audio as this placeholder
     #: (None: content parts ``{"type": "text"|"audio"}``).
     audio_placeholder: str | None = None
+    #: The processor must carry a jinja chat template (False: the prompt is laid out by the
+    #: family's own code or a tokenizer package, e.g. Voxtral's mistral-common).
+    needs_chat_template: bool = True
 
     # ------------------------------------------------------------------ detection
     def matches(self, config: Any) -> bool:
@@ -243,6 +250,11 @@ class Family:
             f"{type(model).__name__}: cannot find the audio placeholder token id (config audio_token_id / "
             f"audio_token_index, processor audio_token)")
 
+    def text_hidden_states(self, model: Any, states: tuple) -> tuple:
+        """The language model's hidden states as ``(batch, tokens, hidden)`` tensors (a hook for
+        models whose states carry an extra leading axis)."""
+        return states
+
     def sampling_rate(self, processor: Any) -> int:
         fe = getattr(processor, "feature_extractor", None) or getattr(processor, "audio_processor", None)
         return int(getattr(fe, "sampling_rate", 16000) or 16000)
@@ -291,6 +303,11 @@ class LoadedModel:
     @property
     def length_sensitive(self) -> bool:
         return self._family.length_sensitive
+
+    @property
+    def batchable(self) -> bool:
+        """Whether requests may share a forward pass (:attr:`Family.batchable`)."""
+        return self._family.batchable
 
     def provenance(self) -> dict[str, Any]:
         """Model id, revision, dtype, family, device and peft adapter (for logs and answer keys)."""
@@ -439,7 +456,7 @@ class LoadedModel:
         hs = getattr(out, "hidden_states", None)
         if hs is None:
             raise RuntimeError(f"{self.name}: the model returned no hidden states (output_hidden_states)")
-        return tuple(hs)
+        return tuple(self._family.text_hidden_states(self.model, tuple(hs)))
 
 
 def batch_items(items: Sequence[Item]) -> list[Item]:

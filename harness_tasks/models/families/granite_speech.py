@@ -19,6 +19,7 @@ class GraniteSpeech(Family):
     model_types = ("granite_speech",)
     default_class = "GraniteSpeechForConditionalGeneration"
     length_sensitive = True
+    batchable = False
     audio_placeholder = "<|audio|>"
 
     def after_load(self, model: Any, *, pretrained: Any, revision: str | None) -> Any:

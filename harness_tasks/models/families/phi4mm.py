@@ -28,6 +28,7 @@ class Phi4Multimodal(Family):
     model_types = ("phi4_multimodal",)
     default_class = "Phi4MultimodalForCausalLM"
     length_sensitive = True
+    batchable = False
 
     def after_load(self, model: Any, *, pretrained: Any, revision: str | None) -> Any:
         local = Path(str(pretrained))
