@@ -193,3 +193,13 @@ def test_transformers_worker_states_its_transformers_range_and_stops_below_it():
         assert "\n" not in msg and f"transformers {old} is installed" in msg and ">= 4.57" in msg
     # the toolkit's hf extra states the same floor
     assert '"transformers>=4.57"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_device_check_says_plainly_that_there_is_no_gpu():
+    """benchmarks/device_check.sh on a machine without CUDA: one line saying so, exit 2, nothing run."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHON=sys.executable)
+    p = subprocess.run(["bash", str(ROOT / "benchmarks" / "device_check.sh"), str(ROOT / "nowhere")], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and "no CUDA GPU here" in p.stderr and "nothing was run" in p.stderr
+    assert not (ROOT / "nowhere").exists()
