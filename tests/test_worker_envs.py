@@ -203,3 +203,44 @@ def test_device_check_says_plainly_that_there_is_no_gpu():
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "no CUDA GPU here" in p.stderr and "nothing was run" in p.stderr
     assert not (ROOT / "nowhere").exists()
+
+
+@pytest.mark.slow
+def test_transformers_worker_under_the_locked_transformers_answers_like_vocalgrad_hf(registry, tmp_path):
+    """The worker in the lock's transformers 4.57.6 (with its huggingface_hub and tokenizers, installed
+    into a folder put first on the worker's PYTHONPATH; the rest from this environment) answers a tiny
+    Qwen2-Audio exactly as vocalgrad-hf does under this environment's transformers 5.x."""
+    import numpy as np
+
+    import _harness_helpers as hh
+    from harness_tasks.clip_audio import ClipAudio
+    from harness_tasks.models.hf import HFAudioLM
+    from harness_tasks.models.worker import WorkerLM
+
+    lock = envs.read("transformers_worker")
+    pins = [f"{n}=={lock.pins[n]}" for n in ("transformers", "huggingface-hub", "tokenizers")]
+    site = tmp_path / "tf4"
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), *pins],
+                       env=_pip_env(), capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-800:]
+    folder = hh.build_tiny_qwen2_audio(tmp_path / "tiny")
+    # transformers 5 saves extra_special_tokens as a list, which 4.x reads as a dict: drop it (the
+    # special tokens are in tokenizer.json); checkpoints on the Hub were saved by 4.x
+    cfg_path = folder / "tokenizer_config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg.pop("extra_special_tokens", None)
+    cfg_path.write_text(json.dumps(cfg))
+    sr = 16000
+    t = np.arange(sr) / sr
+    reqs = [("Does the loudness increase or decrease?", {"until": [], "max_gen_toks": 6, "do_sample": False},
+             {"audio": [ClipAudio(f"c{i}", {"array": (0.3 * np.linspace(0.2, 1, sr)[::1 - 2 * (i % 2)]
+                                                      * np.sin(2 * np.pi * (200 + 30 * i) * t)).astype(np.float32),
+                                            "sampling_rate": sr})]}) for i in range(3)]
+    want = HFAudioLM(pretrained=str(folder), dtype="float32", device="cpu", answer_log="none",
+                     retry_unparsed=False).generate_until(reqs, disable_tqdm=True)
+    cmd = (f"env PYTHONPATH={site}:{ROOT} {sys.executable} -m harness_tasks.workers.transformers_worker "
+           f"pretrained={folder} dtype=float32 device=cpu retry_unparsed=false")
+    worker = WorkerLM(cmd=cmd, answer_log="none", retry_unparsed=False)
+    got = worker.generate_until(reqs, disable_tqdm=True)
+    assert worker.hello["version"] == f"transformers {lock.pins['transformers']}"
+    assert got == want
