@@ -202,10 +202,10 @@ class Family:
         user/assistant exchange; the special tokens that follow the assistant's text, up to the
         first ordinary one. Empty when the template cannot render it."""
         sentinel = "vocalgradanswer"
-        conv = [self.conversation(Item("x", []), [], lm.sampling_rate)[-1],
-                {"role": "assistant", "content": sentinel if self.audio_placeholder is not None
-                 else [{"type": "text", "text": sentinel}]}]
         try:
+            conv = [self.conversation(Item("x", []), [], lm.sampling_rate)[-1],
+                    {"role": "assistant", "content": sentinel if self.audio_placeholder is not None
+                     else [{"type": "text", "text": sentinel}]}]
             text = lm.processor.apply_chat_template([conv], tokenize=False)
             text = text[0] if isinstance(text, list) else text
         except Exception:        # a template that cannot render an assistant turn: nothing to add
