@@ -100,3 +100,7 @@ def test_each_baseline_run_gets_a_folder_named_after_it(tmp_path):
     const = json.loads(folders["vocalgrad-constant_direction-increase"][0].read_text())
     assert const["config"]["model"] == "vocalgrad-constant" and const["model_name"] == \
         "vocalgrad-constant_direction-increase"
+    # every results file carries the route's card (VocalGradLM.model_card, docs/models.md "Routes")
+    card = const["config"]["vocalgrad_model"]
+    assert card["route"] == "vocalgrad-constant" and card["parser"].startswith("harness_tasks.parsing")
+    assert set(card) >= {"environment", "prompt_layout", "decoding", "stop_tokens"}

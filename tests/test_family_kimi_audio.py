@@ -29,7 +29,10 @@ pytest.importorskip("peft")
 import vocalgrad  # noqa: E402
 from harness_tasks.models import families  # noqa: E402
 from harness_tasks.models.families import Item  # noqa: E402
+from harness_tasks.models.families import kimi_audio as kimi_family  # noqa: E402
 from harness_tasks.models.families.kimi_audio import KimiLoadedModel  # noqa: E402
+
+_real_check = kimi_family.check_transformers
 
 _KIMIA = '''"""TEST DOUBLE of kimia_infer.api.kimia (written by tests/test_family_kimi_audio.py), not the package."""
 import numpy as np
@@ -244,6 +247,38 @@ def tone(seconds: float, seed: int = 0, sr: int = 16000, rise: bool = True):
     g = t / t[-1] if rise else 1 - t / t[-1]
     y = 0.3 * np.sin(2 * np.pi * (200 + 50 * seed) * t) * 10 ** ((-20 + 20 * g) / 20)
     return y.astype(np.float32), sr
+
+
+@pytest.fixture(autouse=True)
+def _double_runs_under_any_transformers(monkeypatch):
+    """The double's model is ours, not the checkpoint's code that needs transformers < 5: the range
+    check (tested on its own below) is switched off for it."""
+    monkeypatch.setattr(kimi_family, "check_transformers", lambda version=None: None)
+
+
+def test_the_family_states_and_checks_the_transformers_range_of_kimis_model_code():
+    import transformers
+
+    assert kimi_family.TRANSFORMERS_RANGE == (">=4.34.1", "<5")
+    check = _real_check
+    check("4.57.6")
+    check("4.34.1")
+    for bad in ("5.0.0", transformers.__version__ if transformers.__version__.startswith("5") else "5.24.0"):
+        with pytest.raises(kimi_family.KimiApiError) as err:
+            check(bad)
+        msg = str(err.value)
+        assert "\n" not in msg and f"transformers {bad} is installed" in msg and "<5" in msg
+        assert "kimi_audio" in msg and "4.57.6" in msg
+
+
+def test_loading_under_transformers_5_stops_before_the_model_loads(fake, monkeypatch):
+    import transformers
+
+    monkeypatch.syspath_prepend(str(fake[0]))
+    monkeypatch.setattr(kimi_family, "check_transformers", _real_check)
+    monkeypatch.setattr(transformers, "__version__", "5.24.0")
+    with pytest.raises(kimi_family.KimiApiError, match="transformers 5.24.0 is installed"):
+        families.load(str(fake[1]), device="cpu", dtype="float32")
 
 
 @pytest.fixture(scope="module")

@@ -362,6 +362,28 @@ class VocalGradLM(LM):
                                "dtype": str(getattr(self.model, "dtype", "")) or None}
         return ident
 
+    #: How the route lays out a request (docs/models.md, the route table); adapters override it.
+    PROMPT_LAYOUT: ClassVar[str] = "no model prompt (answers from the clip or a seed)"
+    #: The parser that reads every adapter's answers (benchmark.md §7).
+    PARSER: ClassVar[str] = "harness_tasks.parsing: one unique direction word (SPEC §7); logit tag when present"
+
+    def model_card(self) -> dict[str, Any]:
+        """The route's card (docs/models.md, "Routes"): route, environment, prompt layout, decoding,
+        stop tokens and parser, as recorded under ``config.vocalgrad_model`` of every results file
+        (:meth:`get_model_info`). Adapters extend :meth:`card_fields`."""
+        card: dict[str, Any] = {"route": self.name, "environment": None, "prompt_layout": self.PROMPT_LAYOUT,
+                                "decoding": None, "stop_tokens": [], "parser": self.PARSER}
+        card.update(self.card_fields())
+        return _jsonable(card)
+
+    def card_fields(self) -> dict[str, Any]:
+        """The fields of :meth:`model_card` this adapter knows (environment, decoding, stop tokens ...)."""
+        return {}
+
+    def get_model_info(self) -> dict[str, Any]:
+        """lm-eval adds this to the ``config`` of its results file: the route's :meth:`model_card`."""
+        return {"vocalgrad_model": self.model_card()}
+
     def answer_log_info(self) -> dict[str, Any]:
         """Extra fields written on each answer-log line (hf: its generation settings; worker: its handshake)."""
         return {}

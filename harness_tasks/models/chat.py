@@ -24,6 +24,8 @@ class ChatLM(VocalGradLM):
     """
 
     RETRIES = True
+    PROMPT_LAYOUT = ("one user turn: the task's text, then its clip(s) (audio_first: clips first; few-shot: "
+                     "interleaved in the prompt's order); system turn only with system_prompt")
 
     def __init__(self, *, audio_first: Any = False, system_prompt: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -33,3 +35,12 @@ class ChatLM(VocalGradLM):
     def audio_first_of(self, q: Query) -> bool:
         """Whether ``q``'s clips go before its text: the task's setting, else the adapter's."""
         return self.audio_first if q.audio_first is None else q.audio_first
+
+    @staticmethod
+    def cut_at_stops(text: str, q: Query) -> str:
+        """``text`` up to the first of the task's stop strings (``until``), as every chat adapter
+        applies them after decoding."""
+        for stop in q.gen_kwargs.get("until") or []:
+            if stop:
+                text = text.split(stop)[0]
+        return text

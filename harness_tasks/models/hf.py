@@ -72,6 +72,13 @@ __all__ = ["HFAudioLM", "SCORING", "resolve_model_class"]
 SCORING = ("generate", "logits", "both")
 
 
+def _ids(value: Any) -> list[int]:
+    """Token ids of a generation setting (an int, a list or None)."""
+    if value is None:
+        return []
+    return [int(value)] if isinstance(value, int) else [int(v) for v in value]
+
+
 def _is_oom(exc: BaseException) -> bool:
     import torch
 
@@ -138,9 +145,22 @@ class HFAudioLM(ChatLM):
         return {"generation": self.generation_settings}
 
     def get_model_info(self) -> dict[str, Any]:
-        """lm-eval adds this to the ``config`` of its results file."""
-        return {"vocalgrad_hf": {**self.lm.provenance(), "scoring": self.scoring,
+        """lm-eval adds this to the ``config`` of its results file (with the route's card)."""
+        return {**super().get_model_info(),
+                "vocalgrad_hf": {**self.lm.provenance(), "scoring": self.scoring,
                                  "generation": self.generation_settings}}
+
+    def card_fields(self) -> dict[str, Any]:
+        import transformers
+
+        stops = sorted({*self.lm.stop_token_ids, *_ids(self.generation_settings.get("eos_token_id"))})
+        tok = getattr(self.lm, "tokenizer", None)
+        names = tok.convert_ids_to_tokens(stops) if tok is not None and hasattr(tok, "convert_ids_to_tokens") else stops
+        return {"environment": {"file": None, "python_packages": f"transformers {transformers.__version__}"},
+                "family": self.lm.family, "decoding": {"scoring": self.scoring, **self.generation_settings},
+                "stop_tokens": list(names),
+                "prompt_layout": f"{self.PROMPT_LAYOUT}; rendered by the processor's chat template "
+                                 f"(family {self.lm.family}, docs/model-layer.md)"}
 
     # ------------------------------------------------------------------ inputs
     def item(self, q: Query) -> Item:
@@ -207,10 +227,7 @@ class HFAudioLM(ChatLM):
         texts = [""] * len(items)
         if self.scoring != "logits":
             texts = self.lm.generate(batch, max_new_tokens=budget)
-            for j, q in enumerate(queries):
-                for stop in q.gen_kwargs.get("until") or []:
-                    if stop:
-                        texts[j] = texts[j].split(stop)[0]
+            texts = [self.cut_at_stops(t, q) for t, q in zip(texts, queries)]
         if self.scoring == "generate":
             return texts
         return self._with_logit_choice(batch, queries, texts)

@@ -32,7 +32,16 @@ max_tokens : int | task | none body field ``max_tokens``: ``task`` (default) = t
 max_completion_tokens : ...    body field ``max_completion_tokens`` (same values; default none).
                                Reasoning models: ``max_tokens=none,max_completion_tokens=2048``
 temperature : float | none     default 0; ``none`` leaves the field out
-seed, reasoning_effort, top_p  sent when given (default: left out)
+greedy : str                   the rest of the greedy settings (:data:`GREEDY`): ``full`` (default)
+                               sends ``top_p`` 1, ``frequency_penalty`` 0, ``presence_penalty`` 0
+                               and vLLM's ``repetition_penalty`` 1 and ``min_p`` 0, so that a vLLM
+                               server fills none of them from the checkpoint's generation_config
+                               (its ``--generation-config auto`` default); ``standard`` only the
+                               OpenAI fields (for APIs that refuse unknown fields); ``none`` nothing
+stop_token_ids : ints          vLLM's ``stop_token_ids`` (``|``-separated or a JSON list; default
+                               none): the chat template's end-of-turn ids when the checkpoint's
+                               generation_config does not name them
+seed, reasoning_effort, top_p  sent when given (default: left out; ``top_p`` 1 with ``greedy``)
 extra_body : JSON object       merged into the request body last (a dict, or a JSON string);
                                pass it through JSON ``--model_args '{...}'``
 empty_retries : int            re-asks of an empty reply with a larger budget (default 1)
@@ -64,7 +73,7 @@ from generation.audio import resample
 from vocalgrad import VocalGradError
 
 from ..clip_audio import encode_wav
-from ..parsing import error_answer
+from ..parsing import error_answer, is_error_answer
 from .base import ModelArgumentError, Query, VocalGradLM, float_arg, int_arg, layout, positive_int
 from .chat import ChatLM
 
@@ -73,6 +82,19 @@ log = logging.getLogger("vocalgrad")
 __all__ = ["OpenAIAudioLM"]
 
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+#: Body fields of greedy decoding besides ``temperature`` 0, per ``greedy`` setting. ``standard``:
+#: OpenAI's own fields, at their neutral values. ``full`` adds vLLM's extra sampling fields, which
+#: vLLM would otherwise take from the checkpoint's generation_config.json (``--generation-config
+#: auto``, its default: e.g. Audio Flamingo 3's repetition penalty 1.05); servers that do not know
+#: them ignore them (vLLM, SGLang and other OpenAI-compatible servers; OpenAI's own API refuses
+#: unknown fields: use ``standard`` there).
+GREEDY = {
+    "none": {},
+    "standard": {"top_p": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0},
+    "full": {"top_p": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0, "repetition_penalty": 1.0,
+             "min_p": 0.0},
+}
 
 
 class _Retryable(VocalGradError):
@@ -102,6 +124,8 @@ class OpenAIAudioLM(ChatLM):
         seed: Any = None,
         reasoning_effort: Any = None,
         top_p: Any = None,
+        greedy: Any = "full",
+        stop_token_ids: Any = None,
         extra_body: Any = None,
         empty_retries: Any = 1,
         empty_budget_factor: Any = 4.0,
@@ -127,9 +151,17 @@ class OpenAIAudioLM(ChatLM):
         self.max_tokens = self._budget_arg(max_tokens, "max_tokens")
         self.max_completion_tokens = self._budget_arg(max_completion_tokens, "max_completion_tokens")
         self.temperature = None if _unset(temperature) else float_arg(temperature, "temperature")
-        self.fixed = {k: v for k, v in (("seed", None if _unset(seed) else int_arg(seed, "seed")),
-                                        ("reasoning_effort", reasoning_effort),
-                                        ("top_p", None if _unset(top_p) else float_arg(top_p, "top_p"))) if v is not None}
+        self.greedy = "none" if _unset(greedy) else str(greedy).strip().lower()
+        if self.greedy not in GREEDY:
+            raise ModelArgumentError(f"greedy must be one of {', '.join(GREEDY)}, got {greedy!r}")
+        self.stop_token_ids = _token_ids(stop_token_ids)
+        self.fixed = dict(GREEDY[self.greedy])
+        if self.stop_token_ids:
+            self.fixed["stop_token_ids"] = self.stop_token_ids
+        self.fixed.update({k: v for k, v in (("seed", None if _unset(seed) else int_arg(seed, "seed")),
+                                             ("reasoning_effort", reasoning_effort),
+                                             ("top_p", None if _unset(top_p) else float_arg(top_p, "top_p")))
+                           if v is not None})
         if isinstance(extra_body, str) and not _unset(extra_body):
             try:
                 extra_body = json.loads(extra_body)
@@ -157,6 +189,16 @@ class OpenAIAudioLM(ChatLM):
         if str(value).strip().lower() == "task":
             return "task"
         return positive_int(value, name, "an integer, 'task' or 'none'")
+
+    def card_fields(self) -> dict[str, Any]:
+        fields = {"temperature": self.temperature, **self.fixed, **self.extra_body}
+        for name in ("max_tokens", "max_completion_tokens"):
+            if getattr(self, name) is not None:
+                fields[name] = getattr(self, name)
+        return {"environment": {"file": None, "server": self.base_url, "model": self.model},
+                "decoding": {"greedy": self.greedy, "body": fields}, "stop_tokens": self.stop_token_ids,
+                "prompt_layout": f"{self.PROMPT_LAYOUT}; the server's chat template renders it "
+                                 f"({self.audio_format} parts, 16-bit WAV)"}
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -243,7 +285,7 @@ class OpenAIAudioLM(ChatLM):
             if answer is None:               # cancelled before sending
                 raise KeyboardInterrupt
             if answer.strip():
-                return answer
+                return answer if is_error_answer(answer) else self.cut_at_stops(answer, q)
             with self._count_lock:
                 self.n_empty += 1
             scale *= self.empty_budget_factor
@@ -318,6 +360,24 @@ class OpenAIAudioLM(ChatLM):
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _token_ids(value: Any) -> list[int]:
+    """``stop_token_ids`` as a list of ints (a list, a JSON list, or ``a|b|c``); empty when unset."""
+    if value is None or (isinstance(value, str) and _unset(value)):
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = json.loads(text) if text.startswith("[") else [w for w in text.split("|") if w.strip()]
+        except json.JSONDecodeError:
+            value = None
+    if isinstance(value, int):
+        value = [value]
+    try:
+        return [int(v) for v in value]
+    except (TypeError, ValueError):
+        raise ValueError(f"stop_token_ids must be token ids (a JSON list or a|b|c), got {value!r}") from None
 
 
 def _unset(value: Any) -> bool:

@@ -237,6 +237,16 @@ class WorkerLM(ChatLM):
             return error_answer(f"worker: {reply['error']}")
         return str(reply.get("text", ""))
 
+    def card_fields(self) -> dict[str, Any]:
+        hello = self.hello or {}
+        gen = hello.get("generation")
+        return {"environment": hello.get("environment") or
+                ({"file": None, "note": "the worker never started (every answer came from the answer log)"}
+                 if not hello else None),
+                "worker": {k: hello.get(k) for k in ("worker", "model", "version") if hello.get(k)},
+                "decoding": gen, "stop_tokens": (gen or {}).get("stop_tokens", []),
+                "prompt_layout": "the request's parts in order, laid out by the worker for the model's own API"}
+
     def answer_log_info(self) -> dict[str, Any]:
         """The worker's handshake (name, model, version, generation settings) on each answer-log line."""
         hello = self.hello or {}

@@ -1,9 +1,11 @@
 """Worker for Kimi-Audio-7B-Instruct through its authors' ``kimia_infer`` package (not run here:
 needs the weights and a CUDA GPU).
 
-Environment (the authors' instructions): ``git clone https://github.com/MoonshotAI/Kimi-Audio``,
-``git submodule update --init --recursive``, ``pip install -r requirements.txt`` (or their
-Docker image ``moonshotai/kimi-audio:v0.1``). Then::
+Environment: ``bash scripts/worker_env.sh kimi_audio DIR`` makes the locked one
+(harness_tasks/workers/envs/kimi_audio.txt: the authors' code at the commit below with its
+submodules, torch 2.4.1, transformers 4.57.6 (< 5: the checkpoint's code passes ``position_ids`` to
+``apply_rotary_pos_emb``) and flash-attn 2.6.3, which their tokenizer imports unconditionally and
+their ``requirements.txt`` lacks). Then::
 
     python path/to/harness_tasks/workers/kimi_audio.py repo=/path/to/Kimi-Audio \\
         model_path=moonshotai/Kimi-Audio-7B-Instruct

@@ -1,10 +1,9 @@
 """Worker for MiMo-Audio-7B-Instruct through its authors' code (not run here: needs the weights,
 flash-attn and a CUDA GPU).
 
-Environment (the authors' instructions: Python 3.12, CUDA >= 12): ``git clone
-https://github.com/XiaomiMiMo/MiMo-Audio``, ``pip install -r requirements.txt``, ``pip install
-flash-attn==2.7.4.post1``; download ``XiaomiMiMo/MiMo-Audio-7B-Instruct`` and
-``XiaomiMiMo/MiMo-Audio-Tokenizer``. Then::
+Environment: ``bash scripts/worker_env.sh mimo_audio DIR`` makes the locked one (Python 3.12, the
+authors' pins torch 2.6.0 / transformers 4.49.0 and flash-attn 2.7.4.post1; CUDA >= 12);
+download ``XiaomiMiMo/MiMo-Audio-7B-Instruct`` and ``XiaomiMiMo/MiMo-Audio-Tokenizer``. Then::
 
     python path/to/harness_tasks/workers/mimo_audio.py repo=/path/to/MiMo-Audio \\
         model_path=models/MiMo-Audio-7B-Instruct tokenizer_path=models/MiMo-Audio-Tokenizer

@@ -63,7 +63,7 @@ import traceback
 import wave
 from typing import Any, Callable
 
-__all__ = ["PREFIX", "PROTOCOL_VERSION", "Request", "parse_args", "serve"]
+__all__ = ["ENV_MARKER", "PREFIX", "PROTOCOL_VERSION", "Request", "environment", "parse_args", "serve"]
 
 #: Version of the line protocol; the parent refuses a worker that speaks another one.
 PROTOCOL_VERSION = 1
@@ -172,6 +172,9 @@ def serve(answer: Callable[[Request], str], *, worker: str, model: str = "", ver
 
     hello = {"type": "hello", "protocol": PROTOCOL_VERSION, "worker": worker, "model": model, "version": version,
              "pid": os.getpid()}
+    env = environment()
+    if env is not None:
+        hello["environment"] = env
     if generation is not None:
         hello["generation"] = generation
     send(hello)
@@ -196,6 +199,28 @@ def serve(answer: Callable[[Request], str], *, worker: str, model: str = "", ver
         finally:
             req.cleanup()
     out.close()
+
+
+#: Name of the file ``scripts/worker_env.sh`` writes beside the venv it makes.
+ENV_MARKER = ".vocalgrad-worker-env"
+
+
+def environment(prefix: str | None = None) -> dict[str, str] | None:
+    """The locked environment this interpreter belongs to: the ``key: value`` lines (route, lock
+    file, its sha256) of the marker ``scripts/worker_env.sh`` writes next to the venv it makes
+    (``DIR/.vocalgrad-worker-env`` for ``DIR/venv``), sent in the handshake; None elsewhere."""
+    path = os.path.join(os.path.dirname(os.path.abspath(prefix or sys.prefix)), ENV_MARKER)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    out = {}
+    for line in lines:
+        key, sep, value = line.partition(": ")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
 
 
 def parse_args(argv: list[str]) -> dict[str, str]:

@@ -1,9 +1,10 @@
 """Worker for Step-Audio 2 mini through its authors' ``stepaudio2`` module (not run here: needs
 the weights, whose modelling code comes with the checkpoint, and a GPU for useful speed).
 
-Environment (the authors' instructions): Python >= 3.10, ``pip install transformers==4.49.0
-torchaudio librosa onnxruntime s3tokenizer diffusers hyperpyyaml``, ``git clone
-https://github.com/stepfun-ai/Step-Audio2`` and the weights ``stepfun-ai/Step-Audio-2-mini``.
+Environment: ``bash scripts/worker_env.sh step_audio2 DIR`` makes the locked one (Python 3.10,
+transformers 4.49.0 as the authors pin it, torch and torchaudio 2.6.0: from torchaudio 2.9
+``torchaudio.load`` needs torchcodec, so the authors' unpinned torchaudio would fail on every clip),
+with the authors' code at the commit below; the weights are ``stepfun-ai/Step-Audio-2-mini``.
 Then::
 
     python path/to/harness_tasks/workers/step_audio2.py repo=/path/to/Step-Audio2 \\

@@ -5,6 +5,13 @@ evaluation environment. Run in the model's environment (with this checkout on ``
 
     python -m harness_tasks.workers.transformers_worker pretrained=nvidia/audio-flamingo-3-hf dtype=bfloat16
 
+Environment: the toolkit's own requirements (the worker imports :mod:`harness_tasks.models.hf`,
+which imports lm-eval, numpy, soxr ...) with the transformers the model needs, at least
+:data:`MIN_TRANSFORMERS` (the first release whose ``from_pretrained`` takes ``dtype=`` and whose
+audio processors take ``audio=``, as the model layer passes them); an older one stops the worker
+with one line. ``scripts/worker_env.sh transformers_worker DIR`` makes the locked one
+(harness_tasks/workers/envs/transformers_worker.txt: transformers 4.57.6, the last 4.x).
+
 Arguments are ``vocalgrad-hf`` model arguments (``key=value`` words). Each request becomes one
 :class:`harness_tasks.models.base.Query` answered through the adapter's public
 ``answer(queries)``; the request's order (``audio_first``), token budget, stop strings and answer
@@ -20,7 +27,27 @@ try:
 except ImportError:  # run as a plain script
     from protocol import Request, parse_args, serve  # type: ignore[no-redef]
 
-__all__ = ["main"]
+__all__ = ["MIN_TRANSFORMERS", "check_transformers", "main"]
+
+#: The oldest transformers the model layer runs under (the toolkit's ``hf`` extra says the same).
+MIN_TRANSFORMERS = "4.57"
+
+
+def check_transformers(version: str) -> None:
+    """Stop in one line when ``version`` is older than :data:`MIN_TRANSFORMERS`."""
+    def release(v: str) -> tuple[int, ...]:
+        out = []
+        for part in v.split(".")[:3]:
+            digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
+            if not digits:
+                break
+            out.append(int(digits))
+        return tuple(out)
+
+    if release(version) < release(MIN_TRANSFORMERS):
+        raise SystemExit(f"transformers_worker: transformers {version} is installed; the model layer needs "
+                         f">= {MIN_TRANSFORMERS} (from_pretrained(dtype=...), processors taking audio=); make the "
+                         f"locked environment: scripts/worker_env.sh transformers_worker DIR")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("transformers_worker: pass pretrained=<model folder or Hub id>")
     import transformers
 
+    check_transformers(transformers.__version__)
     from harness_tasks.clip_audio import ClipAudio
     from harness_tasks.models.base import Query
     from harness_tasks.models.hf import HFAudioLM

@@ -203,6 +203,32 @@ class Family:
         """Prompt texts (generation prompt included) of the conversations."""
         return list(lm.processor.apply_chat_template(convs, tokenize=False, add_generation_prompt=True))
 
+    def end_of_turn_ids(self, lm: "LoadedModel") -> list[int]:
+        """Token ids the chat template writes right after an assistant turn's text (its end of
+        turn, e.g. ``<|im_end|>``): greedy decoding stops there too. Read by rendering a short
+        user/assistant exchange; the special tokens that follow the assistant's text, up to the
+        first ordinary one. Empty when the template cannot render it."""
+        sentinel = "vocalgradanswer"
+        try:
+            conv = [self.conversation(Item("x", []), [], lm.sampling_rate)[-1],
+                    {"role": "assistant", "content": sentinel if self.audio_placeholder is not None
+                     else [{"type": "text", "text": sentinel}]}]
+            text = lm.processor.apply_chat_template([conv], tokenize=False)
+            text = text[0] if isinstance(text, list) else text
+        except Exception:        # a template that cannot render an assistant turn: nothing to add
+            return []
+        if sentinel not in text:
+            return []
+        tail = text.split(sentinel, 1)[1]
+        special = set(getattr(lm.tokenizer, "all_special_ids", []) or [])
+        special |= {i for i, t in getattr(lm.tokenizer, "added_tokens_decoder", {}).items() if getattr(t, "special", False)}
+        out: list[int] = []
+        for tid in lm.tokenizer(tail, add_special_tokens=False)["input_ids"]:
+            if tid not in special:
+                break
+            out.append(int(tid))
+        return out
+
     def end_of_answer(self, lm: "LoadedModel") -> str:
         """Text appended after a training target (the end-of-turn token)."""
         return lm.tokenizer.eos_token or ""
@@ -279,6 +305,8 @@ class LoadedModel:
         self.tokenizer = tok
         self.sampling_rate = family.sampling_rate(processor)
         self.audio_token_id = family.audio_token_id(model, processor)
+        #: The chat template's end-of-turn token ids (greedy decoding stops there too).
+        self.stop_token_ids = [i for i in family.end_of_turn_ids(self) if i != self.audio_token_id]
 
     def _set_common(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None,
                     device: str, peft: str | None, generation: str = "greedy") -> None:
@@ -295,6 +323,7 @@ class LoadedModel:
         self.peft = peft
         self.device = device
         self.last_audio: list[AudioInfo] = []
+        self.stop_token_ids: list[int] = []
 
     @property
     def dtype(self):
@@ -376,7 +405,8 @@ class LoadedModel:
 
     def _generation_config(self):
         """The ``GenerationConfig`` :meth:`generate` runs with (see :meth:`generation_settings`)."""
-        return generation_config(self.model, self.generation, pad_token_id=self.tokenizer.pad_token_id)
+        return generation_config(self.model, self.generation, pad_token_id=self.tokenizer.pad_token_id,
+                                 stop_ids=getattr(self, "stop_token_ids", ()))
 
     def generation_settings(self) -> dict[str, Any]:
         """Every generation setting :meth:`generate` uses, resolved (the library's defaults filled in

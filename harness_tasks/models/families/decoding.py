@@ -6,10 +6,17 @@ model's own ``generation_config`` (Audio Flamingo 3's samples at temperature 0.7
 top-p 0.8 and a repetition penalty of 1.05). Setting only ``do_sample=False`` would keep the
 penalty. So greedy decoding here is a fresh config holding only the checkpoint's token ids, which
 ``generate`` runs with in place of the model's own (see ``LoadedModel.generate``).
+
+Greedy decoding also stops at the chat template's end-of-turn token(s) (``stop_ids``, found by
+:meth:`Family.end_of_turn_ids <harness_tasks.models.families.base.Family.end_of_turn_ids>`):
+transformers' newer Audio Flamingo 3 conversion writes a generation config whose only end token
+is the tokenizer's (``<|endoftext|>``), so without them greedy decoding would run past
+``<|im_end|>`` to the token budget.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["GENERATION_MODES", "GREEDY_KEEPS", "generating_model", "generation_config", "resolved_generation"]
@@ -26,9 +33,11 @@ def generating_model(model: Any) -> Any:
     return model.get_base_model() if hasattr(model, "get_base_model") else model
 
 
-def generation_config(model: Any, mode: str = "greedy", *, pad_token_id: int | None = None):
+def generation_config(model: Any, mode: str = "greedy", *, pad_token_id: int | None = None,
+                      stop_ids: Sequence[int] = ()):
     """The ``GenerationConfig`` to decode ``model`` with in ``mode`` (a copy; the model's own is
-    not changed). ``pad_token_id`` is used when the checkpoint sets none."""
+    not changed). ``pad_token_id`` is used when the checkpoint sets none; in ``greedy`` mode the
+    token ids ``stop_ids`` (the chat template's end of turn) are added to the end tokens."""
     import copy
 
     from transformers import GenerationConfig
@@ -41,6 +50,10 @@ def generation_config(model: Any, mode: str = "greedy", *, pad_token_id: int | N
     keep = {k: getattr(own, k, None) for k in GREEDY_KEEPS}
     if keep.get("pad_token_id") is None:
         keep["pad_token_id"] = pad_token_id
+    eos = keep.get("eos_token_id")
+    eos = [] if eos is None else ([int(eos)] if isinstance(eos, int) else [int(e) for e in eos])
+    eos += [int(i) for i in stop_ids if int(i) not in eos]
+    keep["eos_token_id"] = (eos[0] if len(eos) == 1 else eos) if eos else None
     return GenerationConfig(**{k: v for k, v in keep.items() if v is not None}, do_sample=False, num_beams=1)
 
 

@@ -40,8 +40,8 @@ from vocalgrad import VocalGradError
 from ..base import layout
 from .base import Family, Item, LoadedModel, batch_items, prepare_audio
 
-__all__ = ["KimiApiError", "KimiAudioFamily", "KimiLoadedModel", "KimiTextLM", "check_prompt_manager",
-           "import_kimia"]
+__all__ = ["TRANSFORMERS_RANGE", "KimiApiError", "KimiAudioFamily", "KimiLoadedModel", "KimiTextLM",
+           "check_prompt_manager", "check_transformers", "import_kimia"]
 
 #: The public kimia_infer this family was written against.
 UPSTREAM = "MoonshotAI/Kimi-Audio at commit 2607d515f5b7dffa1dcc7526f9f26feb48e356c4"
@@ -65,6 +65,31 @@ def import_kimia():
 
 class KimiApiError(VocalGradError, TypeError):
     """The installed ``kimia_infer`` does not offer the API this family calls."""
+
+
+#: transformers releases the checkpoint's own model code (``modeling_moonshot_kimia.py``, remote
+#: code) runs under: it calls ``apply_rotary_pos_emb(q, k, cos, sin, position_ids)``, whose
+#: ``position_ids`` transformers 5.0 removed (checked in the 4.57.6 and 5.0.0 wheels; its fifth
+#: argument is now ``unsqueeze_dim``). 4.57.6, the last release before 5.0, is the version of the
+#: locked environment (harness_tasks/workers/envs/kimi_audio.txt).
+TRANSFORMERS_RANGE = (">=4.34.1", "<5")
+
+
+def check_transformers(version: str | None = None) -> None:
+    """One-line :class:`KimiApiError` when ``version`` (default: the installed transformers) is
+    outside :data:`TRANSFORMERS_RANGE`."""
+    from packaging.specifiers import SpecifierSet
+
+    if version is None:
+        import transformers
+
+        version = transformers.__version__
+    spec = SpecifierSet(",".join(TRANSFORMERS_RANGE))
+    if version not in spec:
+        raise KimiApiError(
+            f"kimi_audio: transformers {version} is installed; Kimi-Audio's model code needs transformers {spec} "
+            f"(it passes position_ids to apply_rotary_pos_emb, which 5.0 removed): run it in the locked environment "
+            f"(scripts/worker_env.sh kimi_audio DIR, transformers 4.57.6) or through the kimi_audio worker")
 
 
 def check_prompt_manager(pm: Any) -> None:
@@ -386,6 +411,7 @@ class KimiAudioFamily(Family):
             raise ValueError("kimi_audio: kimia_infer loads a folder or Hub id without a revision; "
                              "download the revision and pass its folder")
         KimiAudio = import_kimia()
+        check_transformers()
         runtime = KimiAudio(model_path=str(pretrained), load_detokenizer=False)
         check_prompt_manager(runtime.prompt_manager)
         model = KimiTextLM(runtime.alm)
