@@ -139,6 +139,7 @@ def registry():
 
 
 @pytest.mark.slow
+@pytest.mark.registry
 def test_every_lock_resolves_with_pips_resolver(registry, tmp_path):
     """pip install --dry-run --ignore-installed --report on each lock (all routes at once): the resolver
     accepts the pins together and chooses exactly them, nothing more."""
@@ -206,6 +207,7 @@ def test_device_check_says_plainly_that_there_is_no_gpu():
 
 
 @pytest.mark.slow
+@pytest.mark.registry
 def test_transformers_worker_under_the_locked_transformers_answers_like_vocalgrad_hf(registry, tmp_path):
     """The worker in the lock's transformers 4.57.6 (with its huggingface_hub and tokenizers, installed
     into a folder put first on the worker's PYTHONPATH; the rest from this environment) answers a tiny
