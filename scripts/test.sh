@@ -7,7 +7,9 @@
 #                    when apt-get exists and this runs as root; otherwise one line says what to install, and the
 #                    tests that need them are skipped with that reason.
 #   Python packages  torch==2.13.0 first (set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu for the small
-#                    CPU wheel), then the toolkit with every extra (`pip install -e ".[all]"`).
+#                    CPU wheel), then the toolkit with every extra (`pip install -e ".[all]"`), then lmms-eval
+#                    0.7.3 without its requirements (the `lmms` extra holds the few its core needs;
+#                    docs/lmms-eval.md: its own list would pull torchvision, which replaces the pinned torch).
 #
 # VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.
 set -euo pipefail
@@ -52,6 +54,7 @@ if [ "${VOCALGRAD_SKIP_PIP:-0}" != 1 ]; then
   # torch first and pinned: anything that pulls torch unpinned would resolve to a multi-GB CUDA build.
   python3 -m pip install -q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0"
   python3 -m pip install -q -e ".[all]"
+  python3 -m pip install -q --no-deps "lmms-eval==0.7.3"
 fi
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
