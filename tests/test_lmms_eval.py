@@ -97,7 +97,7 @@ def runs(tmp_path_factory):
         with _Recorder() as rec_lm:
             lm_res = run_lm_eval(hf, lm_tasks, log_samples=True, gen_kwargs=f"max_gen_toks={MAX_NEW}")
     return {"lmms": lmms_res, "lmms_samples": samples, "lmms_calls": rec_lmms.calls, "lm": lm_res,
-            "lm_calls": rec_lm.calls, "out": out}
+            "lm_calls": rec_lm.calls, "out": out, "hub": hub}
 
 
 def _answers(samples: list[dict]) -> dict[str, tuple[str, float]]:
@@ -172,3 +172,28 @@ def test_report_reads_lmms_eval_output_like_lm_eval(runs, tmp_path):
     table = pq.read_table(next((runs["out"].parent / "hub" / "pitch").glob("*.parquet"))).to_pylist()
     by_id = {row["id"]: sha256_bytes(row["audio"]["bytes"]) for row in table}
     assert line["clip"]["sha256"] == by_id[line["clip"]["id"]]
+
+
+def test_lmms_eval_command_line_with_include_path_scores_and_logs_every_clip(runs, tmp_path, monkeypatch):
+    """`lmms-eval --include_path ... --tasks ...` itself (its `dummy` model answers "increase" to every clip)."""
+    import json
+    import sys
+
+    import lmms_eval.evaluator
+    from lmms_eval.cli.dispatch import main
+
+    monkeypatch.setenv("VOCALGRAD_DATASET", str(runs["hub"]))
+    monkeypatch.setattr(lmms_eval.evaluator._enable_reentrant_filelocks, "_patched", True, raising=False)
+    out = tmp_path / "cli"
+    monkeypatch.setattr(sys, "argv", [
+        "lmms-eval", "--include_path", str(lmms_configs.TASK_DIR), "--tasks", ",".join(f"vocalgrad_{c}" for c in CATEGORIES),
+        "--model", "dummy", "--model_args", "response=increase", "--output_path", str(out), "--log_samples"])
+    main()
+    (results,) = out.rglob("*_results.json")
+    data = json.loads(results.read_text())
+    for cat in CATEGORIES:
+        assert data["results"][f"vocalgrad_{cat}"]["acc,none"] == 0.5
+        assert data["results"][f"vocalgrad_{cat}"]["increase_ratio_all,none"] == 1.0
+        (log,) = out.rglob(f"*_samples_vocalgrad_{cat}.jsonl")
+        lines = [json.loads(t) for t in log.read_text().splitlines()]
+        assert sorted((x["clip"]["direction"], x["acc"]) for x in lines) == [("decrease", 0.0), ("increase", 1.0)]
