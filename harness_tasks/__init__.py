@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["MODEL_ADAPTERS", "TASK_DIR", "register_models"]
+__all__ = ["LMMS_TASK_DIR", "MODEL_ADAPTERS", "TASK_DIR", "register_models"]
 
 #: Folder with the task YAMLs (``--include_path``).
 TASK_DIR = str(Path(__file__).resolve().parent / "vocalgrad")
+#: Folder with the lmms-eval 0.7 task YAMLs (lmms-eval's ``--include_path``; docs/lmms-eval.md).
+LMMS_TASK_DIR = str(Path(__file__).resolve().parent / "lmms")
 
 #: lm-eval model name -> "module:Class" (imported only when the model is used).
 MODEL_ADAPTERS: dict[str, str] = {

@@ -8,7 +8,9 @@
 #                    tests that need them are skipped with that reason.
 #   Python packages  torch==2.13.0 first (set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu for the small
 #                    CPU wheel), then the toolkit with every extra (`pip install -e ".[all]"`), then
-#                    mistral-common without its dependency list (Voxtral's tokenizer; see pyproject's `voxtral`).
+#                    mistral-common without its dependency list (Voxtral's tokenizer; see pyproject's `voxtral`)
+#                    and lmms-eval 0.7.3 without its requirements (the `lmms` extra holds the few its core needs;
+#                    docs/lmms-eval.md: its own list would pull torchvision, which replaces the pinned torch).
 #
 # VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.
 set -euo pipefail
@@ -56,6 +58,7 @@ if [ "${VOCALGRAD_SKIP_PIP:-0}" != 1 ]; then
   # Voxtral's tokenizer: mistral-common declares numpy<2.4 on Python <= 3.12 only (this project pins
   # numpy 2.4); its other dependencies come with the `voxtral` extra above.
   python3 -m pip install -q --no-deps "mistral-common==1.13.1"
+  python3 -m pip install -q --no-deps "lmms-eval==0.7.3"
 fi
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1

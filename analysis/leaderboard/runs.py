@@ -100,14 +100,14 @@ class Row:
 def _clip_pairs(files: list[Path]) -> list[tuple[str, str]] | None:
     """``(clip id, sha256)`` of every logged sample in ``files`` (the run's sample logs); ``None``
     when a logged clip carries no sha256 (results of an older toolkit)."""
-    from analysis.report.loading import sample_lines
+    from analysis.report.loading import sample_doc, sample_lines
 
     pairs = []
     for f in files:
-        if not f.name.startswith("samples_"):
+        if "samples_" not in f.name or f.suffix != ".jsonl":  # lm-eval's samples_<task>_<stamp>, lmms-eval's <stamp>_samples_<task>
             continue
         for lineno, line in sample_lines(f):
-            doc = line.get("doc") if isinstance(line, dict) else None
+            doc = sample_doc(line) if isinstance(line, dict) else None
             if not isinstance(doc, dict) or "id" not in doc:
                 raise LeaderboardError(f"{f}:{lineno}: a sample-log line without a doc id; the file is damaged, "
                                        f"rerun the evaluation with --log_samples")

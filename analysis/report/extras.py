@@ -29,8 +29,8 @@ from harness_tasks import prompts
 from harness_tasks.metrics import source_bias, summarize
 from harness_tasks.parsing import classify_answer
 
-from .loading import (RESULTS_FILE, ResultsError, args_text, read_json, results_files, split_spec, logged_samples,
-                      model_label, read_samples)
+from .loading import (RESULTS_FILE, ResultsError, args_text, logged_samples, model_label, read_json, read_samples,
+                      results_files, samples_file, split_spec)
 
 __all__ = ["ExtraRun", "analyse_extras", "extras_markdown", "load_extras", "parse_extra_task", "plot_xattr"]
 
@@ -122,7 +122,7 @@ def load_extras(specs) -> dict[str, list[ExtraRun]]:
                     continue
                 kind, fields = parsed
                 run = runs.setdefault((label, kind), ExtraRun(label, model, margs, kind))
-                sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
+                sfile = samples_file(rfile, task)
                 if not sfile.is_file():
                     run.warnings.append(f"{task}: no sample log {sfile.name}; run with --log_samples")
                     continue

@@ -1,7 +1,11 @@
 """Read lm-eval output folders (``--output_path``, optionally ``--log_samples``) into evaluations.
 
 lm-eval 0.4.13 writes, per run, ``<output_path>/<model>/results_<timestamp>.json`` and, with
-``--log_samples``, one ``samples_<task>_<timestamp>.jsonl`` per task next to it. This module
+``--log_samples``, one ``samples_<task>_<timestamp>.jsonl`` per task next to it. lmms-eval 0.7
+(``harness_tasks/lmms``, docs/lmms-eval.md) writes ``<timestamp>_results.json`` and
+``<timestamp>_samples_<task>.jsonl`` with the same fields, except that its sample lines hold no
+``doc``: the VocalGrad lmms-eval tasks log the clip's record under ``clip`` instead
+(:func:`sample_doc`). Both layouts are read alike (:data:`RESULTS_FILE`, :func:`samples_file`). This module
 finds those files, keeps the VocalGrad tasks (``vocalgrad_<category>`` and the variants
 ``vocalgrad_swap_*``, ``vocalgrad_audioref_*``, ``vocalgrad_beep_*``) and turns every logged
 sample into a *record* as understood by :mod:`harness_tasks.metrics`.
@@ -34,10 +38,28 @@ from .content import row_data, separate_builds
 from .evaluation import Evaluation, FormatEvaluation, ResultsError
 
 __all__ = ["Evaluation", "FormatEvaluation", "ResultsError", "load_all", "load_evaluations", "parse_format_task",
-           "parse_task", "read_format_samples", "read_samples"]
+           "parse_task", "read_format_samples", "read_samples", "sample_doc", "samples_file"]
 
-#: Name of an lm-eval results file (group 1: its timestamp).
-RESULTS_FILE = re.compile(r"^results_(.+)\.json$")
+#: Name of a results file (group 1: its timestamp): lm-eval's ``results_<timestamp>.json`` or
+#: lmms-eval's ``<timestamp>_results.json``.
+RESULTS_FILE = re.compile(r"^(?=results_.+\.json$|.+_results\.json$)(?:results_)?(.+?)(?:_results)?\.json$")
+
+
+def samples_file(rfile: Path, task: str) -> Path:
+    """The sample log of ``task`` next to results file ``rfile``, in the same harness's naming."""
+    stamp = RESULTS_FILE.match(rfile.name).group(1)
+    if rfile.name.startswith("results_"):
+        return rfile.parent / f"samples_{task}_{stamp}.jsonl"
+    return rfile.parent / f"{stamp}_samples_{task}.jsonl"
+
+
+def sample_doc(line: dict[str, Any]) -> dict[str, Any]:
+    """The doc of a sample-log line: lm-eval's ``doc``, or the ``clip`` record that the VocalGrad
+    lmms-eval tasks log (lmms-eval drops the doc); ``{}`` when neither is there."""
+    for key in ("doc", "clip"):
+        if isinstance(line.get(key), dict):
+            return line[key]
+    return {}
 
 
 def parse_task(name: str) -> tuple[str, str] | None:
@@ -116,7 +138,7 @@ def logged_samples(path: Path, metric: str, *, dicts: bool = False):
                 raise ResultsError(f"{path}:{lineno}: {exc}") from None
         else:
             logged = code if dicts and isinstance(code, dict) else None
-        yield LoggedSample(lineno, line, line["doc"], _raw_output(line), logged)
+        yield LoggedSample(lineno, line, sample_doc(line), _raw_output(line), logged)
     if bad:
         shown = ", ".join(str(n) for n, _ in bad[:10]) + (", ..." if len(bad) > 10 else "")
         warnings.warn(f"{path}:{bad[0][0]}: skipped {len(bad)} sample-log line(s) ({bad[0][1]}; lines {shown}); "
@@ -132,7 +154,7 @@ def line_problem(line: Any) -> str | None:
     the wrong type), None when it can."""
     if not isinstance(line, dict):
         return f"a JSON {type(line).__name__}, not an object"
-    doc = line.get("doc")
+    doc = line.get("doc", line.get("clip"))  # lmms-eval's lines carry the VocalGrad tasks' clip record instead
     if not isinstance(doc, dict):
         return f"'doc' is {'null' if doc is None else type(doc).__name__}, not an object"
     for key in ("id", "category", "direction", "label", "source_id", "tier", "trajectory"):
@@ -272,7 +294,7 @@ def results_files(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise ResultsError(f"{path}: no such file or folder")
-    found = sorted(p for p in path.rglob("results_*.json") if RESULTS_FILE.match(p.name))
+    found = sorted(p for p in path.rglob("*results*.json") if RESULTS_FILE.match(p.name))
     if not found:
         raise ResultsError(f"{path}: no lm-eval results_*.json below this folder; run vocalgrad-eval "
                            f"with --output_path {path} --log_samples")
@@ -430,8 +452,7 @@ class _Runs:
             row = ("eval", base if variant == "default" else f"{base} [{variant}]", variant)
         else:
             row = ("format", base, variant)
-        stamp = RESULTS_FILE.match(rfile.name).group(1)
-        sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
+        sfile = samples_file(rfile, task)
         recs = None
         if sfile.is_file():
             recs = read_format_samples(sfile, variant, cat) if fparsed else read_samples(sfile, cat)

@@ -196,7 +196,7 @@ def _kind(label: str, model: str) -> str:
 def load_sweep_observers(specs) -> list[Observer]:
     """The models' ``vocalgrad_sweep_<attribute>`` sample logs under the result ``specs`` (a later run of
     the same model and attribute replaces an earlier one). Results without sweep tasks give none."""
-    from .loading import RESULTS_FILE, labelled_results, read_samples, split_spec
+    from .loading import RESULTS_FILE, labelled_results, read_samples, samples_file, split_spec
 
     out: dict[str, Observer] = {}
     for spec in specs:
@@ -211,7 +211,7 @@ def load_sweep_observers(specs) -> list[Observer]:
             stamp = RESULTS_FILE.match(rfile.name).group(1)
             for task in data.get("results", {}):
                 m = SWEEP_TASK.match(task)
-                sfile = rfile.parent / f"samples_{task}_{stamp}.jsonl"
+                sfile = samples_file(rfile, task)
                 if m is None or not sfile.is_file():
                     continue
                 obs = out.setdefault(label, Observer(label, _kind(label, model)))
