@@ -74,19 +74,9 @@ def sweep_files(names: tuple[str, ...] | None = None, *, dataset: str | None = N
 def write_sweep_tasks(folder: str | Path, names: tuple[str, ...] | None = None, *,
                       dataset: str | None = None) -> list[Path]:
     """Write :func:`sweep_files` into ``folder`` (created; its earlier sweep files removed); return the paths."""
-    from generation.audio import atomic_write_text
+    from .ext_tasks import write_generated  # the one writer of generated task folders
 
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    files = sweep_files(names, dataset=dataset)
-    for stale in folder.glob("*.yaml"):
-        if stale.name not in files and stale.read_text(errors="replace").startswith(SWEEP_HEADER):
-            stale.unlink()
-    out = []
-    for name, text in files.items():
-        atomic_write_text(folder / name, text)
-        out.append(folder / name)
-    return out
+    return write_generated(folder, sweep_files(names, dataset=dataset), SWEEP_HEADER)
 
 
 if __name__ == "__main__":
