@@ -15,7 +15,7 @@ from typing import Any
 import vocalgrad
 from harness_tasks.metrics import summarize
 
-from .markdown import ci, ci_clustered, pct, slug
+from .markdown import HUMAN_PAIRS_RULE, ci, ci_clustered, clips_cell, comparison_scopes, pct, slug
 from .trajectory import TABLE5_ORDER
 
 __all__ = ["Table", "breakdown_sections", "chance_colour", "comparisons_section", "extra_sections",
@@ -249,17 +249,18 @@ def comparisons_section(report: dict[str, Any]) -> str:
                    ("only A right", "num"), ("only B right", "num"), ("McNemar p", "num")],
                   caption="Paired comparisons")
         for c in comps:
-            for scope, p in [("all", c["overall"])] + list(c["by_category"].items()):
+            for scope, p in comparison_scopes(c):
                 pv = p.get("mcnemar_p")
                 ptxt = "–" if _nan(pv) else ("< 0.0001" if pv < 1e-4 else f"{pv:.4f}")
                 t.add(f"{esc(c['a'])} vs {esc(c['b'])}",
-                      [td(None, scope, cls="text"), td(p["n"], str(p["n"])), td(p["acc_a"]), td(p["acc_b"]),
+                      [td(None, esc(scope), cls="text"), td(p["n"], clips_cell(p)), td(p["acc_a"]), td(p["acc_b"]),
                        td(p["diff"], "–" if _nan(p["diff"]) else f"{100 * p['diff']:+.1f}"),
                        _ci_cell(p["ci"]["binomial"]), _clustered_cell(p["ci"]["clustered"], p.get("n_sources")),
                        td(p["only_a"], str(p["only_a"])), td(p["only_b"], str(p["only_b"])), td(pv, ptxt)])
         out.append('<h2 id="comparisons">Paired comparisons (same clips)</h2><p class="note">Accuracy '
                    "difference A − B on the clips both answered, paired bootstrap intervals, exact McNemar "
-                   "test.</p>" + t.html())
+                   "test." + (" " + esc(HUMAN_PAIRS_RULE).replace("*", "") if any(c.get("by_annotator") for c in comps)
+                              else "") + "</p>" + t.html())
     rows = {m["label"]: m["trajectory_table"] for m in report.get("models", []) if m.get("trajectory_table")}
     if rows:
         t = Table([("system", "text")] + [(k, "num") for k in TABLE5_ORDER], caption="Accuracy by trajectory")
