@@ -200,16 +200,26 @@ def _bias(m: dict) -> str:
     return t.html()
 
 
+def _shared_warnings(models: list[dict[str, Any]]) -> list[str]:
+    """Warnings every one of several models carries (the few-sources note of a small build): said once."""
+    if len(models) < 2:
+        return []
+    rest = [set(m.get("warnings", [])) for m in models[1:]]
+    return [w for w in models[0].get("warnings", []) if all(w in r for r in rest)]
+
+
 def breakdown_sections(report: dict[str, Any], records_by_label: dict[str, list[dict]]) -> str:
     """Per model: the two heat maps, response bias, logit answers and the model's figure."""
     plots = report.get("plots") or {}
-    out = []
-    for m in report.get("models", []):
+    models = report.get("models", [])
+    shared = _shared_warnings(models)
+    out = [f'<p class="warn">warning (every model): {esc(w)}</p>' for w in shared]
+    for m in models:
         out.append(f'<section id="model-{slug(m["label"])}"><h3>{esc(m["label"])}</h3>')
         args = f" <code>--model_args {esc(m['model_args'])}</code>" if m.get("model_args") else ""
         out.append(f"<p>lm-eval model <code>{esc(m['model'])}</code>{args}, task variant "
                    f"<code>{esc(m['variant'])}</code>.</p>")
-        out += [f'<p class="warn">warning: {esc(w)}</p>' for w in m.get("warnings", [])]
+        out += [f'<p class="warn">warning: {esc(w)}</p>' for w in m.get("warnings", []) if w not in shared]
         recs = records_by_label.get(m["label"])
         if m["has_samples"] and recs:
             out.append('<div class="row"><div><h4>Accuracy by category × tier</h4>'
