@@ -158,8 +158,8 @@ def next_commands(out) -> list[tuple[str, str]]:
         ("score a model on the demo's Hub folder (here the oracle, 8 clips per category; models: docs/models.md)",
          f"VOCALGRAD_DATASET={hub} vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 8 "
          "--output_path results/ --log_samples"),
-        ("report on it, with the page and clips to listen to",
-         f"vocalgrad report results/ --out report/ --html --data {hub}"),
+        (f"report on it (add --html --data {hub} for the page with clips to listen to)",
+         "vocalgrad report results/ --out report/"),
         ("one clip as a picture: waveform, spectrogram, planned and measured curve",
          f"vocalgrad show {clip} --data {render} --out clip.png"),
         ("render more demo voices (216 clips a source; --sources 100 is the full set, about an hour on 2 cores)",

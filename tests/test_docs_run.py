@@ -4,7 +4,7 @@ Each document's ```bash``` and ```python``` blocks run **as written**, in reader
 (as a reader following the page would): a view of the checkout (links to its top-level files and folders,
 so that ``tests/``, ``benchmarks/`` and ``scripts/`` are where the docs say) plus ``demo_out``, the output
 of ``vocalgrad demo --out demo_out --sources 1`` shared by the session (the README says so next to its demo
-command). Nothing is substituted or appended: no ``VOCALGRAD_DATASET`` is set (a command that should read
+command; ``conftest.demo_session`` runs it once, from the built wheel, for this test and the wheel test). Nothing is substituted or appended: no ``VOCALGRAD_DATASET`` is set (a command that should read
 the demo's Hub folder says ``VOCALGRAD_DATASET=demo_out/hub`` in the text), no ``--sources``/``--limit`` is
 added. What a block may not do on a test machine (network, GPU, weights, a corpus) is left out by rule or
 by a marker, with the reason (``tests/_docs_blocks.py``; ``python tests/_docs_blocks.py`` lists every block
@@ -24,10 +24,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import _docs_blocks as db
+from _demo_session import DEMO_ARGS
 
 pytestmark = pytest.mark.slow
 
@@ -51,31 +53,37 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: int = 900) -> subprocess
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-DEMO_RUN = ["vocalgrad", "demo", "--out", "demo_out", "--sources", "1"]
+def _checkout_demo(root: Path) -> SimpleNamespace:
+    runs = []
+    for extra in (["--no-eval"], []):
+        p = _run(["vocalgrad", *DEMO_ARGS, *extra], root, _env(root, root / "demo_out"))
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs.append(p.stderr)
+        if extra:
+            runs.append(sorted(x.name for x in (root / "demo_out").iterdir()))
+    return SimpleNamespace(out=root / "demo_out", no_eval_stderr=runs[0], no_eval_left=runs[1], stderr=runs[2])
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory) -> tuple[Path, str]:
-    """``vocalgrad demo --out demo_out --sources 1`` (first with ``--no-eval``, which must stop after the
-    Hub folder) and the text it printed to stderr.
+def demo_run(request) -> tuple[Path, str]:
+    """The session's ``vocalgrad demo --out demo_out --sources 1`` (``conftest.demo_session``, run from the
+    built wheel; first with ``--no-eval``, which must stop after the Hub folder) and what it printed.
 
     ``DOCS_TEST_DEMO_OUT=DIR`` reuses a finished output (while editing docs; its stderr is then empty).
     """
     if os.environ.get("DOCS_TEST_DEMO_OUT"):
         return Path(os.environ["DOCS_TEST_DEMO_OUT"]).resolve(), ""
-    root = tmp_path_factory.mktemp("docs-demo")
-    out = root / "demo_out"
-    env = _env(root, out)
-    p = _run(DEMO_RUN + ["--no-eval"], root, env)
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert (out / "hub" / "README.md").is_file()
-    assert not (out / "summary.md").exists() and not (out / "results").exists()
-    last = p.stderr.strip().splitlines()[-1]
+    try:
+        demo = request.getfixturevalue("demo_session")
+    except pytest.skip.Exception:        # not a git checkout (no wheel to build): the checkout's own demo
+        demo = _checkout_demo(request.getfixturevalue("tmp_path_factory").mktemp("docs-demo"))
+    out = demo.out
+    assert "hub" in demo.no_eval_left and "summary.md" not in demo.no_eval_left
+    assert "results" not in demo.no_eval_left
+    last = demo.no_eval_stderr.strip().splitlines()[-1]
     assert "Hub folder in" in last and "lm-eval results" not in last and "report" not in last
-    p = _run(DEMO_RUN, root, env)
-    assert p.returncode == 0, p.stderr[-3000:]
     assert (out / "report" / "report.md").is_file() and (out / "summary.md").is_file()
-    return out, p.stderr
+    return out, demo.stderr
 
 
 @pytest.fixture(scope="session")
@@ -159,7 +167,7 @@ def test_the_demo_ends_with_next_commands_that_run(demo_run, tmp_path, monkeypat
     sandbox = _sandbox(tmp_path, demo)
     p = _run(["bash", "-c", "set -eo pipefail\n" + "\n".join(printed)], sandbox, _env(sandbox, demo))
     assert p.returncode == 0, p.stderr[-3000:]
-    assert (sandbox / "report" / "index.html").is_file() and (sandbox / "clip.png").is_file()
+    assert (sandbox / "report" / "report.md").is_file() and (sandbox / "clip.png").is_file()
     assert len(list((sandbox / "build-train" / "clips").rglob("*.flac"))) == 216
 
 
