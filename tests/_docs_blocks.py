@@ -39,13 +39,13 @@ SKIP_RULES = [
     (r"\bvocalgrad-openai\b", "needs an OpenAI-compatible server or API key"),
     (r"\bvocalgrad-worker\b", "needs the model's own environment"),
     (r"\bynklab/vocalgrad\b", "reads the Hub dataset ynklab/vocalgrad"),
-    (r"^(?!.*(?:VOCALGRAD_DATASET=|vocalgrad_dataset)).*\bvocalgrad-eval\b.*--tasks\s+vocalgrad",
-     "reads the Hub dataset ynklab/vocalgrad (no VOCALGRAD_DATASET)"),
     (r"(?:^|\s)\.\.\.(?:\s|$)|\s\[", "is a synopsis with placeholders"),
     (r"(?:^|[\s:=])(/(?:data|path|envs)/\S*)", "needs {0} (a corpus, checkout or environment of the reader's)"),
     (r"(?:^|\s)([A-Z][A-Z_]*)(?=$|[\s/])", "has the placeholder {0}"),
     (r"\s--full\b", "renders all 21,600 clips"),
 ]
+#: A vocalgrad-eval run that names no dataset reads the Hub dataset (checked after every other rule).
+HUB_DATASET = re.compile(r"^(?!.*(?:VOCALGRAD_DATASET=|vocalgrad_dataset)).*\bvocalgrad-eval\b.*--tasks\s+vocalgrad")
 HUB_MODEL = re.compile(r"(?:pretrained=|--model\s+|(?<![\w-])model=)([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)")
 
 
@@ -186,6 +186,8 @@ def skip_reason(cmd: str, block: Block) -> str | None:
     m = HUB_MODEL.search(cmd)
     if m and not Path(m.group(1)).exists():
         return f"needs the model weights {m.group(1)} from the Hub"
+    if HUB_DATASET.search(cmd):
+        return "reads the Hub dataset ynklab/vocalgrad (no VOCALGRAD_DATASET; the page shows the offline form)"
     return None
 
 
