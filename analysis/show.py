@@ -178,12 +178,13 @@ def _figure(catalog, clip_id: str):
         if raw is not None and not (cat.name == "vibration"):
             ax.plot(raw[0], raw[1], ".", ms=2.5, color="tab:green", label=f"source: {raw[2]}")
             ax.legend(loc="upper left", fontsize=8)
-        else:
-            ax.text(0.5, 0.5, "the clip's measure is taken relative to this source", ha="center", va="center",
-                    transform=ax.transAxes, fontsize=9)
-        for x in (s_on, s_off):
-            ax.axvline(x, color="0.5", lw=1, ls="--")
-        ax.set_xlabel("time (s)")
+            for x in (s_on, s_off):
+                ax.axvline(x, color="0.5", lw=1, ls="--")
+            ax.set_xlabel("time (s)")
+        else:  # a relative measure (speed, vibration): nothing to plot for the source alone, no empty axis
+            ax.axis("off")
+            ax.text(0.5, 0.5, f"{cat.attribute}: the clip's measure is taken relative to this source\n"
+                    "(no curve of the source alone)", ha="center", va="center", transform=ax.transAxes, fontsize=9)
     else:
         fig.suptitle(f"source not shown: {no_source}", fontsize=8)
     return fig

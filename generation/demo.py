@@ -9,13 +9,15 @@ Steps (each resumable; rerun the command to continue after an interruption):
 4. write ``OUT/summary.md``: accuracy per category for each baseline, next to the paper's numbers;
 5. write the full report (``vocalgrad report --html --data OUT/hub``) into ``OUT/report``: ``report.md``,
    ``report.json`` and plots, with intervals, the response-bias table and paired comparisons, and
-   ``index.html``, the same numbers as a page with clips to listen to.
+   ``index.html``, the same numbers as a page with clips to listen to;
+6. print the next commands to type, offline on ``OUT/hub`` (:func:`next_commands`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -27,7 +29,7 @@ from analysis.report.paper import PAPER_CATEGORY_ACC
 
 from .ownership import OwnershipError, check_out, write_marker
 
-__all__ = ["run_demo", "register_cli", "BASELINES", "DEMO_PARTS", "check_demo_out"]
+__all__ = ["run_demo", "register_cli", "BASELINES", "DEMO_PARTS", "check_demo_out", "next_commands", "next_steps"]
 
 #: (label, model name, model_args) of the baselines the demo scores.
 BASELINES = (
@@ -155,7 +157,41 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
           f"{rep['html']['bytes'] / 1e6:.1f} MB)", file=sys.stderr)
     print(f"done in {time.perf_counter() - t0:.0f} s: clips in {out / 'render'}, Hub folder in {out / 'hub'}, "
           f"lm-eval results in {out / 'results'}, report in {out / 'report'}", file=sys.stderr)
+    print(next_steps(out), file=sys.stderr)
     return path
+
+
+def next_commands(out) -> list[tuple[str, str]]:
+    """The commands a reader can type after ``vocalgrad demo --out OUT``, offline, as ``(why, command)``.
+
+    They use the demo's own folders (``OUT/hub`` as ``VOCALGRAD_DATASET``, ``OUT/render``), write
+    into new folders of the current directory (``results/``, ``report/``, ``clip.png``, ``build-train/``)
+    and stay small (``--limit 8``, ``--sources 1``); ``tests/test_docs_run.py`` runs them as printed.
+    """
+    out = Path(out)
+    hub, render = shlex.quote(str(out / "hub")), shlex.quote(str(out / "render"))
+    first = sorted((out / "render" / "clips" / "pitch").glob("*__pitch__jump__high__increase.flac"))
+    clip = first[0].stem if first else vg.clip_id("SOURCE", "pitch", "jump", "high", "increase")
+    return [
+        ("score a model on the demo's Hub folder (here the oracle, 8 clips per category; models: docs/models.md)",
+         f"VOCALGRAD_DATASET={hub} vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 8 "
+         "--output_path results/ --log_samples"),
+        (f"report on it (add --html --data {hub} for the page with clips to listen to)",
+         "vocalgrad report results/ --out report/"),
+        ("one clip as a picture: waveform, spectrogram, planned and measured curve",
+         f"vocalgrad show {clip} --data {render} --out clip.png"),
+        ("render more demo voices (216 clips a source; --sources 100 is the full set, about an hour on 2 cores)",
+         "vocalgrad render --source demo --split train --sources 1 --out build-train/"),
+    ]
+
+
+def next_steps(out) -> str:
+    """:func:`next_commands` as the text the demo prints last."""
+    lines = ["", "Next, offline (copy as written; without VOCALGRAD_DATASET the tasks read the Hub dataset "
+             "ynklab/vocalgrad, which needs the network):"]
+    for why, cmd in next_commands(out):
+        lines += [f"  # {why}", f"  {cmd}"]
+    return "\n".join(lines)
 
 
 def register_cli(sub) -> None:

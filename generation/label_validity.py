@@ -36,8 +36,8 @@ import numpy as np
 
 from .render_dir import RenderDir, read_render_csv
 
-__all__ = ["MIN_CHANGE", "EFFECT_UNITS", "LABEL_CHECKS_FILE", "LabelWarning", "source_warnings",
-           "measure_effect", "clip_warnings", "aligned_cores", "span_ends", "ends_difference", "kept_db",
+__all__ = ["MIN_CHANGE", "EFFECT_UNITS", "LABEL_CHECKS_FILE", "LabelWarning", "EXPECTED_CODES", "expected_note",
+           "source_warnings", "measure_effect", "clip_warnings", "aligned_cores", "span_ends", "ends_difference", "kept_db",
            "semitone_shift",
            "write_label_checks", "load_label_checks", "label_warning_summary", "label_warnings_markdown"]
 
@@ -76,6 +76,19 @@ CLIP_RATIO = 0.001
 
 class LabelWarning(UserWarning):
     """Issued by ``vocalgrad render`` when some clips may not carry their label."""
+
+
+#: Warning codes that a faithful render is expected to raise, with why (said after the counts).
+EXPECTED_CODES = {
+    "clipping": "clipping is the paper's known volume flaw (its gains, up to +18 dB, push loud speech past full "
+                "scale; the faithful recipe keeps it, docs/render.md, Label validity): expected",
+}
+
+
+def expected_note(counts: dict[str, int]) -> str:
+    """``"; clipping is the paper's known flaw ...: expected"`` for the codes of :data:`EXPECTED_CODES`
+    among ``counts`` (code -> clips), else ``""``."""
+    return "".join(f"; {why}" for code, why in EXPECTED_CODES.items() if counts.get(code))
 
 
 def _rms(v) -> float:

@@ -595,4 +595,5 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Rec
         warnings.warn(lv.LabelWarning(
             "some clips may not carry their label: " + ", ".join(
                 f"{code} {n}" for code, n in sorted(summary.label_warnings.items()))
-            + f" (see {RenderDir(out).label_checks_path})"), stacklevel=3)  # points at render()
+            + f" (see {RenderDir(out).label_checks_path})" + lv.expected_note(summary.label_warnings)),
+            stacklevel=3)  # points at render()

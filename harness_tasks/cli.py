@@ -24,7 +24,7 @@ Examples
 --------
 ::
 
-    vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --device cpu --output_path out/
+    VOCALGRAD_DATASET=demo_out/hub vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --output_path out/
     VOCALGRAD_DATASET=hub/ vocalgrad-eval --model vocalgrad-hf \\
         --model_args pretrained=Qwen/Qwen2-Audio-7B-Instruct,dtype=bfloat16 \\
         --tasks vocalgrad --batch_size 8 --log_samples --output_path out/
@@ -86,12 +86,14 @@ Output (--output_path DIR): DIR/<run>/results_<time>.json and, with --log_sample
   Every results file names its data under "vocalgrad_data": dataset, source kind, clips, and the build
   digest over the (clip id, sha256) of the clips evaluated (per task and overall).
 
-Examples:
-  vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 2          # smoke test
-  VOCALGRAD_DATASET=hub/ vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --output_path results/
+Examples (offline, on the Hub folder `vocalgrad demo --out demo_out` made):
+  VOCALGRAD_DATASET=demo_out/hub vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 2   # smoke test
+  VOCALGRAD_DATASET=demo_out/hub vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 8 \\
+      --output_path results/ --log_samples
+  vocalgrad report results/ --out report/
+With the network, on the Hub dataset (no VOCALGRAD_DATASET; offline it retries, then stops):
   vocalgrad-eval --model vocalgrad-hf --model_args pretrained=Qwen/Qwen2-Audio-7B-Instruct,dtype=bfloat16 \\
       --tasks vocalgrad --device cuda --batch_size 8 --log_samples --output_path results/
-  vocalgrad report results/ --out report/
 """
 
 

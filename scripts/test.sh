@@ -7,9 +7,11 @@
 #                    when apt-get exists and this runs as root; otherwise one line says what to install, and the
 #                    tests that need them are skipped with that reason.
 #   Python packages  torch==2.13.0 first (set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu for the small
-#                    CPU wheel), then the toolkit with every extra (`pip install -e ".[all]"`), then
-#                    mistral-common without its dependency list (Voxtral's tokenizer; see pyproject's `voxtral`)
-#                    and lmms-eval 0.7.3 without its requirements (the `lmms` extra holds the few its core needs;
+#                    CPU wheel: that index is added as an extra index, and its 2.13.0+cpu satisfies ==2.13.0 and
+#                    sorts above PyPI's 2.13.0, the CUDA build with triton and the nvidia-* packages, so pip takes
+#                    it), then the toolkit with every extra (`pip install -e ".[all]"`), then mistral-common
+#                    without its dependency list (Voxtral's tokenizer; see pyproject's `voxtral`) and lmms-eval
+#                    0.7.3 without its requirements (the `lmms` extra holds the few its core needs;
 #                    docs/lmms-eval.md: its own list would pull torchvision, which replaces the pinned torch).
 #
 # VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.

@@ -5,9 +5,11 @@ languages (``text`` for synopses, layouts and prompts, ``json``, ``bibtex``, ...
 carry markers, HTML comments on the lines right above its opening fence (invisible on the rendered page)::
 
     <!-- docs-test: skip: REASON -->                   the block is not run (REASON says why)
-    <!-- docs-test: replace: OLD => NEW -->             run it with OLD replaced by NEW (one marker per pair)
     <!-- docs-test: skip-line "TEXT": REASON -->         the commands containing TEXT are not run
 
+Blocks run **as written**: nothing is substituted or appended. A command that needs what a reader may
+lack is written twice in the document, visibly: the form that needs it (left out here, by rule or marker)
+and the offline form beside it (``VOCALGRAD_DATASET=demo_out/hub ...``, ``--source demo --sources 1``).
 Inside a bash block each command (continuation lines joined, comments dropped, ``&&`` split) is run in
 order unless :func:`skip_reason` finds that it needs what a test machine lacks (network, GPU, weights,
 a corpus at an absolute path, a placeholder): those are left out with the reason, the rest must succeed.
@@ -42,6 +44,8 @@ SKIP_RULES = [
     (r"(?:^|\s)([A-Z][A-Z_]*)(?=$|[\s/])", "has the placeholder {0}"),
     (r"\s--full\b", "renders all 21,600 clips"),
 ]
+#: A vocalgrad-eval run that names no dataset reads the Hub dataset (checked after every other rule).
+HUB_DATASET = re.compile(r"^(?!.*(?:VOCALGRAD_DATASET=|vocalgrad_dataset)).*\bvocalgrad-eval\b.*--tasks\s+vocalgrad")
 HUB_MODEL = re.compile(r"(?:pretrained=|--model\s+|(?<![\w-])model=)([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)")
 
 
@@ -54,7 +58,6 @@ class Block:
     lang: str
     text: str
     skip: str | None = None       # reason, when a marker skips the block
-    replace: list[tuple[str, str]] = field(default_factory=list)
     skip_lines: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -66,13 +69,8 @@ class Block:
         return RUN_LANGS.get(self.lang)
 
     def prepared(self) -> str:
-        """The block's text with the markers' replacements made."""
-        text = self.text
-        for old, new in self.replace:
-            if old not in text:
-                raise ValueError(f"{self.id}: docs-test marker replaces {old!r}, which the block does not contain")
-            text = text.replace(old, new)
-        return text
+        """The text that runs: the block as written (there are no substitutions)."""
+        return self.text
 
 
 def documents() -> list[Path]:
@@ -84,13 +82,13 @@ def _marker(block: Block, spec: str) -> None:
     kind, rest = kind.strip(), rest.strip()
     if kind == "skip":
         block.skip = rest or "marked skip"
-    elif kind == "replace" and "=>" in rest:
-        old, new = (s.strip() for s in rest.split("=>", 1))
-        block.replace.append((old, new))
+    elif kind == "replace":
+        raise ValueError(f"{block.id}: docs-test 'replace' markers are gone: a block runs as written; write the "
+                         "offline form as its own command next to the one that needs the network or a corpus")
     elif kind == "skip-line" and (m := re.match(r'"([^"]+)"\s*:?\s*(.*)', rest)):
         block.skip_lines.append((m.group(1), m.group(2) or "marked skip-line"))
     else:
-        raise ValueError(f"{block.id}: unknown docs-test marker {spec!r} (skip: / replace: A => B / skip-line \"TEXT\":)")
+        raise ValueError(f"{block.id}: unknown docs-test marker {spec!r} (skip: / skip-line \"TEXT\":)")
 
 
 def blocks(path: Path) -> list[Block]:
@@ -188,6 +186,8 @@ def skip_reason(cmd: str, block: Block) -> str | None:
     m = HUB_MODEL.search(cmd)
     if m and not Path(m.group(1)).exists():
         return f"needs the model weights {m.group(1)} from the Hub"
+    if HUB_DATASET.search(cmd):
+        return "reads the Hub dataset ynklab/vocalgrad (no VOCALGRAD_DATASET; the page shows the offline form)"
     return None
 
 
@@ -209,8 +209,8 @@ if __name__ == "__main__":
         elif b.skip:
             print(f"{b.id} [{b.lang}] SKIPPED: {b.skip}")
         elif b.runner == "python":
-            print(f"{b.id} [python] run" + (f" with {b.replace}" if b.replace else ""))
+            print(f"{b.id} [python] run")
         else:
-            print(f"{b.id} [bash]" + (f" with {b.replace}" if b.replace else ""))
+            print(f"{b.id} [bash]")
             for cmd, why in plan(b):
                 print(f"    {'skip' if why else 'run '} {cmd[:110]}" + (f"   <- {why}" if why else ""))

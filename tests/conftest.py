@@ -76,3 +76,12 @@ def _session_answer_log(tmp_path_factory):
 def _isolated_answer_log(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("VOCALGRAD_CACHE", str(tmp_path_factory.mktemp("vocalgrad-cache")))
     monkeypatch.setenv("VOCALGRAD_ANSWER_LOG", "none")
+
+
+@pytest.fixture(scope="session")
+def demo_session(tmp_path_factory):
+    """``vocalgrad demo --out demo_out --sources 1`` run once per session from the built wheel, outside the
+    checkout (``tests/_demo_session.py``): read by the wheel test and the docs test."""
+    from _demo_session import run_demo_session
+
+    return run_demo_session(tmp_path_factory)

@@ -1,16 +1,19 @@
 """Docs that run: the commands and snippets of README.md and docs/*.md do what the text says.
 
-Each document's ```bash``` and ```python``` blocks run in order in one fresh folder (as a reader
-following the page would): a view of the checkout (links to its top-level files and folders, so that
-``tests/``, ``benchmarks/`` and ``scripts/`` are where the docs say) plus ``demo_out``, one
-``vocalgrad demo --sources 1`` output shared by the session. What a block may not do on a test machine is left out by rule or by a marker, with the reason
-(``tests/_docs_blocks.py``; ``python tests/_docs_blocks.py`` lists every block and command). A renamed
-flag, sub-command or output folder makes a block fail here.
+Each document's ```bash``` and ```python``` blocks run **as written**, in reader order, in one fresh folder
+(as a reader following the page would): a view of the checkout (links to its top-level files and folders,
+so that ``tests/``, ``benchmarks/`` and ``scripts/`` are where the docs say) plus ``demo_out``, the output
+of ``vocalgrad demo --out demo_out --sources 1`` shared by the session (the README says so next to its demo
+command; ``conftest.demo_session`` runs it once, from the built wheel, for this test and the wheel test). Nothing is substituted or appended: no ``VOCALGRAD_DATASET`` is set (a command that should read
+the demo's Hub folder says ``VOCALGRAD_DATASET=demo_out/hub`` in the text), no ``--sources``/``--limit`` is
+added. What a block may not do on a test machine (network, GPU, weights, a corpus) is left out by rule or
+by a marker, with the reason (``tests/_docs_blocks.py``; ``python tests/_docs_blocks.py`` lists every block
+and command), and the document shows the offline form beside it. A renamed flag, sub-command or output
+folder makes a block fail here.
 
-To stay small: the Hub dataset (``VOCALGRAD_DATASET``) is the demo's Hub folder unless a command names
-its own; ``vocalgrad render`` and ``vocalgrad demo`` get ``--sources 1`` when they name no count;
-``vocalgrad-eval`` gets ``--limit 8`` when it has no ``--limit``; and a test-split render of the demo
-voices into a new folder starts from a copy of the demo's render, so it only checks and completes it.
+One shortcut, which changes no result: a ``vocalgrad render --source demo --sources 1 --out DIR`` (test
+split) into a new folder starts from a copy of the demo's render of the same source, so the render only
+checks and completes it (renders are deterministic and resumable).
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import _docs_blocks as db
+from _demo_session import DEMO_ARGS
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +44,7 @@ def _env(sandbox: Path, demo: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOCALGRAD_")}
     env.update(PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}", PYTHONPATH=str(ROOT),
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MPLBACKEND="Agg",
-               VOCALGRAD_DATASET=str(demo / "hub"), VOCALGRAD_CACHE=str(sandbox.parent / "cache"),
+               VOCALGRAD_CACHE=str(sandbox.parent / "cache"),
                VOCALGRAD_ANSWER_LOG="none", OMP_NUM_THREADS="1")
     return env
 
@@ -48,43 +53,60 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: int = 900) -> subprocess
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.fixture(scope="session")
-def demo_out(tmp_path_factory) -> Path:
-    """``vocalgrad demo --sources 1``; first with ``--no-eval``, which must stop after the Hub folder.
+def _checkout_demo(root: Path) -> SimpleNamespace:
+    runs = []
+    for extra in (["--no-eval"], []):
+        p = _run(["vocalgrad", *DEMO_ARGS, *extra], root, _env(root, root / "demo_out"))
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs.append(p.stderr)
+        if extra:
+            runs.append(sorted(x.name for x in (root / "demo_out").iterdir()))
+    return SimpleNamespace(out=root / "demo_out", no_eval_stderr=runs[0], no_eval_left=runs[1], stderr=runs[2])
 
-    ``DOCS_TEST_DEMO_OUT=DIR`` reuses a finished ``vocalgrad demo --sources 1`` output (while editing docs).
+
+@pytest.fixture(scope="session")
+def demo_run(request) -> tuple[Path, str]:
+    """The session's ``vocalgrad demo --out demo_out --sources 1`` (``conftest.demo_session``, run from the
+    built wheel; first with ``--no-eval``, which must stop after the Hub folder) and what it printed.
+
+    ``DOCS_TEST_DEMO_OUT=DIR`` reuses a finished output (while editing docs; its stderr is then empty).
     """
     if os.environ.get("DOCS_TEST_DEMO_OUT"):
-        return Path(os.environ["DOCS_TEST_DEMO_OUT"]).resolve()
-    root = tmp_path_factory.mktemp("docs-demo")
-    out = root / "demo_out"
-    env = _env(root, out)
-    p = _run(["vocalgrad", "demo", "--out", str(out), "--sources", "1", "--no-eval"], root, env)
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert (out / "hub" / "README.md").is_file()
-    assert not (out / "summary.md").exists() and not (out / "results").exists()
-    last = p.stderr.strip().splitlines()[-1]
+        return Path(os.environ["DOCS_TEST_DEMO_OUT"]).resolve(), ""
+    try:
+        demo = request.getfixturevalue("demo_session")
+    except pytest.skip.Exception:        # not a git checkout (no wheel to build): the checkout's own demo
+        demo = _checkout_demo(request.getfixturevalue("tmp_path_factory").mktemp("docs-demo"))
+    out = demo.out
+    assert "hub" in demo.no_eval_left and "summary.md" not in demo.no_eval_left
+    assert "results" not in demo.no_eval_left
+    last = demo.no_eval_stderr.strip().splitlines()[-1]
     assert "Hub folder in" in last and "lm-eval results" not in last and "report" not in last
-    p = _run(["vocalgrad", "demo", "--out", str(out), "--sources", "1"], root, env)
-    assert p.returncode == 0, p.stderr[-3000:]
     assert (out / "report" / "report.md").is_file() and (out / "summary.md").is_file()
-    return out
+    return out, demo.stderr
 
 
-def _shrink(cmd: str) -> str:
-    if re.match(r"(\S+=\S+\s+)*vocalgrad (render|demo)\b", cmd) and not re.search(r"--sources\b|--full\b", cmd):
-        cmd += " --sources 1"
-    if re.match(r"(\S+=\S+\s+)*vocalgrad-eval\b", cmd) and "--tasks" in cmd and "--limit" not in cmd:
-        cmd += " --limit 8"
-    return cmd
+@pytest.fixture(scope="session")
+def demo_out(demo_run) -> Path:
+    return demo_run[0]
 
 
 def _seed_render(cmd: str, sandbox: Path, demo: Path) -> None:
-    """A test-split render of the demo voices into a new folder starts from the demo's render."""
-    m = re.match(r"vocalgrad render --source demo(?: --split test)? --out (\S+?)/?(?: --sources 1)?$", cmd)
+    """A test-split render of one demo source into a new folder starts from the demo's render."""
+    m = re.match(r"vocalgrad render --source demo(?: --split test)? --sources 1 --out (\S+?)/?$", cmd)
     if m and not (sandbox / m.group(1)).exists():
         (sandbox / m.group(1)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(demo / "render", sandbox / m.group(1), copy_function=os.link)
+
+
+def _sandbox(tmp_path: Path, demo: Path) -> Path:
+    sandbox = tmp_path / "work"
+    sandbox.mkdir()
+    for name in CHECKOUT_ENTRIES:    # not the reader's own outputs (results/, hub/ ...) that a checkout may hold
+        if (ROOT / name).exists():
+            (sandbox / name).symlink_to(ROOT / name)
+    (sandbox / "demo_out").symlink_to(demo)
+    return sandbox
 
 
 def _bash_script(block: db.Block, sandbox: Path, demo: Path) -> tuple[str, list[str]]:
@@ -94,7 +116,6 @@ def _bash_script(block: db.Block, sandbox: Path, demo: Path) -> tuple[str, list[
         if why:
             left_out.append(f"{cmd[:100]}  <- {why}")
             continue
-        cmd = _shrink(cmd)
         _seed_render(cmd, sandbox, demo)
         lines.append(cmd)
     return "\n".join(lines) + "\n", left_out
@@ -103,12 +124,7 @@ def _bash_script(block: db.Block, sandbox: Path, demo: Path) -> tuple[str, list[
 @pytest.mark.timeout(2400)
 @pytest.mark.parametrize("doc", DOCS, ids=[str(p.relative_to(ROOT)) for p in DOCS])
 def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
-    sandbox = tmp_path / "work"
-    sandbox.mkdir()
-    for name in CHECKOUT_ENTRIES:    # not the reader's own outputs (results/, hub/ ...) that a checkout may hold
-        if (ROOT / name).exists():
-            (sandbox / name).symlink_to(ROOT / name)
-    (sandbox / "demo_out").symlink_to(demo_out)
+    sandbox = _sandbox(tmp_path, demo_out)
     env = _env(sandbox, demo_out)
     ran, skipped = [], []
     for block in db.blocks(doc):
@@ -133,6 +149,38 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
         pytest.skip("; ".join(skipped))
 
 
+@pytest.mark.timeout(900)
+def test_the_demo_ends_with_next_commands_that_run(demo_run, tmp_path, monkeypatch):
+    """The demo's last lines are the next commands, offline on its Hub folder; they run as printed."""
+    from generation.demo import next_commands
+
+    demo, stderr = demo_run
+    if not stderr:
+        pytest.skip("DOCS_TEST_DEMO_OUT: no demo output to read")
+    tail = stderr[stderr.index("Next, offline"):].splitlines()[1:]
+    printed = [line.strip() for line in tail if line.strip() and not line.strip().startswith("#")]
+    monkeypatch.chdir(demo.parent)      # where the demo ran: the commands name its folders relative to it
+    assert printed == [cmd for _, cmd in next_commands(Path("demo_out"))]
+    assert "awb_01__pitch__jump__high__increase" in printed[2]
+    assert printed[0].startswith("VOCALGRAD_DATASET=demo_out/hub vocalgrad-eval") and "--limit 8" in printed[0]
+    assert all("--sources" in c for c in printed if "vocalgrad render" in c)
+    sandbox = _sandbox(tmp_path, demo)
+    p = _run(["bash", "-c", "set -eo pipefail\n" + "\n".join(printed)], sandbox, _env(sandbox, demo))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert (sandbox / "report" / "report.md").is_file() and (sandbox / "clip.png").is_file()
+    assert len(list((sandbox / "build-train" / "clips").rglob("*.flac"))) == 216
+
+
+def test_every_demo_render_in_the_docs_has_a_size():
+    """``--source demo`` without ``--sources N`` renders all 100 sources (21,600 clips, about an hour)."""
+    bad = []
+    for path in db.documents():
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"vocalgrad render\b[^`]*--source demo\b", line) and not re.search(r"--sources \d", line):
+                bad.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
+    assert not bad, "give these a size (--sources N):\n" + "\n".join(bad)
+
+
 def test_every_fenced_block_says_what_it_is():
     """A block without a language is never run: a command block must be tagged (bash, python) to be checked."""
     untagged = [b.id for b in db.all_blocks() if not b.lang]
@@ -141,9 +189,12 @@ def test_every_fenced_block_says_what_it_is():
     assert not unknown, f"blocks in a language the docs test does not know: {unknown}"
 
 
-def test_markers_match_their_blocks():
+def test_blocks_run_as_written():
+    """No marker substitutes text: what runs is what a reader copies (markers only skip, with a reason)."""
     for b in db.all_blocks():
-        b.prepared()          # a replace marker whose text the block lacks raises, naming the block
+        assert b.prepared() == b.text, b.id
+    with pytest.raises(ValueError, match="run as written|runs as written"):
+        db._marker(db.Block("x.md", 1, "bash", "a\n"), "replace: a => b")
 
 
 def test_the_rules_leave_out_what_a_test_machine_cannot_do():
@@ -154,5 +205,6 @@ def test_the_rules_leave_out_what_a_test_machine_cannot_do():
     assert "HUB" in db.skip_reason("vocalgrad finetune --data HUB --category volume", b)
     assert db.skip_reason("vocalgrad render --source vctk:/data/VCTK --out b/", b).startswith("needs /data/VCTK")
     assert db.skip_reason("VOCALGRAD_DATASET=hub/ vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad", b) is None
+    assert "Hub dataset" in db.skip_reason("vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 2", b)
     assert db.skip_reason("vocalgrad finetune --model tiny --data $HUB --out runs/a", b) is None
     assert db.commands("a \\\n  --b c  # note\nd && e\n") == ["a --b c", "d", "e"]

@@ -139,3 +139,10 @@ def test_report_lists_label_warnings(narrow_and_full, tmp_path):
     rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=50, plots=False, render_dir=out)
     assert rep["label_validity"]["by_category"]["clarity"]["band_limited"] == 8
     assert "## Label validity" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_the_render_warning_says_which_codes_are_expected():
+    """The demo's "clipping 28" is the paper's known +18 dB volume flaw: the warning says it is expected."""
+    note = lv.expected_note({"clipping": 28, "weak_effect": 12})
+    assert "+18 dB" in note and note.endswith("expected") and "weak_effect" not in note
+    assert lv.expected_note({"weak_effect": 12}) == "" and lv.expected_note({"clipping": 0}) == ""

@@ -123,6 +123,17 @@ def test_numbers_are_report_json(site):
     assert re.findall(r"<td[^>]*>(.*?)</td>", logit_row)[4] == pct(logity["logits"]["all"]["acc_logit"])
 
 
+def test_page_lead_verdicts_and_shared_warnings(site):
+    """A short lead with the definitions folded; a wrong answer reads "wrong" (the answer is in its own
+    column); a warning every model carries (2 sources: no clustered interval) is said once."""
+    page = (site["out"] / "index.html").read_text()
+    head = page[page.index("<header>"):page.index("</header>")]
+    assert '<p class="lead">' in head and '<details class="note"><summary>How the numbers are made</summary>' in head
+    assert head.index("percentile bootstrap") > head.index("<details")
+    assert '<span class="bad">✗ wrong</span>' in page and not re.search(r"✗ (increase|decrease)", page)
+    assert page.count("no clustered intervals") == 1 and "warning (every model): only 2 source" in page
+
+
 def test_html_leaves_the_markdown_report_byte_identical(site, tmp_path):
     for name, html in (("plain", None), ("html", HtmlOptions())):
         build_report([site["results"]], tmp_path / name, draws=100, plots=False, html=html)

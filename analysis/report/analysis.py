@@ -22,7 +22,8 @@ from .loading import Evaluation
 from .logits import logit_section
 from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
 from .trajectory import trajectory_accuracy
-from .stats import ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_exact, paired_bootstrap_diff
+from .stats import (ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_clustered, mcnemar_exact,
+                    paired_bootstrap_diff)
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
 
@@ -155,6 +156,13 @@ def _mean(vals) -> float:
 
 
 def _paired(ra: list[dict], rb: list[dict], *, draws: int, seed: int) -> dict[str, Any]:
+    """Figures of aligned answer pairs (``ra[i]`` and ``rb[i]`` answer the same clip).
+
+    A clip may hold several pairs (one per annotator of a human row): the figures are over the
+    pairs, the clip-level interval resamples clips with all their pairs and the test is
+    :func:`~analysis.report.stats.mcnemar_clustered` over the clips; with one pair per clip they
+    are the plain paired bootstrap and :func:`~analysis.report.stats.mcnemar_exact`.
+    """
     a = [bool(r["correct"]) for r in ra]
     b = [bool(r["correct"]) for r in rb]
     n = len(a)
@@ -162,16 +170,40 @@ def _paired(ra: list[dict], rb: list[dict], *, draws: int, seed: int) -> dict[st
     only_b = sum(y and not x for x, y in zip(a, b))
     acc_a = sum(a) / n if n else math.nan
     acc_b = sum(b) / n if n else math.nan
+    clip = [(r["category"], r["id"]) for r in ra]
+    discordance: dict[tuple, int] = {}
+    for key, x, y in zip(clip, a, b):
+        discordance[key] = discordance.get(key, 0) + int(x) - int(y)
+    several = len(discordance) < n
     return {
-        "n": n, "acc_a": acc_a, "acc_b": acc_b, "diff": acc_a - acc_b,
-        "only_a": only_a, "only_b": only_b, "mcnemar_p": mcnemar_exact(only_a, only_b),
+        "n": n, "n_clips": len(discordance), "acc_a": acc_a, "acc_b": acc_b, "diff": acc_a - acc_b,
+        "only_a": only_a, "only_b": only_b,
+        "mcnemar_p": (mcnemar_clustered(list(discordance.values())) if several
+                      else mcnemar_exact(only_a, only_b)),
         "n_sources": len({r["source_id"] for r in ra}),
         "ci": {
-            "binomial": list(paired_bootstrap_diff(a, b, draws=draws, seed=seed)),
+            "binomial": list(paired_bootstrap_diff(a, b, clusters=clip if several else None, min_clusters=1,
+                                                   draws=draws, seed=seed)),
             "clustered": list(paired_bootstrap_diff(a, b, clusters=[r["source_id"] for r in ra],
                                                     draws=draws, seed=seed)),
         },
     }
+
+
+def _pairs(ev_a: Evaluation, ev_b: Evaluation) -> list[tuple[dict, dict]]:
+    """Every answer of A with every answer of B on the same clip (category, clip id), in an order
+    that does not depend on the order of the records (a human row has one answer per annotator)."""
+    def key(r):
+        return (r["category"], r["id"])
+
+    def rank(r):
+        return str(r.get("annotator", ""))
+
+    by_b: dict[tuple, list[dict]] = {}
+    for r in ev_b.records:
+        by_b.setdefault(key(r), []).append(r)
+    pairs = [(r, s) for r in ev_a.records for s in by_b.get(key(r), ())]
+    return sorted(pairs, key=lambda p: (*key(p[0]), rank(p[0]), rank(p[1])))
 
 
 def compare(ev_a: Evaluation, ev_b: Evaluation, *, draws: int = DRAWS, seed: int = SEED) -> dict[str, Any] | None:
@@ -182,15 +214,32 @@ def compare(ev_a: Evaluation, ev_b: Evaluation, *, draws: int = DRAWS, seed: int
     Returns ``None`` when they share no clip. Per category and overall: both accuracies, the
     difference A - B with its paired bootstrap intervals (clips / source utterances resampled),
     the discordant counts and the exact McNemar p-value.
+
+    A human row (records with an ``annotator``, from ``--human``) is compared per annotator: each
+    annotator's answer is paired with the model's answer on the same clip, so a clip answered by
+    ``k`` annotators gives ``k`` pairs; the figures are over the pairs (``n`` pairs on ``n_clips``
+    clips), the intervals resample clips (or source utterances) with all their pairs, and the test
+    is :func:`~analysis.report.stats.mcnemar_clustered` (clips as units). ``by_annotator`` holds the
+    comparison with each annotator alone (one pair per clip). The result does not depend on the
+    order of the answers.
     """
-    by_b = {(r["category"], r["id"]): r for r in ev_b.records}
-    pairs = [(r, by_b[(r["category"], r["id"])]) for r in ev_a.records if (r["category"], r["id"]) in by_b]
+    pairs = _pairs(ev_a, ev_b)
+    # only clips whose audio is the same on both sides (sha256 where both logged it; mixed builds are refused earlier)
     pairs = [(a, b) for a, b in pairs if not (a.get("sha256") and b.get("sha256") and a["sha256"] != b["sha256"])]
     if not pairs:
         return None
     ra, rb = [p[0] for p in pairs], [p[1] for p in pairs]
     out = {"a": ev_a.label, "b": ev_b.label, "overall": _paired(ra, rb, draws=draws, seed=seed),
            "by_category": {}}
+    for side, recs in (("a", ra), ("b", rb)):
+        names = sorted({str(r["annotator"]) for r in recs if "annotator" in r})
+        if names:
+            out["by_annotator"] = {}
+            for name in names:
+                idx = [i for i, r in enumerate(recs) if str(r.get("annotator")) == name]
+                out["by_annotator"][name] = _paired([ra[i] for i in idx], [rb[i] for i in idx],
+                                                    draws=draws, seed=seed)
+            break
     for cat in vocalgrad.CATEGORY_NAMES:
         idx = [i for i, r in enumerate(ra) if r["category"] == cat]
         if idx:

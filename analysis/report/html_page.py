@@ -110,7 +110,8 @@ def _card(card: ClipCard) -> str:
         for who, text, pred, correct, margin in card.answers:
             shown = text if len(text) <= 160 else text[:159] + "…"
             extra = "" if margin is None else f" (logit margin {margin:.2f})"
-            mark = '<span class="ok">✓ right</span>' if correct else f'<span class="bad">✗ {esc(pred or "unparsed")}</span>'
+            mark = ('<span class="ok">✓ right</span>' if correct else
+                    '<span class="bad">✗ wrong</span>' if pred else '<span class="bad">✗ wrong (no direction)</span>')
             t.add(esc(who), [f'<td class="answer" title="{esc(text)}">{esc(shown or "(empty)")}{esc(extra)}</td>',
                              f'<td class="text">{mark}</td>'])
         parts.append(t.html())
@@ -161,10 +162,13 @@ def _page(report: dict, body: str, has: dict[str, bool]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>VocalGrad report</title><style>{static_text('report.css')}</style></head><body>"
-            f"<header><h1>VocalGrad report</h1><p class=\"note\">The numbers of <a href=\"report.md\">report.md</a> "
-            f"(<a href=\"report.json\">report.json</a>). 95 % intervals: percentile bootstrap, "
-            f"{s.get('bootstrap_draws', '?'):,} draws, seed {esc(s.get('seed', '?'))}. {esc(s.get('overall_rule', ''))}."
-            f"</p>{_nav(has)}</header><main>{body}</main>"
+            f"<header><h1>VocalGrad report</h1><p class=\"lead\">How often each model says correctly whether one "
+            "acoustic attribute of a clip <em>increases</em> or <em>decreases</em> (50 % is chance). The numbers of "
+            "<a href=\"report.md\">report.md</a> (<a href=\"report.json\">report.json</a>).</p>"
+            "<details class=\"note\"><summary>How the numbers are made</summary>"
+            f"<p>95 % intervals: percentile bootstrap, {s.get('bootstrap_draws', '?'):,} draws, seed "
+            f"{esc(s.get('seed', '?'))}.</p><p>{esc(s.get('overall_rule', ''))}.</p></details>"
+            f"{_nav(has)}</header><main>{body}</main>"
             "<p id=\"sort-status\" class=\"visually-hidden\" aria-live=\"polite\"></p>"
             f"<script>{static_text('report.js')}</script></body></html>\n")
 

@@ -16,7 +16,7 @@ import vocalgrad
 from harness_tasks.metrics import summarize
 
 from .content import DATA_NOTE, NOT_PAPER_MARK, NOT_PAPER_NOTE, builds_of, not_paper
-from .markdown import ci, ci_clustered, pct, slug
+from .markdown import HUMAN_PAIRS_RULE, ci, ci_clustered, clips_cell, comparison_scopes, pct, slug
 from .trajectory import TABLE5_ORDER
 
 __all__ = ["Table", "breakdown_sections", "data_section", "chance_colour", "comparisons_section", "extra_sections",
@@ -205,16 +205,26 @@ def _bias(m: dict) -> str:
     return t.html()
 
 
+def _shared_warnings(models: list[dict[str, Any]]) -> list[str]:
+    """Warnings every one of several models carries (the few-sources note of a small build): said once."""
+    if len(models) < 2:
+        return []
+    rest = [set(m.get("warnings", [])) for m in models[1:]]
+    return [w for w in models[0].get("warnings", []) if all(w in r for r in rest)]
+
+
 def breakdown_sections(report: dict[str, Any], records_by_label: dict[str, list[dict]]) -> str:
     """Per model: the two heat maps, response bias, logit answers and the model's figure."""
     plots = report.get("plots") or {}
-    out = []
-    for m in report.get("models", []):
+    models = report.get("models", [])
+    shared = _shared_warnings(models)
+    out = [f'<p class="warn">warning (every model): {esc(w)}</p>' for w in shared]
+    for m in models:
         out.append(f'<section id="model-{slug(m["label"])}"><h3>{esc(m["label"])}</h3>')
         args = f" <code>--model_args {esc(m['model_args'])}</code>" if m.get("model_args") else ""
         out.append(f"<p>lm-eval model <code>{esc(m['model'])}</code>{args}, task variant "
                    f"<code>{esc(m['variant'])}</code>.</p>")
-        out += [f'<p class="warn">warning: {esc(w)}</p>' for w in m.get("warnings", [])]
+        out += [f'<p class="warn">warning: {esc(w)}</p>' for w in m.get("warnings", []) if w not in shared]
         recs = records_by_label.get(m["label"])
         if m["has_samples"] and recs:
             out.append('<div class="row"><div><h4>Accuracy by category × tier</h4>'
@@ -254,17 +264,18 @@ def comparisons_section(report: dict[str, Any]) -> str:
                    ("only A right", "num"), ("only B right", "num"), ("McNemar p", "num")],
                   caption="Paired comparisons")
         for c in comps:
-            for scope, p in [("all", c["overall"])] + list(c["by_category"].items()):
+            for scope, p in comparison_scopes(c):
                 pv = p.get("mcnemar_p")
                 ptxt = "–" if _nan(pv) else ("< 0.0001" if pv < 1e-4 else f"{pv:.4f}")
                 t.add(f"{esc(c['a'])} vs {esc(c['b'])}",
-                      [td(None, scope, cls="text"), td(p["n"], str(p["n"])), td(p["acc_a"]), td(p["acc_b"]),
+                      [td(None, esc(scope), cls="text"), td(p["n"], clips_cell(p)), td(p["acc_a"]), td(p["acc_b"]),
                        td(p["diff"], "–" if _nan(p["diff"]) else f"{100 * p['diff']:+.1f}"),
                        _ci_cell(p["ci"]["binomial"]), _clustered_cell(p["ci"]["clustered"], p.get("n_sources")),
                        td(p["only_a"], str(p["only_a"])), td(p["only_b"], str(p["only_b"])), td(pv, ptxt)])
         out.append('<h2 id="comparisons">Paired comparisons (same clips)</h2><p class="note">Accuracy '
                    "difference A − B on the clips both answered, paired bootstrap intervals, exact McNemar "
-                   "test.</p>" + t.html())
+                   "test." + (" " + esc(HUMAN_PAIRS_RULE).replace("*", "") if any(c.get("by_annotator") for c in comps)
+                              else "") + "</p>" + t.html())
     rows = {m["label"]: m["trajectory_table"] for m in report.get("models", []) if m.get("trajectory_table")}
     if rows:
         t = Table([("system", "text")] + [(k, "num") for k in TABLE5_ORDER], caption="Accuracy by trajectory")

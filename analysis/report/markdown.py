@@ -226,6 +226,26 @@ def _accuracy_row(m: dict[str, Any], cats: list[str]) -> list[str]:
     return [m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))]
 
 
+#: How a human row (several annotators) enters a paired comparison; report.md and the page say it.
+HUMAN_PAIRS_RULE = ("A human row is compared per annotator: each annotator's answer is paired with the model's "
+                    "answer on the same clip (a clip answered by k annotators gives k pairs, *clips* then reads "
+                    "\"clips (pairs)\"); the intervals resample clips or sources with all their pairs and the "
+                    "test is the exact sign-flip McNemar test over clips; rows *annotator X* compare the model "
+                    "with one annotator.")
+
+
+def comparison_scopes(c: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The rows of one comparison: ``all``, one per annotator (human row), then one per category."""
+    return ([("all", c["overall"])] + [(f"annotator {a}", p) for a, p in (c.get("by_annotator") or {}).items()]
+            + list(c["by_category"].items()))
+
+
+def clips_cell(p: dict[str, Any]) -> str:
+    """``"48"``, or ``"48 (96 pairs)"`` when clips hold several answer pairs."""
+    n_clips = p.get("n_clips", p["n"])
+    return str(p["n"]) if n_clips == p["n"] else f"{n_clips} ({p['n']} pairs)"
+
+
 def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
     """Paired comparisons on the same clips (nothing when there are none)."""
     lines: list[str] = []
@@ -233,11 +253,12 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
         lines = ["## Paired comparisons (same clips)", "",
                   "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
                   "intervals (clips / source utterances resampled) and the exact McNemar test on the "
-                  "clips only one of them got right.", ""]
+                  "clips only one of them got right."
+                 + (" " + HUMAN_PAIRS_RULE if any(c.get("by_annotator") for c in comparisons) else ""), ""]
         rows = []
         for c in comparisons:
-            for scope, p in [("all", c["overall"])] + list(c["by_category"].items()):
-                rows.append([c["a"], c["b"], scope, p["n"], pct(p["acc_a"]), pct(p["acc_b"]),
+            for scope, p in comparison_scopes(c):
+                rows.append([c["a"], c["b"], scope, clips_cell(p), pct(p["acc_a"]), pct(p["acc_b"]),
                              f"{100 * p['diff']:+.1f}", ci(p["ci"]["binomial"]),
                              ci_clustered(p["ci"]["clustered"], p.get("n_sources")),
                              p["only_a"], p["only_b"], _pval(p["mcnemar_p"])])

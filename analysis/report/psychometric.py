@@ -208,7 +208,6 @@ def load_sweep_observers(specs) -> list[Observer]:
         except Exception:  # no results here: the rest of the report says so
             continue
         for rfile, data, model, _margs, label in runs:
-            stamp = RESULTS_FILE.match(rfile.name).group(1)
             for task in data.get("results", {}):
                 m = SWEEP_TASK.match(task)
                 sfile = samples_file(rfile, task)

@@ -12,6 +12,8 @@ Examples
 [0.03, 0.06, 0.06]
 >>> round(mcnemar_exact(10, 2), 4)
 0.0386
+>>> mcnemar_clustered([1, 2, -2, 1])
+0.75
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "chance_verdict",
     "holm",
     "intervals",
+    "mcnemar_clustered",
     "mcnemar_exact",
     "paired_bootstrap_diff",
 ]
@@ -157,6 +160,45 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(_sps.binomtest(b, b + c, 0.5).pvalue)
 
 
+def mcnemar_clustered(discordance: Sequence[int]) -> float:
+    """Two-sided exact McNemar test when a clip holds several answer pairs (several annotators).
+
+    The clips are the independent units: clip ``k`` contributes ``d_k = b_k - c_k``, its pairs only
+    A got right minus its pairs only B got right. Under the null hypothesis (A and B equally
+    accurate) each ``d_k`` is as likely to be negative as positive, so the test is the exact
+    sign-flip (permutation) test of ``S = sum(d_k)``: the p-value is the share of the ``2^m`` sign
+    assignments with ``|sum(+-d_k)| >= |S|``, computed by convolution rather than enumeration. With one
+    pair per clip (``d_k`` in -1, 0, +1) it is exactly :func:`mcnemar_exact`.
+
+    Parameters
+    ----------
+    discordance : sequence of int
+        ``b_k - c_k`` per clip (zeros may be left in or out).
+
+    Returns
+    -------
+    float
+        The p-value; 1.0 when no clip is discordant.
+    """
+    d = [abs(int(x)) for x in discordance if int(x) != 0]
+    if not d:
+        return 1.0
+    observed = abs(sum(int(x) for x in discordance))
+    # T = sum of |d_k| over the clips whose sign is +; S = 2 T - sum|d_k|. For each distinct |d| = v
+    # shared by n clips, v * Binomial(n, 1/2); the distribution of T is their convolution.
+    from scipy import stats as _sps
+
+    pmf = np.ones(1)
+    for v in sorted(set(d)):
+        n = d.count(v)
+        part = np.zeros(v * n + 1)
+        part[::v] = _sps.binom.pmf(np.arange(n + 1), n, 0.5)
+        pmf = np.convolve(pmf, part)
+    total = sum(d)
+    s = 2 * np.arange(pmf.size) - total
+    return float(min(1.0, pmf[np.abs(s) >= observed].sum()))
+
+
 def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], *,
                           clusters: Sequence[Any] | None = None, draws: int = DRAWS,
                           seed: int = SEED, level: float = 0.95,
@@ -168,7 +210,9 @@ def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], 
     correct_a, correct_b : sequence of bool
         Per-clip correctness of the two models, aligned (same clip at the same index).
     clusters : sequence, optional
-        Per-clip cluster key (source utterance); whole clusters are resampled when given.
+        Per-clip cluster key (source utterance, or clip id when a clip holds several pairs); whole
+        clusters are resampled when given, indexed in sorted key order so that the seeded draws do
+        not depend on the order of the pairs.
     draws, seed, level, min_clusters
         As in :func:`harness_tasks.metrics.bootstrap_ci`.
 
@@ -196,8 +240,8 @@ def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], 
     else:
         if len(clusters) != n:
             raise ValueError(f"clusters has {len(clusters)} keys for {n} clips")
-        keys: dict[Any, int] = {}
-        idx = np.array([keys.setdefault(k, len(keys)) for k in clusters])
+        keys = {c: i for i, c in enumerate(sorted(set(clusters), key=str))}
+        idx = np.array([keys[c] for c in clusters])
         k = len(keys)
         if k < min_clusters:
             return math.nan, math.nan
