@@ -85,9 +85,10 @@ def _provenance_note(by_split: dict) -> str:
         recipe = f"recipe `{c.meta.get('recipe', 'unknown')}`"
         if c.meta.get("recipe_digest"):
             recipe += f" (content `{short(c.meta['recipe_digest'])}`)"
-        out.append(f"**Build digest ({split}):** `{short(RenderDir(c.path).build_digest(c.rows))}` over "
-                   f"{len(c.rows):,} clips, {recipe} (sha256 over the sorted clip id and clip sha256 pairs; "
-                   "`build.json` gives the full digest of every config).")
+        if all(r.get("sha256") for r in c.rows):  # the authors' release converted by --from-published has none
+            out.append(f"**Build digest ({split}):** `{short(RenderDir(c.path).build_digest(c.rows))}` over "
+                       f"{len(c.rows):,} clips, {recipe} (sha256 over the sorted clip id and clip sha256 pairs; "
+                       "`build.json` gives the full digest of every config).")
         v = RenderDir(c.path).verify_record()
         if v is not None:
             same = v.get("manifest_sha256") == RenderDir(c.path).manifest_sha256()

@@ -154,6 +154,8 @@ def line_problem(line: Any) -> str | None:
     the wrong type), None when it can."""
     if not isinstance(line, dict):
         return f"a JSON {type(line).__name__}, not an object"
+    if "doc" not in line and "clip" not in line:
+        return None  # a line without its doc (older logs): what is read comes from the logged record
     doc = line.get("doc", line.get("clip"))  # lmms-eval's lines carry the VocalGrad tasks' clip record instead
     if not isinstance(doc, dict):
         return f"'doc' is {'null' if doc is None else type(doc).__name__}, not an object"
