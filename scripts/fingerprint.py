@@ -37,7 +37,8 @@ def fingerprint(root: Path) -> dict:
     m = pq.read_table(render / "manifest.parquet", columns=["clip_id", "sha256"]).to_pylist()
     col = "\n".join(f"{r['clip_id']} {r['sha256']}" for r in sorted(m, key=lambda r: r["clip_id"]))
     hub = next(p.parent for p in root.rglob("README.md") if any(p.parent.glob("*/*.parquet")))
-    files = {p.relative_to(hub).as_posix(): _sha(p.read_bytes()) for p in sorted(hub.rglob("*")) if p.is_file()}
+    files = {p.relative_to(hub).as_posix(): _sha(p.read_bytes()) for p in sorted(hub.rglob("*"))
+             if p.is_file() and not p.name.startswith(".vocalgrad.")}  # the ownership marker and lock hold times and pids
     out = {"clips": len(m), "sha256_column": _sha(col.encode()), "hub_files": files}
     rep = root / "report" / "report.json"
     if rep.is_file():
