@@ -42,7 +42,9 @@ def board(tmp_path_factory):
     write_results(root / "run1", "good", lambda d: d["direction"] if rng.random() < 0.9 else _flip(d["direction"]),
                   docs=a, stamp="2026-11-01T10-00-00.000000")
     write_results(root / "run2", "always", lambda d: "increase", docs=a, stamp="2026-11-02T10-00-00.000000")
-    write_results(root / "run3", "good", lambda d: d["direction"], docs=b, stamp="2026-11-03T10-00-00.000000")
+    write_results(root / "run3", "good", lambda d: d["direction"], docs=b, stamp="2026-11-03T10-00-00.000000",
+                  data={"build": "hub-b", "source_kind": "demo", "source_kind_text": "demo voices (synthetic)",
+                        "toolkit_version": "9.9.9"})
     out = root / "lb"
     return {"root": root, "out": out, "a": a, "b": b}
 
@@ -67,6 +69,9 @@ def test_three_runs_two_builds_three_rows(board, capsys):
     assert {(r["model"], r["build"]) for r in rows} == {("good", dig_a), ("always", dig_a), ("good", dig_b)}
     good_b = next(r for r in rows if r["build"] == dig_b)
     assert good_b["acc"] == 1.0 and good_b["n_clips"] == len(board["b"]) and good_b["n_sources"] == 3
+    # what vocalgrad-eval recorded of the data and the toolkit goes with the row; the page marks the demo build
+    assert good_b["data"]["source_kind"] == "demo voices (synthetic)" and good_b["toolkit"] == "9.9.9"
+    assert "not comparable with the paper" in (board["out"] / "index.html").read_text()
     always = next(r for r in rows if r["model"] == "always")
     assert always["acc"] == 0.5 and always["verdict"] == "not different from chance"
     assert always["ci"][0] < 0.5 < always["ci"][1]

@@ -41,7 +41,7 @@ def _builds(rows: list[Row]) -> dict[str | None, dict[str, Any]]:
         b = out.setdefault(r.build, {"n_clips": set(), "source_kind": set(), "dataset": set(), "rows": 0})
         b["n_clips"].add(r.n_clips)
         b["rows"] += 1
-        for key, dest in (("source_kind", "source_kind"), ("dataset", "dataset"), ("name", "dataset")):
+        for key, dest in (("source_kind", "source_kind"), ("build", "dataset")):
             if r.data.get(key):
                 b[dest].add(str(r.data[key]))
     return out

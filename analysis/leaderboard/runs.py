@@ -131,8 +131,7 @@ def _date(data: dict, rfile: Path) -> str:
 
 
 def _toolkit(data: dict) -> str:
-    for key in ("vocalgrad", "vocalgrad_data", "vocalgrad_model"):
-        rec = data.get(key)
+    for rec in (data.get("vocalgrad_data"), (data.get("config") or {}).get("vocalgrad_model")):
         if isinstance(rec, dict):
             for name in ("toolkit_version", "toolkit"):
                 if rec.get(name):
@@ -143,17 +142,20 @@ def _toolkit(data: dict) -> str:
 def _decoding(data: dict) -> dict[str, Any]:
     cfg = data.get("config") or {}
     out = {"gen_kwargs": cfg.get("gen_kwargs") or {}, "batch_size": cfg.get("batch_size")}
-    model = data.get("vocalgrad_model")
+    model = cfg.get("vocalgrad_model", data.get("vocalgrad_model"))  # the adapter's card (config.vocalgrad_model)
     if isinstance(model, dict) and model.get("decoding"):
         out["model"] = model["decoding"]
     return out
 
 
 def _data_facts(data: dict) -> dict[str, Any]:
-    rec = data.get("vocalgrad_data") or data.get("vocalgrad") or {}
+    rec = data.get("vocalgrad_data") or {}  # what vocalgrad-eval recorded of the data (docs/evaluation.md)
     if not isinstance(rec, dict):
         return {}
-    return {k: rec[k] for k in ("dataset", "name", "source_kind", "n_clips", "build_digest") if k in rec}
+    out = {k: rec[k] for k in ("dataset", "build", "source_kind", "n_clips", "build_digest") if k in rec}
+    if rec.get("source_kind_text"):
+        out["source_kind"] = rec["source_kind_text"]  # "demo voices (synthetic)", "VCTK", ...
+    return out
 
 
 def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: int) -> list[Row]:

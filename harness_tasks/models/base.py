@@ -365,7 +365,7 @@ class VocalGradLM(LM):
     #: How the route lays out a request (docs/models.md, the route table); adapters override it.
     PROMPT_LAYOUT: ClassVar[str] = "no model prompt (answers from the clip or a seed)"
     #: The parser that reads every adapter's answers (benchmark.md §7).
-    PARSER: ClassVar[str] = "harness_tasks.parsing: one unique direction word (SPEC §7); logit tag when present"
+    PARSER: ClassVar[str] = "harness_tasks.parsing: one unique direction word (docs/benchmark.md, the parser); logit tag when present"
 
     def model_card(self) -> dict[str, Any]:
         """The route's card (docs/models.md, "Routes"): route, environment, prompt layout, decoding,
