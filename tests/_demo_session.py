@@ -74,9 +74,12 @@ def venv_with_the_wheel(wheel: Path, root: Path) -> Path:
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
+    # without PYTHONPATH: a checkout on it (its vocalgrad.egg-info) would make pip see the toolkit as installed
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q",
-                           "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
+                           "--no-index", str(wheel)], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (venv / "bin" / "vocalgrad").is_file(), f"pip did not install the wheel's commands: {proc.stdout}{proc.stderr}"
     inner = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                            capture_output=True, text=True, check=True).stdout.strip()
     outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}

@@ -123,8 +123,9 @@ def _card(card: ClipCard) -> str:
 def _listen_section(lists, options: HtmlOptions) -> str:
     info = clip_summary(lists)
     out = ['<h2 id="listen">Listen</h2>',
-           f'<p class="note">{info["clips"]} clips from <code>{esc(options.catalog.root.name)}</code>, chosen with '
-           f"seed {options.seed}; audio copied unchanged (the bytes the models heard), pictures as drawn by "
+           f'<p class="note">{info["clips"]} clips from the data folder <code>{esc(options.catalog.root.name)}</code> '
+           '(each checked against the sha256 the models heard: the build of the <a href="#data">Data</a> section), '
+           f"chosen with seed {options.seed}; audio copied unchanged, pictures as drawn by "
            "<code>vocalgrad show</code>: spectrogram with the speech span (top), the planned value schedule and "
            "a measurement of the changed attribute on the audio (bottom), the source beside them."
            + (f" {info['skipped']} more clips were left out by --max-clips or the size budget." if info["skipped"] else "")
