@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import vocalgrad
-from generation.identity import build_digest, short
+from generation.identity import short
 
 __all__ = ["LeaderboardError", "Row", "gather", "run_rows"]
 
@@ -97,25 +97,6 @@ class Row:
         return out
 
 
-def _clip_pairs(files: list[Path]) -> list[tuple[str, str]] | None:
-    """``(clip id, sha256)`` of every logged sample in ``files`` (the run's sample logs); ``None``
-    when a logged clip carries no sha256 (results of an older toolkit)."""
-    from analysis.report.loading import sample_doc, sample_lines
-
-    pairs = []
-    for f in files:
-        if "samples_" not in f.name or f.suffix != ".jsonl":  # lm-eval's samples_<task>_<stamp>, lmms-eval's <stamp>_samples_<task>
-            continue
-        for lineno, line in sample_lines(f):
-            doc = sample_doc(line) if isinstance(line, dict) else None
-            if not isinstance(doc, dict) or "id" not in doc:
-                raise LeaderboardError(f"{f}:{lineno}: a sample-log line without a doc id; the file is damaged, "
-                                       f"rerun the evaluation with --log_samples")
-            if not doc.get("sha256"):
-                return None
-            pairs.append((str(doc["id"]), str(doc["sha256"])))
-    return pairs
-
 
 def _date(data: dict, rfile: Path) -> str:
     stamp = data.get("date")
@@ -148,13 +129,12 @@ def _decoding(data: dict) -> dict[str, Any]:
     return out
 
 
-def _data_facts(data: dict) -> dict[str, Any]:
-    rec = data.get("vocalgrad_data") or {}  # what vocalgrad-eval recorded of the data (docs/evaluation.md)
-    if not isinstance(rec, dict):
-        return {}
-    out = {k: rec[k] for k in ("dataset", "build", "source_kind", "n_clips", "build_digest") if k in rec}
-    if rec.get("source_kind_text"):
-        out["source_kind"] = rec["source_kind_text"]  # "demo voices (synthetic)", "VCTK", ...
+
+def _data_facts(facts: dict) -> dict[str, Any]:
+    """The row's data as the leaderboard shows it: build name, dataset, source kind (its text), clips."""
+    out = {k: facts[k] for k in ("dataset", "build", "n_clips", "build_digest") if facts.get(k) is not None}
+    if facts.get("source_kind") not in (None, "unknown"):
+        out["source_kind"] = facts.get("source_kind_text") or facts["source_kind"]  # "demo voices (synthetic)", ...
     return out
 
 
@@ -173,8 +153,8 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
     for ev in evaluations:
         a = analyse_evaluation(ev, draws=draws, seed=seed)
         ov = a["overall"]
-        pairs = _clip_pairs(ev.files) if ev.has_samples else None
-        digest = build_digest(pairs) if pairs else None
+        facts = ev.data or {}  # what the report's loader found the row computed on (analysis.report.content.row_data)
+        digest = facts.get("build_digest") if ev.has_samples else None  # without sample logs: unknown
         by_cat = {c: g.get("acc") for c, g in (a.get("by_category") or {}).items()}
         rows.append(Row(
             model=ev.label, variant=ev.variant, build=digest,
@@ -184,7 +164,7 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
             ci=list(ov["ci"]["acc"]["binomial"]) if ev.has_samples else None,
             verdict=ov.get("verdict", "n/a"), by_category=by_cat,
             decoding=_decoding(data), toolkit=_toolkit(data), date=_date(data, results_file),
-            data=_data_facts(data), results_file=str(results_file)))
+            data=_data_facts(facts), results_file=str(results_file)))
     return rows
 
 

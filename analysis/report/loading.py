@@ -80,6 +80,13 @@ def parse_format_task(name: str) -> tuple[str, str] | None:
     return task if task is not None and task[0] in LABELLED_FORMATS else None
 
 
+def _clip_sha256(line: dict, doc: dict, clip_id: str) -> str | None:
+    """The sha256 of the clip a sample line answered: the one logged with its request (what the model
+    heard), else the doc's ``sha256`` (the Hub row's, the same bytes; lmms-eval's lines log only that)."""
+    sha = logged_clip_sha256(line.get("arguments"), clip_id)
+    return sha or (doc.get("sha256") if isinstance(doc.get("sha256"), str) else None)
+
+
 def sample_lines(path: Path):
     """Yield ``(line number, parsed JSON object)`` for each non-blank line of an lm-eval sample log.
 
@@ -192,7 +199,7 @@ def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, A
         records.append({"id": cid, "category": doc.get("category") or category,
                         "source_id": doc.get("source_id") or cid, "direction": gold, "pred": pred,
                         "status": status, "raw": raw, "correct": pred == gold,
-                        "sha256": logged_clip_sha256(line.get("arguments"), cid)})
+                        "sha256": _clip_sha256(line, doc, cid)})
     return records
 
 
@@ -283,7 +290,7 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
             "exact": exact,
             "retried": bool((logged or {}).get("retried", False)),
             "correct": pred == gold,
-            "sha256": logged_clip_sha256(line.get("arguments"), cid),
+            "sha256": _clip_sha256(line, doc, cid),
         })
     return records
 
