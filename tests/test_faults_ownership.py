@@ -341,14 +341,19 @@ def test_sigterm_during_report_html_leaves_the_earlier_page_whole(site, tmp_path
     assert _tree(out) == before and not list(out.glob(".stage.*"))  # was: the old page with 4 of 32 clips
 
 
-def test_sigterm_to_render_with_two_jobs_ends_its_workers(tmp_path):
-    psutil = pytest.importorskip("psutil")
-    out = tmp_path / "r"
+def _render_with_two_workers(out, psutil):
+    """``render --jobs 2`` in a child process, once it has written a clip: the process and its workers."""
     proc = _start("import sys; from generation.cli import main; sys.exit(main(sys.argv[1:]))", "render",
                   "--source", "tones", "--sources", "4", "--categories", "volume", "--jobs", "2", "--quiet",
                   "--out", str(out))
     _wait_for(lambda: any(out.glob("clips/volume/*.flac")), proc)
-    workers = psutil.Process(proc.pid).children()
+    return proc, psutil.Process(proc.pid).children()
+
+
+def test_sigterm_to_render_with_two_jobs_ends_its_workers(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    out = tmp_path / "r"
+    proc, workers = _render_with_two_workers(out, psutil)
     assert len(workers) == 2
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
@@ -363,11 +368,7 @@ def test_sigterm_to_render_with_two_jobs_ends_its_workers(tmp_path):
 def test_render_workers_end_when_the_command_is_killed(tmp_path):
     psutil = pytest.importorskip("psutil")
     out = tmp_path / "r"
-    proc = _start("import sys; from generation.cli import main; sys.exit(main(sys.argv[1:]))", "render",
-                  "--source", "tones", "--sources", "4", "--categories", "volume", "--jobs", "2", "--quiet",
-                  "--out", str(out))
-    _wait_for(lambda: any(out.glob("clips/volume/*.flac")), proc)
-    workers = psutil.Process(proc.pid).children()
+    proc, workers = _render_with_two_workers(out, psutil)
     proc.kill()  # SIGKILL: no clean-up in the command at all
     proc.communicate(timeout=60)
     _, alive = psutil.wait_procs(workers, timeout=5)
