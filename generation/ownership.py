@@ -46,11 +46,12 @@ from pathlib import Path
 import vocalgrad
 
 from . import audio as aio
+from .contained import inside, outside_reason
 from .identity import sha256_bytes, sha256_file
 from .render_files import clean_stale_temps, pid_alive
 
 __all__ = ["KIND_NAMES", "LOCK", "MARKER", "OwnershipError", "check_out", "claim_out", "command_line",
-           "folder_kind", "out_lock", "owned_files", "read_marker", "record_rewrite", "remove_leftovers", "signals_deferred",
+           "folder_kind", "marker_problem", "out_lock", "owned_files", "read_marker", "record_rewrite", "remove_leftovers", "signals_deferred",
            "owned_update", "stage_dir", "write_marker"]
 
 #: The marker file of a managed folder.
@@ -124,6 +125,35 @@ def write_marker(folder, kind: str, *, files: dict[str, str] | None = None, pend
     return path
 
 
+def marker_problem(folder, marker: dict | None) -> str | None:
+    """Why the marker of ``folder`` is not the toolkit's, ``None`` when it may be trusted.
+
+    Every path its ``files`` and ``pending`` lists name must stay inside ``folder``
+    (:func:`generation.contained.outside_reason`: relative, no ``..``, no symbolic link leading out);
+    a marker naming any other path is foreign, whatever ``--force``: the toolkit never removes or
+    replaces a file outside the folders it was given.
+    """
+    for key in ("files", "pending"):
+        listed = (marker or {}).get(key)
+        if listed is None:
+            continue
+        if not isinstance(listed, dict):
+            return f"its {key!r} is not a table of files"
+        for rel in listed:
+            why = outside_reason(folder, rel)
+            if why:
+                return f"its {key!r} names a path outside the folder: {why}"
+    return None
+
+
+def _marker_refusal(folder: Path, marker: dict | None, option: str = "--out") -> str | None:
+    why = marker_problem(folder, marker)
+    if why is None:
+        return None
+    return (f"{option} {folder}: {folder / MARKER} is not a marker the toolkit wrote ({why}); nothing was "
+            f"written or removed; remove that file if the folder is yours, or choose another {option}").strip()
+
+
 def record_rewrite(folder, rel: str, old: bytes, new: bytes) -> None:
     """A toolkit command rewrote ``folder/rel`` from ``old`` to ``new`` bytes (``vocalgrad publish``
     retargeting the card): if the marker listed the file with ``old``'s sha256 (it was still the
@@ -185,6 +215,9 @@ def check_out(out, kind: str, *, option: str = "--out", force: bool = False) -> 
         return f"{named}: exists and is not a folder; choose another {option or 'folder'}"
     if not out.exists() or _is_empty(out):
         return None
+    refusal = _marker_refusal(out, read_marker(out), option)
+    if refusal:  # whatever force: a marker is never trusted to name files outside its folder
+        return refusal
     found = folder_kind(out)
     if found == kind:
         return None
@@ -215,6 +248,9 @@ def owned_files(folder, marker: dict | None, legacy_files) -> tuple[dict[str, st
     folder = Path(folder)
     owned: dict[str, str] = {}
     edited: list[str] = []
+    refusal = _marker_refusal(folder, marker)
+    if refusal:
+        raise OwnershipError(refusal)
     listed = (marker or {}).get("files")
     if isinstance(listed, dict):
         accepted = {rel: {sha} for rel, sha in listed.items()}
@@ -228,7 +264,7 @@ def owned_files(folder, marker: dict | None, legacy_files) -> tuple[dict[str, st
             (owned.__setitem__(rel, digest) if digest in shas else edited.append(rel))
     else:
         for rel in sorted(legacy_files):
-            if (folder / rel).is_file():
+            if outside_reason(folder, rel) is None and (folder / rel).is_file():
                 owned[rel] = ""
     return owned, edited
 
@@ -282,14 +318,16 @@ def owned_update(out, kind: str, *, what: str, legacy_files=lambda out: [], forc
                     raise OwnershipError(f"{out}: {', '.join(foreign[:5])} not written by `{what}`; nothing was "
                                          f"changed; move {'it' if len(foreign) == 1 else 'them'} away and rerun, "
                                          "or pass --force to replace")
+                gone = {rel: inside(out, rel, source=str(out / MARKER)) for rel in sorted(set(owned) - set(new))}
+                dest = {rel: inside(out, rel, source=str(stage)) for rel in new}  # no link of out leads out
                 with signals_deferred():
                     write_marker(out, kind, files={k: v for k, v in owned.items() if v}, pending=new)
-                    for rel in sorted(set(owned) - set(new)):
-                        (out / rel).unlink(missing_ok=True)
-                        _remove_empty_parents(out, out / rel)
-                    for rel in new:
-                        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(stage / rel, out / rel)
+                    for rel, path in gone.items():
+                        path.unlink(missing_ok=True)
+                        _remove_empty_parents(out, path)
+                    for rel, path in dest.items():
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(stage / rel, path)
                     write_marker(out, kind, files=new)
             finally:
                 shutil.rmtree(stage, ignore_errors=True)

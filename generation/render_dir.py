@@ -118,8 +118,11 @@ class RenderDir:
     sources_dir = _in_folder("sources", "The source clips, ``sources/<source_id>.flac``.")
 
     def clip_path(self, row: dict) -> Path:
-        """The file of a manifest row (its ``path``, relative to the folder)."""
-        return self.path / row["path"]
+        """The file of a manifest row (its ``path``, relative to the folder; one leading out of the
+        folder raises :class:`generation.contained.OutsideFolderError`)."""
+        from .contained import inside
+
+        return inside(self.path, row["path"], source=str(self.manifest_path))
 
     def source_path(self, source_id: str) -> Path:
         """``sources/<source_id>.flac`` (it may not exist)."""

@@ -78,6 +78,18 @@ TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words
 #: Token budget of the single retry for unparsed answers (benchmark.md §7).
 RETRY_MAX_NEW_TOKENS = 256
 
+#: Answers every adapter of this process returned, and how many were error answers, with the first
+#: error's text (``vocalgrad-eval`` ends non-zero when every request failed: :func:`answer_tally`).
+_TALLY: dict = {"answers": 0, "errors": 0, "first": ""}
+
+
+def answer_tally(*, reset: bool = False) -> dict:
+    """``{"answers": N, "errors": K, "first": TEXT}`` over the adapters' ``generate_until`` calls
+    so far in this process (``reset``: start again from zero)."""
+    if reset:
+        _TALLY.update(answers=0, errors=0, first="")
+    return dict(_TALLY)
+
 
 def as_bool(value: Any, *, name: str = "flag") -> bool:
     """Read a boolean model argument (lm-eval passes ``true``/``false`` as str or bool)."""
@@ -302,6 +314,10 @@ class VocalGradLM(LM):
                          len(todo), RETRY_MAX_NEW_TOKENS,
                          sum(classify_answer(answers[q.index], q.answer_words)[1] == "parsed" for q in todo))
         errors = [(q.clip_id, a) for q, a in zip(queries, answers) if is_error_answer(a)]
+        _TALLY["answers"] += len(queries)
+        _TALLY["errors"] += len(errors)
+        if errors and not _TALLY["first"]:
+            _TALLY["first"] = " ".join(f"{errors[0][0]}: {errors[0][1][:200]}".split())
         if errors:
             shown = "; ".join(f"{cid}: {a[:160]}" for cid, a in errors[:10])
             log.warning("%s: %d of %d clip(s) got error answers (counted wrong, listed in the sample log): %s%s",

@@ -1,0 +1,112 @@
+"""Paths read from disk stay inside their folder: a marker, a manifest, a part file or an earlier page
+naming ``../x``, ``/abs/x`` or a path through a symbolic link that leads out makes no command read,
+write or delete anything outside the folders it was given (:mod:`generation.contained`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from _report_helpers import clips, write_results
+from generation.cli import main
+from generation.contained import OutsideFolderError, inside, outside_reason
+from generation.identity import sha256_file
+from generation.ownership import MARKER, OwnershipError, owned_update, read_marker
+
+# the three ways out: climbing, absolute, and a folder that is a link to outside
+ESCAPES = ["../victim.txt", "clips/../../victim.txt", "ABS", "link/victim.txt"]
+
+
+def _entry(kind: str, victim: Path) -> str:
+    return str(victim) if kind == "ABS" else kind
+
+
+def _plant(folder: Path, victim: Path) -> None:
+    """``folder/link`` -> the victim's folder (the symbolic-link way out)."""
+    (folder / "link").symlink_to(victim.parent, target_is_directory=True)
+
+
+@pytest.fixture
+def victim(tmp_path) -> Path:
+    v = tmp_path / "victim.txt"
+    v.write_text("precious")
+    return v
+
+
+def test_the_shared_check_accepts_inside_and_refuses_every_way_out(tmp_path):
+    root = tmp_path / "root"
+    (root / "clips").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "out").symlink_to(tmp_path / "elsewhere")
+    (root / "loop").symlink_to(root / "loop")
+    (root / "inner").symlink_to(root / "clips")  # a link that stays inside is fine
+    assert outside_reason(root, "clips/a.flac") is None and outside_reason(root, "inner/a.flac") is None
+    assert inside(root, "clips/a.flac") == root / "clips" / "a.flac"
+    for bad in ["../x", "clips/../../x", "/etc/passwd", str(tmp_path / "x"), "out/x", "", ".", "clips/..",
+                "C:\\x", "..\\x", "a\0b", None, 3, "loop/x"]:
+        assert outside_reason(root, bad), bad
+    with pytest.raises(OutsideFolderError, match="must stay inside"):
+        inside(root, "../x", source="m.json")
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+@pytest.mark.parametrize("force", [False, True])
+def test_report_with_a_marker_naming_a_file_outside_refuses_and_deletes_nothing(escape, force, tmp_path, victim,
+                                                                               capsys):
+    results = write_results(tmp_path / "res", "m", lambda d: d["direction"], docs=clips(sources=1))
+    out = tmp_path / "rep"
+    assert main(["report", str(results), "--out", str(out), "--draws", "20", "--no-plots"]) == 0
+    _plant(out, victim)
+    marker = read_marker(out)
+    marker["files"][_entry(escape, victim)] = sha256_file(victim)  # its true sha256 (was: deleted, exit 0)
+    (out / MARKER).write_text(json.dumps(marker))
+    capsys.readouterr()
+    code = main(["report", str(results), "--out", str(out), "--draws", "20", "--no-plots",
+                 *(["--force"] if force else [])])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not a marker the toolkit wrote" in err and len(err.strip().splitlines()) == 1
+    assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+@pytest.mark.parametrize("key", ["files", "pending"])
+def test_the_writers_staging_never_unlinks_outside_even_with_force(escape, key, tmp_path, victim):
+    """The commit every folder writer shares (hub, report): a listed path leading out refuses the marker."""
+    out = tmp_path / "hub"
+    with owned_update(out, "hub", what="vocalgrad hub") as stage:
+        (stage / "README.md").write_text("card")
+    _plant(out, victim)
+    marker = read_marker(out)
+    marker.setdefault(key, {})[_entry(escape, victim)] = sha256_file(victim)
+    (out / MARKER).write_text(json.dumps(marker))
+    for force in (False, True):
+        with pytest.raises(OwnershipError, match="is not a marker the toolkit wrote"):
+            with owned_update(out, "hub", what="vocalgrad hub", force=force) as stage:
+                (stage / "README.md").write_text("card 2")
+    assert victim.read_text() == "precious" and (out / "README.md").read_text() == "card"
+
+
+def test_a_staged_file_is_never_moved_through_a_link_that_leads_out(tmp_path, victim):
+    out = tmp_path / "hub"
+    out.mkdir()
+    (out / "volume").symlink_to(victim.parent, target_is_directory=True)  # a link planted where a config goes
+    with pytest.raises(OutsideFolderError, match="symbolic link"):
+        with owned_update(out, "hub", what="vocalgrad hub", force=True) as stage:
+            (stage / "volume").mkdir()
+            (stage / "volume" / "victim.txt").write_text("overwritten")
+    assert victim.read_text() == "precious"
+
+
+def test_an_earlier_report_pages_links_never_name_a_file_outside(tmp_path, victim):
+    from analysis.report.command import _legacy_report_files
+
+    out = tmp_path / "rep"
+    (out / "clips").mkdir(parents=True)
+    _plant(out / "clips", victim)
+    (out / "index.html").write_text('<a href="clips/link">x</a><a href="clips/../victim.txt">y</a>')
+    from generation.ownership import owned_files
+
+    owned, _ = owned_files(out, None, _legacy_report_files(out))
+    assert set(owned) == {"index.html"}
