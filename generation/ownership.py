@@ -65,6 +65,8 @@ KIND_NAMES = {
     "hub": "a Hub folder (made by `vocalgrad hub`)",
     "report": "a report folder (made by `vocalgrad report`)",
     "demo": "a demo folder (made by `vocalgrad demo`)",
+    "leaderboard": "a leaderboard folder (made by `vocalgrad leaderboard`)",
+    "tasks": "a generated task folder (made by `python -m harness_tasks.ext_tasks` or `.sweep_tasks`)",
 }
 
 
@@ -176,10 +178,21 @@ def _legacy_kind(folder: Path) -> str | None:
         return "hub"
     if (folder / "report.json").is_file() and (folder / "report.md").is_file():
         return "report"
+    if _legacy_json_format(folder / "leaderboard.json").startswith("vocalgrad-leaderboard/"):
+        return "leaderboard"
     if any(read_marker(folder / sub) or _legacy_kind(folder / sub) for sub in ("render", "hub")
            if (folder / sub).is_dir()):
         return "demo"
     return None
+
+
+def _legacy_json_format(path: Path) -> str:
+    """The ``format`` field of a JSON file ('' when it has none or cannot be read)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(data.get("format", "")) if isinstance(data, dict) else ""
 
 
 def folder_kind(folder) -> str | None:
