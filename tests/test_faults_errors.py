@@ -14,6 +14,8 @@ from analysis.report.stats import MAX_ERROR_RATE
 from generation.cli import main
 from harness_tasks.parsing import error_answer
 
+DOCS = clips(sources=1, categories=("pitch", "volume"))
+
 
 def _answer_with_errors(share: float):
     """Right answers, except an error answer for the first ``share`` of each category's clips."""
@@ -21,13 +23,13 @@ def _answer_with_errors(share: float):
 
     def answer(d):
         i = seen[d["category"]] = seen.get(d["category"], -1) + 1
-        return error_answer("HTTP 500") if i < share * 48 else d["direction"]  # 48 clips per category here
+        return error_answer("HTTP 500") if i < share * 24 else d["direction"]  # 24 clips per category here
     return answer
 
 
 @pytest.mark.parametrize("share", [1.0, 0.25])
 def test_report_gives_no_verdict_to_a_run_of_error_answers(share, tmp_path, capsys):
-    res = write_results(tmp_path / "res", "srv", _answer_with_errors(share), docs=clips(sources=2))
+    res = write_results(tmp_path / "res", "srv", _answer_with_errors(share), docs=DOCS)
     assert main(["report", str(res), "--out", str(tmp_path / "rep"), "--draws", "20", "--no-plots"]) == 0
     err = capsys.readouterr().err
     m = json.loads((tmp_path / "rep" / "report.json").read_text())["models"][0]
@@ -41,14 +43,14 @@ def test_report_gives_no_verdict_to_a_run_of_error_answers(share, tmp_path, caps
 
 
 def test_report_keeps_the_verdict_under_the_limit(tmp_path):
-    res = write_results(tmp_path / "res", "srv", _answer_with_errors(0.05), docs=clips(sources=2))
+    res = write_results(tmp_path / "res", "srv", _answer_with_errors(0.05), docs=DOCS)
     assert main(["report", str(res), "--out", str(tmp_path / "rep"), "--draws", "20", "--no-plots"]) == 0
     ov = json.loads((tmp_path / "rep" / "report.json").read_text())["models"][0]["overall"]
     assert 0 < ov["error_rate"] <= MAX_ERROR_RATE and ov["verdict"] == "above chance"
 
 
 def test_leaderboard_shows_the_error_share_and_no_verdict(tmp_path, capsys):
-    res = write_results(tmp_path / "res", "srv", lambda d: error_answer("HTTP 500"), docs=clips(sources=2))
+    res = write_results(tmp_path / "res", "srv", lambda d: error_answer("HTTP 500"), docs=DOCS)
     assert main(["leaderboard", str(res), "--out", str(tmp_path / "lb"), "--draws", "20"]) == 0
     (row,) = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())["rows"]
     assert row["verdict"] == "n/a: 100 % error answers" and row["error_rate"] == 1.0  # was: "below chance"

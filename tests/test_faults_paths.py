@@ -110,3 +110,53 @@ def test_an_earlier_report_pages_links_never_name_a_file_outside(tmp_path, victi
 
     owned, _ = owned_files(out, None, _legacy_report_files(out))
     assert set(owned) == {"index.html"}
+
+
+@pytest.mark.parametrize("escape", ["../victim/x.flac", "ABS", "link"])
+def test_hub_and_verify_never_read_a_manifest_path_leading_out(escape, tmp_path, capsys):
+    """A render folder's manifest ``path`` (what `hub`, `verify`, `report --html` and `listen` read)."""
+    import vocalgrad
+    from _listen_helpers import make_render
+
+    cid = vocalgrad.clip_id("tone00", "volume", "linear", "low", "increase")
+    (tmp_path / "victim").mkdir()
+    rel = {"../victim/x.flac": "../victim/x.flac", "ABS": str(tmp_path / "victim" / "x.flac")}.get(escape)
+    root = make_render(tmp_path / "r", categories=("volume",), path_override={cid: rel} if rel else None)
+    if escape == "link":  # the clips' folder a link to a folder outside
+        (root / "clips" / "volume").rename(tmp_path / "victim" / "volume")
+        (root / "clips" / "volume").symlink_to(tmp_path / "victim" / "volume", target_is_directory=True)
+    for args in (["hub", str(root), "--out", str(tmp_path / "h"), "--allow-partial", "--no-sources"],
+                 ["verify", str(root)]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert "must stay inside" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.parametrize("escape", ["../victim.txt", "ABS", "link/victim.txt"])
+def test_a_render_rerun_never_trusts_a_part_file_path_leading_out(escape, tmp_path, victim):
+    """A rerun checks each finished unit's clips (its part file) before skipping it: a path leading
+    out is not read, and the unit is rendered again."""
+    import hashlib
+
+    from generation.render_files import unit_problem
+
+    out = tmp_path / "r"
+    (out / ".parts").mkdir(parents=True)
+    _plant(out, victim)
+    part = out / ".parts" / "s__volume.json"
+    part.write_text(json.dumps([{"path": _entry(escape, victim),
+                                 "sha256": hashlib.sha256(victim.read_bytes()).hexdigest()}]))
+    assert "the unit is rendered again" in unit_problem(out, part)  # was: trusted, read outside
+
+
+def test_finetune_labels_and_published_metadata_never_name_a_file_outside(tmp_path):
+    from analysis.finetune.transfer import load_transfer_set
+    from generation.published import PublishedLayoutError, _audio_path
+
+    labels = tmp_path / "labels.csv"
+    labels.write_text("file,label\n../secret.wav,yes\n")
+    with pytest.raises(ValueError, match=r"labels.csv, row 2: file '../secret.wav' climbs out"):
+        load_transfer_set(f"folder:{tmp_path / 'data'}", labels=str(labels))
+    with pytest.raises(PublishedLayoutError, match="is an absolute path"):
+        _audio_path(tmp_path, {"file_name": "/etc/passwd"}, "metadata.csv, line 2")
