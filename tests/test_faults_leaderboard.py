@@ -126,3 +126,16 @@ def test_the_decoding_column_is_short_with_the_full_record_on_hover(res, tmp_pat
     assert ">greedy, 128 tok<" in page and "x" * 300 in page and "&quot;&lt;&amp;&gt;" in page  # hover: escaped
     (run,) = (tmp_path / "lb" / "runs").glob("*.json")
     assert json.loads(run.read_text())["decoding"]["model"] == long["decoding"]  # the full record
+
+
+def test_the_upload_plan_never_sends_a_file_from_outside(res, tmp_path, capsys):
+    out = tmp_path / "lb"
+    assert _board(res, out) == 0
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token")
+    (out / "runs" / "zz.json").symlink_to(secret)  # a link planted among the run files
+    capsys.readouterr()
+    assert _board(res, out, "--push-results", "org/runs", "--dry-run") == 0
+    sent = capsys.readouterr().out
+    assert "runs/zz.json" not in sent and "dry run: one commit to dataset org/runs: 2 files" in sent
+    assert secret.read_text() == "token"
