@@ -51,8 +51,8 @@ from .identity import sha256_bytes, sha256_file
 from .render_files import clean_stale_temps, pid_alive
 
 __all__ = ["KIND_NAMES", "LOCK", "MARKER", "OwnershipError", "check_out", "claim_out", "command_line",
-           "folder_kind", "generated_task_file", "marker_problem", "out_lock", "owned_files", "read_marker", "record_rewrite", "remove_leftovers", "signals_deferred",
-           "owned_update", "stage_dir", "write_marker"]
+           "folder_kind", "generated_task_file", "marker_problem", "out_lock", "owned_files", "read_marker",
+           "record_rewrite", "remove_leftovers", "signals_deferred", "owned_update", "stage_dir", "write_marker"]
 
 #: The marker file of a managed folder.
 MARKER = ".vocalgrad.json"

@@ -352,7 +352,7 @@ def _main(argv: list[str]) -> int:
     # that a lone flag (e.g. --tasks list) also works.
     if argv and argv[0] not in _SUBCOMMANDS and argv[0] not in ("-h", "--help"):
         argv = ["run", *argv]
-    from .models.base import answer_tally
+    from .models.answer_tally import answer_tally
 
     old = sys.argv
     sys.argv = ["vocalgrad-eval", *argv]

@@ -115,9 +115,10 @@ def load_transfer_set(data: str, *, labels: str | None = None, classes=None, spl
         rows = rows[:limit]
         from generation.contained import outside_reason
 
-        bad = next(((i, why) for i, r in enumerate(rows) if (why := outside_reason(root, r["file"], links=False))), None)
-        if bad:
-            raise ValueError(f"{labels}, row {bad[0] + 2}: file {bad[1]}; list files relative to {root}")
+        for i, r in enumerate(rows):
+            why = outside_reason(root, r["file"], links=False)
+            if why:
+                raise ValueError(f"{labels}, row {i + 2}: file {why}; list files relative to {root}")
         files = [root / r["file"] for r in rows]
         missing = [str(p) for p in files if not p.is_file()]
         if missing:

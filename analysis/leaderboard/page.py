@@ -183,7 +183,8 @@ def _space_card(title: str) -> str:
     fields = {"title": title, "emoji": "📈", "colorFrom": "blue", "colorTo": "gray", "sdk": "static",
               "app_file": "index.html", "pinned": False, "tags": ["leaderboard", "audio", "vocalgrad"]}
     return (_front_matter(fields) + "\n"
-            f"# {_heading(title)}\n\nA static page made by `vocalgrad leaderboard`: one row per model, task variant and "
+            f"# {_heading(title)}\n\nA static page made by `vocalgrad leaderboard`: one row per model, task "
+            "variant and "
             "dataset build (its digest over the clips' sha256), the paper's rows copied and marked. "
             "`leaderboard.json` and `leaderboard.csv` hold the same table; `runs/` one file per run.\n")
 
@@ -191,7 +192,8 @@ def _space_card(title: str) -> str:
 def _results_card(title: str) -> str:
     return (_front_matter({"configs": [{"config_name": "runs", "data_files": "runs/*.json"}],
                            "tags": ["vocalgrad", "leaderboard"]}) + "\n"
-            f"# {_heading(title)}: runs\n\nOne JSON file per evaluation run gathered by `vocalgrad leaderboard`: model, task "
+            f"# {_heading(title)}: runs\n\nOne JSON file per evaluation run gathered by `vocalgrad leaderboard`: "
+            "model, task "
             "variant, dataset build digest, clips, accuracy with its 95 % interval, per-category accuracy, "
             "decoding, toolkit version and date.\n")
 

@@ -121,7 +121,8 @@ def _inside(root: Path, rel: str) -> Path:
 
     why = outside_reason(root, rel)
     if why:
-        raise CatalogError(f"{root}: manifest path {why}; it points outside the data folder: the manifest is not trusted")
+        raise CatalogError(f"{root}: manifest path {why}; it points outside the data folder: the manifest is "
+                           "not trusted")
     return (root / rel).resolve()
 
 

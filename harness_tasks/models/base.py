@@ -65,6 +65,7 @@ from vocalgrad import VocalGradError
 
 from ..clip_audio import AUDIO_MARKER, audio_sha256
 from ..parsing import classify_answer, error_answer, is_error_answer
+from .answer_tally import count_answers
 from .answer_log import AnswerLog, answer_key, ask_claimed, default_log_root
 
 log = logging.getLogger("vocalgrad")
@@ -77,18 +78,6 @@ TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words
 
 #: Token budget of the single retry for unparsed answers (benchmark.md §7).
 RETRY_MAX_NEW_TOKENS = 256
-
-#: Answers every adapter of this process returned, and how many were error answers, with the first
-#: error's text (``vocalgrad-eval`` ends non-zero when every request failed: :func:`answer_tally`).
-_TALLY: dict = {"answers": 0, "errors": 0, "first": ""}
-
-
-def answer_tally(*, reset: bool = False) -> dict:
-    """``{"answers": N, "errors": K, "first": TEXT}`` over the adapters' ``generate_until`` calls
-    so far in this process (``reset``: start again from zero)."""
-    if reset:
-        _TALLY.update(answers=0, errors=0, first="")
-    return dict(_TALLY)
 
 
 def as_bool(value: Any, *, name: str = "flag") -> bool:
@@ -314,10 +303,7 @@ class VocalGradLM(LM):
                          len(todo), RETRY_MAX_NEW_TOKENS,
                          sum(classify_answer(answers[q.index], q.answer_words)[1] == "parsed" for q in todo))
         errors = [(q.clip_id, a) for q, a in zip(queries, answers) if is_error_answer(a)]
-        _TALLY["answers"] += len(queries)
-        _TALLY["errors"] += len(errors)
-        if errors and not _TALLY["first"]:
-            _TALLY["first"] = " ".join(f"{errors[0][0]}: {errors[0][1][:200]}".split())
+        count_answers(len(queries), errors)  # vocalgrad-eval: every request failed? (answer_tally)
         if errors:
             shown = "; ".join(f"{cid}: {a[:160]}" for cid, a in errors[:10])
             log.warning("%s: %d of %d clip(s) got error answers (counted wrong, listed in the sample log): %s%s",
