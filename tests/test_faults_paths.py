@@ -160,3 +160,19 @@ def test_finetune_labels_and_published_metadata_never_name_a_file_outside(tmp_pa
         load_transfer_set(f"folder:{tmp_path / 'data'}", labels=str(labels))
     with pytest.raises(PublishedLayoutError, match="is an absolute path"):
         _audio_path(tmp_path, {"file_name": "/etc/passwd"}, "metadata.csv, line 2")
+
+
+def test_finetune_overwrite_removes_a_link_never_what_it_points_to(tmp_path):
+    from analysis.finetune.train import _finished_run
+
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "adapter").mkdir(parents=True)
+    (elsewhere / "adapter" / "weights.bin").write_bytes(b"w")
+    (elsewhere / "finetune.json").write_text("{}")
+    out = tmp_path / "ft"
+    out.mkdir()
+    (out / "adapter").symlink_to(elsewhere / "adapter", target_is_directory=True)
+    (out / "finetune.json").symlink_to(elsewhere / "finetune.json")
+    assert _finished_run(out, {"k": 1}, overwrite=True) is None
+    assert not (out / "adapter").is_symlink() and not (out / "finetune.json").exists()
+    assert (elsewhere / "adapter" / "weights.bin").read_bytes() == b"w" and (elsewhere / "finetune.json").is_file()
