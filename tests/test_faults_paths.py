@@ -131,6 +131,10 @@ def test_hub_and_verify_never_read_a_manifest_path_leading_out(escape, tmp_path,
         err = capsys.readouterr().err
         assert "must stay inside" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "h").exists()
+    from generation.render_dir import RenderDir
+
+    with pytest.raises(OutsideFolderError, match="source_id"):  # a manifest source_id names sources/<id>.flac
+        RenderDir(root).source_path("../../victim/x")
 
 
 @pytest.mark.parametrize("escape", ["../victim.txt", "ABS", "link/victim.txt"])
