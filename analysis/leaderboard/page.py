@@ -86,7 +86,7 @@ def decoding_text(decoding: dict) -> str:
 
 
 def _verdict_cell(r: Row) -> str:
-    errors = r.error_rate == r.error_rate and r.error_rate > 0
+    errors = r.error_rate is not None and r.error_rate > 0
     title = r.verdict + (f"; {100 * r.error_rate:.1f} % error answers (failed requests)" if errors else "")
     return td(None, _SHORT.get(r.verdict, r.verdict), cls="text", title=title)
 
@@ -161,7 +161,7 @@ def _csv(rows: list[Row]) -> str:
         lo, hi = (r.ci or [None, None])[:2]
         w.writerow([r.model, r.variant, r.build or "", r.n_clips, r.n_sources, r.acc, lo, hi, r.verdict,
                     *[r.by_category.get(c, "") for c in vocalgrad.CATEGORY_NAMES], r.toolkit, r.date,
-                    r.data.get("source_kind", ""), r.results_file, r.error_rate,
+                    r.data.get("source_kind", ""), r.results_file, "" if r.error_rate is None else r.error_rate,
                     json.dumps(r.decoding, sort_keys=True)])
     return buf.getvalue()
 

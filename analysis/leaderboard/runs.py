@@ -63,8 +63,8 @@ class Row:
         What the results file says of the dataset (name, source kind), where recorded.
     results_file : str
         The run's results file; ``superseded`` lists earlier runs of the same row.
-    error_rate : float
-        Share of error answers (failed requests); above
+    error_rate : float or None
+        Share of error answers (failed requests; ``None`` without a sample log); above
         :data:`analysis.report.stats.MAX_ERROR_RATE` the row has no verdict (``n/a: k % error answers``).
     """
 
@@ -83,7 +83,7 @@ class Row:
     data: dict
     results_file: str
     superseded: list = field(default_factory=list)
-    error_rate: float = math.nan
+    error_rate: float | None = None
 
     @property
     def key(self) -> tuple:
@@ -192,7 +192,7 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
             ci=list(ov["ci"]["acc"]["binomial"]) if ev.has_samples else None,
             verdict=ov.get("verdict", "n/a"), by_category=by_cat,
             decoding=_decoding(data), toolkit=_toolkit(data), date=_date(data, results_file),
-            data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate", math.nan)))
+            data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate")))
     return rows
 
 
