@@ -368,7 +368,7 @@ def _main(argv: list[str]) -> int:
     return 0
 
 
-class EveryRequestFailedError(EvalArgumentError):
+class EveryRequestFailedError(vocalgrad.VocalGradError, RuntimeError):
     """Every request of the run got an error answer: its results are not a measurement."""
 
 
