@@ -269,11 +269,13 @@ def published_row(row: dict) -> dict:
 
 
 def _audio_path(folder: Path, meta: dict, where: str) -> Path:
+    from .contained import outside_reason
+
     rel = meta["file_name"]
-    path = (folder / rel).resolve()
-    if not path.is_relative_to(folder.resolve()):
-        raise PublishedLayoutError(f"{where}: file_name {rel!r} points outside {folder}")
-    return path
+    why = outside_reason(folder, rel)
+    if why:
+        raise PublishedLayoutError(f"{where}: file_name {why}; it must stay inside {folder}")
+    return (folder / rel).resolve()
 
 
 def local_copy(src) -> Path:

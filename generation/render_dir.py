@@ -118,12 +118,18 @@ class RenderDir:
     sources_dir = _in_folder("sources", "The source clips, ``sources/<source_id>.flac``.")
 
     def clip_path(self, row: dict) -> Path:
-        """The file of a manifest row (its ``path``, relative to the folder)."""
-        return self.path / row["path"]
+        """The file of a manifest row (its ``path``, relative to the folder; one leading out of the
+        folder raises :class:`generation.contained.OutsideFolderError`)."""
+        from .contained import inside
+
+        return inside(self.path, row["path"], source=str(self.manifest_path))
 
     def source_path(self, source_id: str) -> Path:
-        """``sources/<source_id>.flac`` (it may not exist)."""
-        return self.sources_dir / f"{source_id}.flac"
+        """``sources/<source_id>.flac`` (it may not exist; an id that leads out of the folder, read from
+        the manifest, raises :class:`generation.contained.OutsideFolderError`)."""
+        from .contained import inside
+
+        return inside(self.path, f"sources/{source_id}.flac", source=f"{self.manifest_path} (source_id)")
 
     def clip_record(self, row: dict) -> dict:
         """The Hub record of a manifest row (:func:`vocalgrad.hub_record`, its clip's bytes)."""

@@ -52,7 +52,12 @@ def unit_problem(out_dir: Path, part: Path) -> str | None:
         clips = [(r["path"], r["sha256"]) for r in rows]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return f"{part}: unreadable part file ({type(exc).__name__})"
+    from .contained import outside_reason
+
     for rel, sha in clips:
+        why = outside_reason(out_dir, rel)
+        if why:
+            return f"{part}: clip path {why}; the unit is rendered again"
         path = out_dir / rel
         try:
             data = path.read_bytes()

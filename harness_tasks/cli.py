@@ -352,8 +352,11 @@ def _main(argv: list[str]) -> int:
     # that a lone flag (e.g. --tasks list) also works.
     if argv and argv[0] not in _SUBCOMMANDS and argv[0] not in ("-h", "--help"):
         argv = ["run", *argv]
+    from .models.answer_tally import answer_tally
+
     old = sys.argv
     sys.argv = ["vocalgrad-eval", *argv]
+    answer_tally(reset=True)
     try:
         cli_evaluate()
     except SystemExit as exc:  # argparse --help / errors
@@ -361,7 +364,21 @@ def _main(argv: list[str]) -> int:
         return code if isinstance(code, int) else (0 if code is None else 1)
     finally:
         sys.argv = old
+    every_request_failed(answer_tally())
     return 0
+
+
+class EveryRequestFailedError(vocalgrad.VocalGradError, RuntimeError):
+    """Every request of the run got an error answer: its results are not a measurement."""
+
+
+def every_request_failed(tally: dict) -> None:
+    """Raise :class:`EveryRequestFailedError` (exit 2, one line) when the model adapters answered
+    requests and every answer was an error answer (a server answering HTTP 500, a dead endpoint)."""
+    if tally["answers"] and tally["errors"] == tally["answers"]:
+        raise EveryRequestFailedError(
+            f"every one of the {tally['answers']} requests failed (first: {tally['first']}); the results written "
+            "are error answers, not a measurement: check the model or server (e.g. with --limit 1) and rerun")
 
 
 if __name__ == "__main__":

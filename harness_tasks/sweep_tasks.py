@@ -72,15 +72,15 @@ def sweep_files(names: tuple[str, ...] | None = None, *, dataset: str | None = N
 
 
 def write_sweep_tasks(folder: str | Path, names: tuple[str, ...] | None = None, *,
-                      dataset: str | None = None) -> list[Path]:
-    """Write :func:`sweep_files` into ``folder`` (created; its earlier sweep files removed); return the paths."""
+                      dataset: str | None = None, force: bool = False) -> list[Path]:
+    """Write :func:`sweep_files` into ``folder`` (:func:`harness_tasks.ext_tasks.write_generated`: the
+    ownership rules of every output folder; its earlier sweep files removed); return the paths."""
     from .ext_tasks import write_generated  # the one writer of generated task folders
 
-    return write_generated(folder, sweep_files(names, dataset=dataset), SWEEP_HEADER)
+    return write_generated(folder, sweep_files(names, dataset=dataset), SWEEP_HEADER, force=force)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m harness_tasks.sweep_tasks DIR")
-    paths = write_sweep_tasks(sys.argv[1])
-    print(f"wrote {len(paths)} files to {sys.argv[1]}")
+    from .ext_tasks import task_writer_main
+
+    sys.exit(task_writer_main("python -m harness_tasks.sweep_tasks", write_sweep_tasks))

@@ -202,7 +202,7 @@ def _finished_run(out: Path, key: dict, *, overwrite: bool) -> dict | None:
     if overwrite:
         for p in ("adapter", "checkpoint", "checkpoint.old", "finetune.json"):
             q = out / p
-            shutil.rmtree(q) if q.is_dir() else q.unlink(missing_ok=True)
+            shutil.rmtree(q) if q.is_dir() and not q.is_symlink() else q.unlink(missing_ok=True)  # a link: itself only
     result_path = out / "finetune.json"
     if result_path.is_file():
         done = json.loads(result_path.read_text())

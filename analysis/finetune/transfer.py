@@ -113,6 +113,12 @@ def load_transfer_set(data: str, *, labels: str | None = None, classes=None, spl
         if not rows or not {"file", "label"} <= set(rows[0]):
             raise ValueError(f"{labels}: expected a CSV with columns file,label")
         rows = rows[:limit]
+        from generation.contained import outside_reason
+
+        for i, r in enumerate(rows):
+            why = outside_reason(root, r["file"], links=False)
+            if why:
+                raise ValueError(f"{labels}, row {i + 2}: file {why}; list files relative to {root}")
         files = [root / r["file"] for r in rows]
         missing = [str(p) for p in files if not p.is_file()]
         if missing:

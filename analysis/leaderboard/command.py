@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,8 @@ def register_cli(sub) -> None:
                    help="lm-eval --output_path folder or results_*.json file; LABEL=PATH names the model")
     p.add_argument("--out", required=True, metavar="DIR", help="leaderboard folder (new, empty or an earlier one)")
     p.add_argument("--title", default="VocalGrad leaderboard", help="page and card title")
+    p.add_argument("--force", action="store_true",
+                   help="replace files of --out that an earlier run did not write (or that were edited since)")
     p.add_argument("--draws", type=int, default=1000, help="bootstrap draws of the intervals (default 1000)")
     p.add_argument("--seed", type=int, default=1234, help="bootstrap seed (default 1234)")
     p.add_argument("--push-space", metavar="ORG/NAME", help="upload the page as a static Space")
@@ -35,22 +36,9 @@ def register_cli(sub) -> None:
     p.set_defaults(func=_cli)
 
 
-def _check_out(out: Path) -> None:
-    """Refuse an --out that is a file, or a folder that holds something else than a leaderboard."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: a file is in the way; give a folder")
-    if out.is_dir() and any(out.iterdir()):
-        mark = out / "leaderboard.json"
-        try:
-            ours = json.loads(mark.read_text(encoding="utf-8")).get("format", "").startswith("vocalgrad-leaderboard/")
-        except (OSError, ValueError, AttributeError):
-            ours = False
-        if not ours:
-            raise ValueError(f"--out {out}: the folder holds files and is not a leaderboard folder (no "
-                             f"leaderboard.json of this command); give a new or empty folder")
-
-
 def _cli(args) -> int:
+    from generation.ownership import claim_out
+
     from .page import write_folder
     from .runs import LeaderboardError, gather
     from .upload import plan, push
@@ -62,9 +50,9 @@ def _cli(args) -> int:
     t0 = time.perf_counter()
     out = Path(args.out)
     try:
-        _check_out(out)
+        claim_out(out, "leaderboard", force=args.force)  # before any work: never someone else's folder
         rows, notes = gather(args.results, draws=args.draws, seed=args.seed)
-        files = write_folder(out, rows, notes, title=args.title)
+        files = write_folder(out, rows, notes, title=args.title, force=args.force)
         for n in notes:
             print(f"{PROG}: note: {n}", file=sys.stderr)
         builds = {r.build for r in rows}

@@ -18,7 +18,7 @@ from analysis.report.html_page import static_text
 from analysis.report.html_tables import Table, esc, legend, td
 from analysis.report.markdown import ci
 from analysis.report.paper import PAPER_CATEGORY_ACC, PAPER_SOURCE
-from generation.audio import atomic_write_text
+from analysis.report.stats import MAX_ERROR_RATE
 from generation.identity import short
 
 from .runs import Row
@@ -30,7 +30,7 @@ SPACE_CARD = "README.md"
 RESULTS_CARD = "results-dataset-card.md"
 RUNS = "runs"
 CSV_COLUMNS = ["model", "variant", "build", "n_clips", "n_sources", "acc", "ci_low", "ci_high", "verdict",
-               *vocalgrad.CATEGORY_NAMES, "toolkit", "date", "source_kind", "results_file"]
+               *vocalgrad.CATEGORY_NAMES, "toolkit", "date", "source_kind", "results_file", "error_rate", "decoding"]
 _SHORT = {"above chance": "above", "below chance": "below", "not different from chance": "≈ chance"}
 
 
@@ -56,6 +56,41 @@ def _build_cell(row: Row) -> str:
     return td(None, text, cls="text mono", title=title)
 
 
+def decoding_text(decoding: dict) -> str:
+    """Short readable form of a row's decoding (``greedy, 128 tok``, ``sampled T=0.7, 64 tok``,
+    ``logits``); the full record is the cell's hover text and in the run file."""
+    gen = decoding.get("gen_kwargs") or {}
+    if isinstance(gen, str):  # lm-eval's --gen_kwargs "temperature=0,max_gen_toks=64"
+        gen = dict(kv.split("=", 1) for kv in gen.split(",") if "=" in kv)
+    model = decoding.get("model") if isinstance(decoding.get("model"), dict) else {}
+    settings = {**model, **(gen if isinstance(gen, dict) else {})}
+    parts = []
+    scoring = settings.get("scoring")
+    if scoring in ("logits", "both"):
+        parts.append(f"scoring {scoring}")
+    temp = settings.get("temperature")
+    sampled = str(settings.get("do_sample", "")).lower() == "true" or model.get("greedy") is False
+    try:
+        sampled = sampled or float(temp) > 0
+    except (TypeError, ValueError):
+        pass
+    if scoring != "logits":
+        parts.append(f"sampled T={temp}" if sampled and temp is not None else "sampled" if sampled else "greedy")
+    tokens = settings.get("max_gen_toks", settings.get("max_new_tokens"))
+    if tokens not in (None, ""):
+        parts.append(f"{tokens} tok")
+    if decoding.get("batch_size") not in (None, "", 1, "1"):
+        parts.append(f"batch {decoding['batch_size']}")
+    text = ", ".join(str(p) for p in parts)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _verdict_cell(r: Row) -> str:
+    errors = r.error_rate is not None and r.error_rate > 0
+    title = r.verdict + (f"; {100 * r.error_rate:.1f} % error answers (failed requests)" if errors else "")
+    return td(None, _SHORT.get(r.verdict, r.verdict), cls="text", title=title)
+
+
 def _table(rows: list[Row]) -> str:
     cats = list(vocalgrad.CATEGORY_NAMES)
     head = [("model", "text"), ("variant", "text"), ("build", "text"), ("clips", "num"), ("acc %", "num"),
@@ -66,9 +101,9 @@ def _table(rows: list[Row]) -> str:
         dec = json.dumps(r.decoding, sort_keys=True)
         cells = [td(None, r.variant, cls="text"), _build_cell(r), td(r.n_clips, f"{r.n_clips:,}"),
                  td(r.acc, colour=True), td(r.ci[0] if r.ci else None, ci(r.ci) if r.ci else "–"),
-                 td(None, _SHORT.get(r.verdict, r.verdict), cls="text", title=r.verdict)]
+                 _verdict_cell(r)]
         cells += [td(r.by_category.get(c), colour=True) if c in r.by_category else td(None, "") for c in cats]
-        cells += [td(None, dec if len(dec) <= 40 else dec[:37] + "…", cls="text", title=dec),
+        cells += [td(None, decoding_text(r.decoding) or "not recorded", cls="text", title=dec),
                   td(None, r.toolkit, cls="text"), td(None, r.date, cls="text")]
         label = f'<a href="{RUNS}/{esc(r.run_id)}.json">{esc(r.model)}</a>'
         t.add(label, cells)
@@ -99,18 +134,20 @@ def _builds_section(rows: list[Row]) -> str:
             "measurements and are never merged.</p><ul>" + "".join(items) + "</ul>")
 
 
-def _page(rows: list[Row], notes: list[str]) -> str:
+def _page(rows: list[Row], notes: list[str], title: str = "VocalGrad leaderboard") -> str:
     note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
     notes_block = f'<h2 id="notes">Replaced runs</h2><ul>{note_html}</ul>' if notes else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>VocalGrad leaderboard</title><style>{static_text('report.css')}</style></head><body>"
-            "<header><h1>VocalGrad leaderboard</h1><p class=\"note\">Does one acoustic attribute of a clip go up "
+            f"<title>{esc(title)}</title><style>{static_text('report.css')}</style></head><body>"
+            f"<header><h1>{esc(title)}</h1><p class=\"note\">Does one acoustic attribute of a clip go up "
             "or down? Accuracy = mean over categories (unparsed answers count as wrong), chance 50 %. "
             "One row per model, task variant and dataset build; rows marked <em>paper</em> are copied from "
             f"the paper ({esc(PAPER_SOURCE)}) and were measured on its VCTK build. Data: "
             "<a href=\"leaderboard.json\">leaderboard.json</a>, <a href=\"leaderboard.csv\">leaderboard.csv</a>, "
-            "one file per run in <code>runs/</code>. Click a column header to sort.</p></header><main>"
+            "one file per run in <code>runs/</code>. Click a column header to sort. A row with more than "
+            f"{100 * MAX_ERROR_RATE:.0f} % error answers (failed requests) gets no verdict against chance.</p>"
+            "</header><main>"
             f"{legend()}{_table(rows)}{_builds_section(rows)}{notes_block}</main>"
             "<p id=\"sort-status\" class=\"visually-hidden\" aria-live=\"polite\"></p>"
             f"<script>{static_text('report.js')}</script></body></html>\n")
@@ -124,61 +161,75 @@ def _csv(rows: list[Row]) -> str:
         lo, hi = (r.ci or [None, None])[:2]
         w.writerow([r.model, r.variant, r.build or "", r.n_clips, r.n_sources, r.acc, lo, hi, r.verdict,
                     *[r.by_category.get(c, "") for c in vocalgrad.CATEGORY_NAMES], r.toolkit, r.date,
-                    r.data.get("source_kind", ""), r.results_file])
+                    r.data.get("source_kind", ""), r.results_file, "" if r.error_rate is None else r.error_rate,
+                    json.dumps(r.decoding, sort_keys=True)])
     return buf.getvalue()
 
 
+def _front_matter(fields: dict) -> str:
+    """A card's YAML front matter, written by the YAML library (a title with ``:``, ``#`` or a line
+    break stays one string value)."""
+    import yaml
+
+    return "---\n" + yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=10_000) + "---\n"
+
+
+def _heading(title: str) -> str:
+    """The title as one Markdown heading line (line breaks become spaces)."""
+    return " ".join(title.split()) or "VocalGrad leaderboard"
+
+
 def _space_card(title: str) -> str:
-    return ("---\n"
-            f"title: {title}\n"
-            "emoji: 📈\n"
-            "colorFrom: blue\n"
-            "colorTo: gray\n"
-            "sdk: static\n"
-            "app_file: index.html\n"
-            "pinned: false\n"
-            "tags:\n- leaderboard\n- audio\n- vocalgrad\n"
-            "---\n\n"
-            f"# {title}\n\nA static page made by `vocalgrad leaderboard`: one row per model, task variant and "
+    fields = {"title": title, "emoji": "📈", "colorFrom": "blue", "colorTo": "gray", "sdk": "static",
+              "app_file": "index.html", "pinned": False, "tags": ["leaderboard", "audio", "vocalgrad"]}
+    return (_front_matter(fields) + "\n"
+            f"# {_heading(title)}\n\nA static page made by `vocalgrad leaderboard`: one row per model, task "
+            "variant and "
             "dataset build (its digest over the clips' sha256), the paper's rows copied and marked. "
             "`leaderboard.json` and `leaderboard.csv` hold the same table; `runs/` one file per run.\n")
 
 
 def _results_card(title: str) -> str:
-    return ("---\n"
-            "configs:\n- config_name: runs\n  data_files: runs/*.json\n"
-            "tags:\n- vocalgrad\n- leaderboard\n"
-            "---\n\n"
-            f"# {title}: runs\n\nOne JSON file per evaluation run gathered by `vocalgrad leaderboard`: model, task "
+    return (_front_matter({"configs": [{"config_name": "runs", "data_files": "runs/*.json"}],
+                           "tags": ["vocalgrad", "leaderboard"]}) + "\n"
+            f"# {_heading(title)}: runs\n\nOne JSON file per evaluation run gathered by `vocalgrad leaderboard`: "
+            "model, task "
             "variant, dataset build digest, clips, accuracy with its 95 % interval, per-category accuracy, "
             "decoding, toolkit version and date.\n")
 
 
-def write_folder(out, rows: list[Row], notes: list[str], *, title: str = "VocalGrad leaderboard") -> list[str]:
+def _legacy_files(out: Path) -> list[str]:
+    """What ``vocalgrad leaderboard`` wrote in a folder of an earlier version (no marker): its named
+    files and the ``runs/*.json`` that parse as its runs; everything else there is someone else's."""
+    names = ["leaderboard.json", "leaderboard.csv", "index.html", SPACE_CARD, RESULTS_CARD]
+    return [n for n in names if (out / n).is_file()] + [
+        f"{RUNS}/{p.name}" for p in sorted((out / RUNS).glob("*.json")) if _is_our_run(p)]
+
+
+def write_folder(out, rows: list[Row], notes: list[str], *, title: str = "VocalGrad leaderboard",
+                 force: bool = False) -> list[str]:
     """Write the leaderboard folder ``out``; returns the files written (relative POSIX paths, sorted).
 
-    Files are written under temporary names and renamed; ``runs/`` files of runs no longer listed are
-    removed only when this command wrote them (their names follow the run-id pattern and they parse as
-    a run of this folder's format).
+    The folder follows the rules of every output folder (:func:`generation.ownership.owned_update`):
+    one writer at a time (a second ``vocalgrad leaderboard --out DIR`` is refused), the files are
+    staged and moved into place together, the files an earlier run wrote (its marker, or an earlier
+    version's layout) and no longer made are removed, and foreign files are never replaced (unless
+    ``force``).
     """
-    out = Path(out)
-    (out / RUNS).mkdir(parents=True, exist_ok=True)
-    written = []
-    keep = {f"{r.run_id}.json" for r in rows}
-    for r in rows:
-        atomic_write_text(out / RUNS / f"{r.run_id}.json", json.dumps(r.to_json(), indent=1, sort_keys=True) + "\n")
-        written.append(f"{RUNS}/{r.run_id}.json")
-    for old in (out / RUNS).glob("*.json"):
-        if old.name not in keep and _is_our_run(old):
-            old.unlink()
+    from generation.ownership import owned_update
+
     table = {"format": "vocalgrad-leaderboard/1", "rows": [r.to_json() for r in rows], "notes": notes,
              "paper": {"source": PAPER_SOURCE, "category_acc": PAPER_CATEGORY_ACC, "copied": True}}
-    files = {"leaderboard.json": json.dumps(table, indent=1, sort_keys=True) + "\n", "leaderboard.csv": _csv(rows),
-             "index.html": _page(rows, notes), SPACE_CARD: _space_card(title), RESULTS_CARD: _results_card(title)}
-    for name, text in files.items():
-        atomic_write_text(out / name, text)
-        written.append(name)
-    return sorted(written)
+    files = {f"{RUNS}/{r.run_id}.json": json.dumps(r.to_json(), indent=1, sort_keys=True) + "\n" for r in rows}
+    files.update({"leaderboard.json": json.dumps(table, indent=1, sort_keys=True) + "\n", "leaderboard.csv": _csv(rows),
+                  "index.html": _page(rows, notes, title), SPACE_CARD: _space_card(title),
+                  RESULTS_CARD: _results_card(title)})
+    with owned_update(out, "leaderboard", what="vocalgrad leaderboard", legacy_files=_legacy_files,
+                      force=force) as stage:
+        (stage / RUNS).mkdir()
+        for name, text in files.items():
+            (stage / name).write_text(text, encoding="utf-8")
+    return sorted(files)
 
 
 def _is_our_run(path: Path) -> bool:

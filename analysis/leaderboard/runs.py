@@ -12,7 +12,10 @@ listed with ``build`` ``None`` ("unknown") and never merged with another run.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import math
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,9 @@ class Row:
         What the results file says of the dataset (name, source kind), where recorded.
     results_file : str
         The run's results file; ``superseded`` lists earlier runs of the same row.
+    error_rate : float or None
+        Share of error answers (failed requests; ``None`` without a sample log); above
+        :data:`analysis.report.stats.MAX_ERROR_RATE` the row has no verdict (``n/a: k % error answers``).
     """
 
     model: str
@@ -77,6 +83,7 @@ class Row:
     data: dict
     results_file: str
     superseded: list = field(default_factory=list)
+    error_rate: float | None = None
 
     @property
     def key(self) -> tuple:
@@ -84,11 +91,14 @@ class Row:
 
     @property
     def run_id(self) -> str:
-        """File-name-safe id of the run: model, variant, short build, date."""
+        """File-name-safe id of the run, unique by content: model and variant slugs (readable), then
+        12 hex digits of the sha256 of the run's content (model name as given, variant, build,
+        results file, date, figures), so ``Org/Model`` and ``org-model`` never share a file."""
         from analysis.report.markdown import slug
 
-        stamp = self.date.replace(":", "").replace("-", "")[:15]
-        return f"{slug(self.model)}__{self.variant}__{short(self.build)}__{stamp}"
+        content = {k: v for k, v in asdict(self).items() if k != "superseded"}
+        digest = hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        return f"{slug(self.model)[:80]}__{slug(self.variant)[:20]}__{digest}"
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -98,16 +108,34 @@ class Row:
 
 
 
+class LeaderboardWarning(UserWarning):
+    """A results file field the leaderboard cannot read (shown as unknown)."""
+
+
 def _date(data: dict, rfile: Path) -> str:
+    """The run's date (UTC, ISO): lm-eval's ``date`` (seconds since 1970), else the results file's
+    name; ``unknown`` with a warning when neither can be read (``1e20``, ``-1e300``, text)."""
     stamp = data.get("date")
-    if isinstance(stamp, (int, float)) and math.isfinite(stamp):
-        return _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+        try:
+            return _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, ValueError, OSError):
+            pass
     from analysis.report.loading import RESULTS_FILE
 
     m = RESULTS_FILE.match(rfile.name)  # results_2026-12-02T00-55-30.136372.json
     if m:
         day, _, clock = m.group(1).partition("T")
-        return f"{day}T{clock[:8].replace('-', ':')}Z"
+        text = f"{day}T{clock[:8].replace('-', ':')}Z"
+        try:
+            _dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+            return text
+        except ValueError:
+            pass
+    if stamp is not None or m:
+        shown = repr(stamp)[:40]
+        warnings.warn(f"{rfile}: date {shown} is not a readable time (seconds since 1970 within years 1-9999); "
+                      "the run's date is shown as unknown", LeaderboardWarning, stacklevel=2)
     return "unknown"
 
 
@@ -164,7 +192,7 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
             ci=list(ov["ci"]["acc"]["binomial"]) if ev.has_samples else None,
             verdict=ov.get("verdict", "n/a"), by_category=by_cat,
             decoding=_decoding(data), toolkit=_toolkit(data), date=_date(data, results_file),
-            data=_data_facts(facts), results_file=str(results_file)))
+            data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate")))
     return rows
 
 

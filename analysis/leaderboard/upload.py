@@ -37,11 +37,18 @@ def plan(folder, *, space: str | None = None, results: str | None = None) -> lis
     if not (root / "leaderboard.json").is_file():
         raise LeaderboardError(f"{root}: not a leaderboard folder (no leaderboard.json); make it with "
                                f"`vocalgrad leaderboard RESULTS... --out {root}`")
+    from generation.contained import inside
+    from generation.ownership import read_marker
+
+    listed = (read_marker(root) or {}).get("files")
+    runs = (sorted(r for r in listed if r.startswith(f"{RUNS}/")) if isinstance(listed, dict)  # what it wrote
+            else [f"{RUNS}/{p.name}" for p in sorted((root / RUNS).glob("*.json"))])  # an earlier version's folder
+    where = f"{root} (files to upload)"
     commits = []
     for repo_id, repo_type, pairs in (
-            (space, "space", [(f, root / f) for f in SPACE_FILES]),
-            (results, "dataset", [("README.md", root / RESULTS_CARD)]
-             + [(f"{RUNS}/{p.name}", p) for p in sorted((root / RUNS).glob("*.json"))])):
+            (space, "space", [(f, inside(root, f, source=where)) for f in SPACE_FILES]),
+            (results, "dataset", [("README.md", inside(root, RESULTS_CARD, source=where))]
+             + [(r, inside(root, r, source=where)) for r in runs])):
         if not repo_id:
             continue
         if not _REPO_ID.match(repo_id):

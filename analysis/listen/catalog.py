@@ -117,10 +117,13 @@ class Catalog:
 
 
 def _inside(root: Path, rel: str) -> Path:
-    path = (root / rel).resolve()
-    if not path.is_relative_to(root):
-        raise CatalogError(f"{root}: path {rel!r} points outside the data folder; the manifest is not trusted")
-    return path
+    from generation.contained import outside_reason
+
+    why = outside_reason(root, rel)
+    if why:
+        raise CatalogError(f"{root}: manifest path {why}; it points outside the data folder: the manifest is "
+                           "not trusted")
+    return (root / rel).resolve()
 
 
 def open_catalog(data, *, config: str | None = None) -> Catalog:

@@ -24,6 +24,7 @@ from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
 from .trajectory import trajectory_accuracy
 from .stats import (ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_clustered, mcnemar_exact,
                     paired_bootstrap_diff)
+from .stats import MAX_ERROR_RATE, error_verdict
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
 
@@ -57,7 +58,17 @@ def _group(records, *, draws: int, seed: int) -> dict[str, Any]:
     out["verdict"] = chance_verdict(ci["acc"]["binomial"])
     out["verdict_clustered"] = (chance_verdict(ci["acc"]["clustered"]) if out["n_sources"] >= MIN_CLUSTERS
                                 else few_sources(out["n_sources"]))
+    _guard_errors(out)
     return out
+
+
+def _guard_errors(g: dict) -> None:
+    """A row whose answers are mostly error answers (:data:`~analysis.report.stats.MAX_ERROR_RATE`)
+    gets its error share and no verdict against chance (``n/a: 100 % error answers``)."""
+    g["error_rate"] = g["n_error"] / g["n"] if g.get("n") else math.nan
+    instead = error_verdict(g.get("n_error", 0), g.get("n", 0))
+    if instead:
+        g.update(verdict=instead, verdict_clustered=instead)
 
 
 def few_sources(n_sources: int) -> str:
@@ -71,6 +82,7 @@ def _flag_rows(groups: dict[Any, dict]) -> None:
     flags = chance_flags([(g["n_correct"], g["n"]) for g in groups.values()], alpha=ALPHA)
     for g, (p, q, verdict) in zip(groups.values(), flags):
         g.update(p_chance=p, p_holm=q, verdict=verdict, verdict_clustered=verdict)  # rows: one exact test
+        _guard_errors(g)
 
 
 def _ordered(groups: dict, order) -> dict:
@@ -114,6 +126,11 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
             f"only {overall['n_sources']} source utterance(s): no clustered intervals (resampling fewer than "
             f"{MIN_CLUSTERS} sources does not give one); the binomial intervals and exact tests stand")
     out["overall"] = overall
+    if overall["error_rate"] > MAX_ERROR_RATE:
+        out["warnings"].append(
+            f"{overall['n_error']} of {overall['n']} answers ({100 * overall['error_rate']:.0f} %) are error answers "
+            f"(failed requests: see the sample logs), above the {100 * MAX_ERROR_RATE:.0f} % limit: the accuracy is "
+            "not a measurement of the model and gets no verdict against chance; fix the model or server and rerun")
     for key, order in BREAKDOWNS.items():
         split: dict[Any, list] = {}
         for r in recs:

@@ -340,6 +340,8 @@ def _cli(args) -> int:
         if m["has_samples"]:
             lo, hi = ov["ci"]["acc"]["binomial"]
             extra = f" [{100 * lo:.1f}, {100 * hi:.1f}] {ov['verdict']}"
+            if ov.get("n_error") and "error answers" not in ov["verdict"]:
+                extra += f", {100 * ov['error_rate']:.0f} % error answers"
         print(f"{m['label']}: acc {100 * acc:.1f} %{extra}", file=sys.stderr)
     if "html" in rep:
         print(f"HTML page: {rep['html']['path']} ({rep['html']['clips']} clips, "

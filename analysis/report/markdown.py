@@ -14,6 +14,7 @@ from .content import NOT_PAPER_MARK, NOT_PAPER_NOTE, data_lines, not_paired_line
 from .extras import extras_markdown
 from .formats import formats_markdown
 from .trajectory import trajectory_markdown
+from .stats import MAX_ERROR_RATE
 
 __all__ = ["render_markdown", "slug"]
 
@@ -161,7 +162,9 @@ def _intro(s: dict[str, Any], n_models: int) -> list[str]:
             "**vs chance**: the overall row is *above/below chance* when its binomial interval excludes 50 %. The rows "
             "of a table (categories, tiers, ...) are flagged by "
             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
-            "comparisons); **not different from chance** otherwise.", ""]
+            "comparisons); **not different from chance** otherwise. A row with more than "
+            f"{100 * MAX_ERROR_RATE:.0f} % error answers (failed requests) is not a measurement and gets none "
+            "(*n/a: k % error answers*).", ""]
 
 
 def _summary(models: list[dict[str, Any]]) -> list[str]:

@@ -252,3 +252,24 @@ def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], 
     alpha = (1 - level) / 2
     lo, hi = np.quantile(vals, [alpha, 1 - alpha])
     return float(lo), float(hi)
+
+
+# ------------------------------------------------------------------------------ error answers
+#: Above this share of error answers (requests the model adapter marked as failed: HTTP 500, a
+#: timeout, an undecodable clip) a row is not a measurement of the model: its accuracy is shown
+#: with its error share, never a verdict against chance (docs/reliability.md).
+MAX_ERROR_RATE = 0.10
+
+
+def error_verdict(n_error: int, n: int, *, limit: float = MAX_ERROR_RATE) -> str | None:
+    """What stands instead of a verdict against chance when more than ``limit`` of the ``n``
+    answers are error answers (``"n/a: 100 % error answers"``); ``None`` when the verdict stands.
+
+    >>> error_verdict(24, 24)
+    'n/a: 100 % error answers'
+    >>> error_verdict(1, 24) is None
+    True
+    """
+    if not n or n_error / n <= limit:
+        return None
+    return f"n/a: {100 * n_error / n:.0f} % error answers"

@@ -65,6 +65,7 @@ from vocalgrad import VocalGradError
 
 from ..clip_audio import AUDIO_MARKER, audio_sha256
 from ..parsing import classify_answer, error_answer, is_error_answer
+from .answer_tally import count_answers
 from .answer_log import AnswerLog, answer_key, ask_claimed, default_log_root
 
 log = logging.getLogger("vocalgrad")
@@ -302,6 +303,7 @@ class VocalGradLM(LM):
                          len(todo), RETRY_MAX_NEW_TOKENS,
                          sum(classify_answer(answers[q.index], q.answer_words)[1] == "parsed" for q in todo))
         errors = [(q.clip_id, a) for q, a in zip(queries, answers) if is_error_answer(a)]
+        count_answers(len(queries), errors)  # vocalgrad-eval: every request failed? (answer_tally)
         if errors:
             shown = "; ".join(f"{cid}: {a[:160]}" for cid, a in errors[:10])
             log.warning("%s: %d of %d clip(s) got error answers (counted wrong, listed in the sample log): %s%s",
