@@ -235,6 +235,8 @@ class OpenAIAudioLM(ChatLM):
         fields = ({"temperature": self.temperature} if self.temperature is not None else {}) | self.fixed
         budgets = {k: v for k, v in (("max_tokens", self.max_tokens),
                                      ("max_completion_tokens", self.max_completion_tokens)) if v is not None}
+        if name in ("openai", "gemini-openai") and self.audio_format != "input_audio":
+            raise ModelArgumentError(f"provider={name} takes clips as input_audio parts only; leave audio_format unset")
         accepted = {"openai": openai_fields, "gemini-openai": lambda: GEMINI_OPENAI_FIELDS}.get(name)
         if accepted is not None:
             refused = [f for f in [*fields, *budgets] if f not in accepted()]

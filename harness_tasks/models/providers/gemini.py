@@ -18,6 +18,7 @@ backoff from ``backoff`` seconds). A 400 that names a request field stops the ru
 from __future__ import annotations
 
 from collections.abc import Mapping
+import threading
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,9 +71,14 @@ class Gemini(Provider):
         self.extra_body = dict(extra_body)
         self.timeout, self.max_retries, self.backoff = timeout, max_retries, backoff
         self._client = None
+        self._client_lock = threading.Lock()
 
     @property
     def client(self):
+        with self._client_lock:          # one client for every thread (a dropped one closes its connections)
+            return self._make_client()
+
+    def _make_client(self):
         if self._client is None:
             try:
                 from google import genai

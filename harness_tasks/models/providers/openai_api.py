@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
+import threading
 from typing import Any
 
 from .base import FATAL_STATUS, FieldRefused, Malformed, Provider, Reply, RequestFailed, Stop, refused_field, stop_line
@@ -73,9 +74,14 @@ class ChatCompletions(Provider):
         self.fields, self.budgets, self.route = dict(fields), dict(budgets), route
         self.timeout, self.max_retries, self.api_key = timeout, max_retries, api_key
         self._client = None
+        self._client_lock = threading.Lock()
 
     @property
     def client(self):
+        with self._client_lock:          # one client for every thread (a dropped one closes its connections)
+            return self._make_client()
+
+    def _make_client(self):
         if self._client is None:
             try:
                 import openai
