@@ -157,3 +157,25 @@ def test_vllm_style_server_still_gets_the_full_greedy_fields(tmp_path):
         assert "provider" not in lm.identity()["endpoint"]          # answer-log keys of such runs are unchanged
     finally:
         server.close()
+
+
+def test_dry_run_counts_what_a_paid_run_would_send_and_sends_nothing(gemini_server, capsys, tmp_path):
+    from harness_tasks.models.providers.estimate import DryRunFinished
+
+    lm = OpenAIAudioLM(model="gemini-2.5-flash", provider="gemini", base_url=gemini_server.url,
+                       answer_log=str(tmp_path / "log"), dry_run="true")
+    with pytest.raises(DryRunFinished) as done:
+        lm.generate_until(_requests("d"), disable_tqdm=True)
+    assert done.value.code == 0 and gemini_server.requests == []
+    line = capsys.readouterr().out.strip()
+    assert "6 requests" in line and "6.0 s of audio" in line and "192 audio tokens" in line   # 32 per second
+    assert f"at most {6 * (128 + 1024):,} output tokens" in line and "nothing was sent" in line
+    # clips already answered are not counted again
+    OpenAIAudioLM(model="gemini-2.5-flash", provider="gemini", base_url=gemini_server.url, backoff=0.01,
+                  answer_log=str(tmp_path / "log"), api_key_env="PATH").generate_until(_requests("d")[:2],
+                                                                                       disable_tqdm=True)
+    again = OpenAIAudioLM(model="gemini-2.5-flash", provider="gemini", base_url=gemini_server.url,
+                          answer_log=str(tmp_path / "log"), dry_run="true")
+    with pytest.raises(DryRunFinished):
+        again.generate_until(_requests("d"), disable_tqdm=True)
+    assert "4 requests (2 more already in the answer log)" in capsys.readouterr().out

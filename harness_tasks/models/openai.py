@@ -67,6 +67,8 @@ backoff : float                Gemini: the SDK's first backoff in seconds (defau
 answer_log : str               answer-log folder, ``auto`` (default) or ``none`` (``cache`` is an
                                older name for it)
 retry_unparsed : bool          one retry with 256 tokens for unparsed answers (default true)
+dry_run : bool                 print what the run would send (requests, audio seconds, tokens) and
+                               stop before sending anything (:mod:`.providers.estimate`)
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ from generation.audio import resample
 
 from ..clip_audio import encode_wav
 from ..parsing import error_answer, is_error_answer
-from .base import ModelArgumentError, Query, VocalGradLM, float_arg, int_arg, layout, positive_int
+from .base import ModelArgumentError, Query, VocalGradLM, as_bool, float_arg, int_arg, layout, positive_int
 from .chat import ChatLM
 from .providers import PROFILES, Malformed, Provider, RequestFailed, Stop, detect
 
@@ -112,7 +114,7 @@ class OpenAIAudioLM(ChatLM):
 
     name = "vocalgrad-openai"
     IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {
-        "api_key_env", "concurrency", "timeout", "max_retries", "backoff", "cache"}
+        "api_key_env", "concurrency", "timeout", "max_retries", "backoff", "cache", "dry_run"}
 
     def __init__(
         self,
@@ -140,6 +142,7 @@ class OpenAIAudioLM(ChatLM):
         max_retries: Any = 5,
         backoff: Any = 1.0,
         cache: str | None = None,
+        dry_run: Any = False,
         **kwargs: Any,
     ) -> None:
         if cache is not None:
@@ -199,6 +202,7 @@ class OpenAIAudioLM(ChatLM):
                                      f"{self.provider_name}); Gemini's OpenAI endpoint takes reasoning_effort or "
                                      "extra_body's google.thinking_config")
         self.provider: Provider = self._make_provider(thinking_budget)
+        self.dry_run = as_bool(dry_run, name="dry_run")
         self.n_requests = 0
         self.n_errors = 0
         self.n_empty = 0
@@ -342,6 +346,15 @@ class OpenAIAudioLM(ChatLM):
         return error_answer(f"{reason} (after {attempt + 1} attempts)")
 
     # ------------------------------------------------------------------ adapter interface
+    def generate_until(self, requests, disable_tqdm: bool = False):
+        """lm-eval's entry; with ``dry_run=true`` it prints the estimate and ends the run (status 0)."""
+        if self.dry_run:
+            from .providers.estimate import DryRunFinished, estimate, summary_line
+
+            print(summary_line(estimate(self, [self._to_query(i, r) for i, r in enumerate(requests)])), flush=True)
+            raise DryRunFinished()
+        return super().generate_until(requests, disable_tqdm=disable_tqdm)
+
     def answer(self, queries: list[Query]) -> list[str]:
         if len(queries) == 1 or self.concurrency == 1:
             return [self._ask(q) for q in queries]
