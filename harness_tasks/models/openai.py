@@ -349,10 +349,10 @@ class OpenAIAudioLM(ChatLM):
     def generate_until(self, requests, disable_tqdm: bool = False):
         """lm-eval's entry; with ``dry_run=true`` it prints the estimate and ends the run (status 0)."""
         if self.dry_run:
-            from .providers.estimate import DryRunFinished, estimate, summary_line
+            from .providers.estimate import estimate, summary_line
 
             print(summary_line(estimate(self, [self._to_query(i, r) for i, r in enumerate(requests)])), flush=True)
-            raise DryRunFinished()
+            raise SystemExit(0)             # vocalgrad-eval ends with status 0, nothing written
         return super().generate_until(requests, disable_tqdm=disable_tqdm)
 
     def answer(self, queries: list[Query]) -> list[str]:

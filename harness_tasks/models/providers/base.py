@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from vocalgrad import VocalGradError
+
 from ..base import FatalAdapterError
 
 __all__ = ["FieldRefused", "Malformed", "Provider", "Reply", "RequestFailed", "Stop", "refused_field",
@@ -39,11 +41,11 @@ class Reply:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-class Malformed(Exception):
+class Malformed(VocalGradError):
     """A reply that cannot be read (no choices, no text, broken JSON): asked again."""
 
 
-class RequestFailed(Exception):
+class RequestFailed(VocalGradError):
     """A request that failed after the SDK's retries: this clip's error answer."""
 
 

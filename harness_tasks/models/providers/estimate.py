@@ -12,17 +12,10 @@ from __future__ import annotations
 import io
 from typing import Any
 
-__all__ = ["DryRunFinished", "estimate"]
+__all__ = ["estimate", "summary_line"]
 
 #: Gemini's documented audio token rate.
 GEMINI_AUDIO_TOKENS_PER_SECOND = 32
-
-
-class DryRunFinished(SystemExit):
-    """Ends ``vocalgrad-eval`` with status 0 after the estimate (nothing was sent, nothing written)."""
-
-    def __init__(self) -> None:
-        super().__init__(0)
 
 
 def _seconds(clip: Any) -> float:
