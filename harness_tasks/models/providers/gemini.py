@@ -170,7 +170,7 @@ class Gemini(Provider):
                         "models only), or none for the model's own" if "thinking" in field
                         else "leave it out of --model_args (or extra_body)")
                 return FieldRefused(stop_line(self.route, "gemini", status, message, field, hint), field)
-        if status in FATAL_STATUS:
+        if status in FATAL_STATUS or (status == 400 and "api key" in str(message).lower()):
             return Stop(stop_line(self.route, "gemini", status, message, None,
                                   "check api_key_env (GEMINI_API_KEY) and model"))
         return RequestFailed(f"HTTP {status}: {' '.join(str(message).split())[:200]}")
