@@ -177,3 +177,38 @@ def test_dry_run_counts_what_a_paid_run_would_send_and_sends_nothing(gemini_serv
     with pytest.raises(SystemExit):
         again.generate_until(_requests("d"), disable_tqdm=True)
     assert "4 requests (2 more already in the answer log)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("message,param,violations,field", [
+    ("Unrecognized request argument supplied: min_p", None, [], "min_p"),
+    ("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+     "max_tokens", [], "max_tokens"),
+    ("Unsupported value: 'temperature' does not support 0 with this model.", "temperature", [], "temperature"),
+    ('Invalid JSON payload received. Unknown name "frequency_penalty": Cannot find field.', None, [],
+     "frequency_penalty"),
+    ("Penalty is not enabled for models/gemini-2.5-flash", None, [], "presence_penalty"),
+    ("Budget 0 is invalid. This model only works in thinking mode.", None, [], "thinking_budget"),
+    ("Audio file could not be processed.", None, [], None),            # not a field: this clip's error
+    ("Request contains an invalid argument.", None, ["contents[0].parts[1]"], None),
+])
+def test_the_refused_field_is_read_from_each_providers_error(message, param, violations, field):
+    from harness_tasks.models.providers.base import refused_field
+
+    sent = ["temperature", "max_tokens", "top_p", "presence_penalty", "min_p", "thinking_budget"]
+    assert refused_field(message, sent, param, violations) == field
+
+
+def test_vocalgrad_eval_stops_with_one_line_on_a_refused_field(openai_server, tmp_path, monkeypatch, capsys):
+    from _harness_helpers import make_hub_folder, offline_lm_eval
+
+    from harness_tasks.cli import main
+
+    offline_lm_eval(monkeypatch)
+    monkeypatch.setenv("VOCALGRAD_DATASET", str(make_hub_folder(tmp_path / "hub", categories=("volume",), sources=3)))
+    monkeypatch.setenv("VG_OPENAI_KEY", "sk-test")
+    args = f"model=gpt-audio,base_url={openai_server.url},api_key_env=VG_OPENAI_KEY,answer_log=none,concurrency=1"
+    rc = main(["--model", "vocalgrad-openai", "--model_args", args + ",provider=openai-compatible",
+               "--tasks", "vocalgrad_volume", "--output_path", str(tmp_path / "out")])
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("vocalgrad-eval: error:")]
+    assert rc == 2 and len(err) == 1 and "refused the request field 'repetition_penalty'" in err[0]
+    assert len(openai_server.requests) == 1 and not (tmp_path / "out").exists()
