@@ -88,7 +88,7 @@ class Gemini(Provider):
                            "pip install -e '.[api]'") from None
             retry = types.HttpRetryOptions(attempts=self.max_retries + 1, initial_delay=self.backoff,
                                            max_delay=60.0, jitter=min(1.0, self.backoff))
-            self._client = genai.Client(api_key=self.api_key or "unset", http_options=types.HttpOptions(
+            self._client = genai.Client(vertexai=False, api_key=self.api_key or "unset", http_options=types.HttpOptions(
                 base_url=self.base_url, timeout=int(self.timeout * 1000), retry_options=retry))
         return self._client
 
