@@ -210,6 +210,7 @@ class OpenAIAudioLM(ChatLM):
         self.usage: dict[str, int] = {}
         self._count_lock = threading.Lock()
         self._cancel = threading.Event()
+        self._stopped: Stop | None = None
 
     def _make_provider(self, thinking_budget: Any) -> Provider:
         """The provider adapter; request fields the provider is known to refuse stop here, before any request."""
@@ -297,8 +298,8 @@ class OpenAIAudioLM(ChatLM):
         for round_ in range(self.empty_retries + 1):
             body = self.provider.build(parts, system=self.system_prompt, budget=q.max_new_tokens, scale=scale)
             answer = self._send(q, body)
-            if answer is None:               # cancelled before sending
-                raise KeyboardInterrupt
+            if answer is None:               # cancelled before sending: by a stop, or by Ctrl-C
+                raise self._stopped if self._stopped is not None else KeyboardInterrupt()
             if answer.strip():
                 return answer if is_error_answer(answer) else self.cut_at_stops(answer, q)
             with self._count_lock:
@@ -322,6 +323,7 @@ class OpenAIAudioLM(ChatLM):
             try:
                 reply = self.provider.send(body)
             except Stop as exc:
+                self._stopped = self._stopped or exc
                 self._cancel.set()           # nothing more is sent; the run ends with its one line
                 log.error("%s", exc)
                 raise
