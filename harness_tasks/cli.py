@@ -52,7 +52,8 @@ Every lm_eval flag works; lm-eval's own help follows this block. Guide: docs/eva
 Models (--model; --model_args key=value,...):
   vocalgrad-hf        transformers audio-text model: pretrained=HF_ID_OR_PATH[,dtype=bfloat16]
                       (pip install "vocalgrad[hf]"; --device cuda, --batch_size N)
-  vocalgrad-openai    OpenAI-compatible audio chat API (vLLM, hosted): model=NAME,base_url=URL[,concurrency=32]
+  vocalgrad-openai    vLLM/SGLang server or hosted API: model=NAME[,base_url=URL][,concurrency=32]
+                      [,provider=openai|gemini|openai-compatible] (default: read from base_url; pip install "vocalgrad[api]")
   vocalgrad-worker    a model in its own environment over a JSON-lines pipe: cmd="python -m ..." (docs/models.md)
   vocalgrad-oracle    signal-processing listener, no weights: the reference baseline
   vocalgrad-chance    seeded coin: seed=1234

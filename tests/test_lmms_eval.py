@@ -18,6 +18,20 @@ from harness_tasks import lmms_configs  # noqa: E402
 
 CATEGORIES = ("pitch", "volume")
 MAX_NEW = 6
+#: Qwen2-Audio-7B-Instruct's generation_config.json (sampling with a repetition penalty of 1.1); the token
+#: ids come from the tiny tokenizer. lmms-eval passes only do_sample / temperature / top_p / num_beams, so
+#: transformers keeps the penalty.
+QWEN2_AUDIO_GENERATION = dict(do_sample=True, temperature=0.7, top_k=20, top_p=0.5, repetition_penalty=1.1)
+
+
+def _with_checkpoint_generation(model_dir):
+    """The tiny checkpoint with Qwen2-Audio-7B-Instruct's sampling and penalty in its generation config."""
+    from transformers import GenerationConfig
+
+    own = GenerationConfig.from_pretrained(model_dir)
+    GenerationConfig(bos_token_id=own.bos_token_id, eos_token_id=own.eos_token_id, pad_token_id=own.pad_token_id,
+                     **QWEN2_AUDIO_GENERATION).save_pretrained(model_dir)
+    return model_dir
 
 
 def test_committed_lmms_task_files_equal_generated():
@@ -35,14 +49,16 @@ def test_committed_lmms_task_files_equal_generated():
 
 
 class _Recorder:
-    """Wraps Qwen2AudioForConditionalGeneration.generate: records what each call got."""
+    """Wraps Qwen2AudioForConditionalGeneration.generate: records what each call got, and counts the
+    steps transformers' repetition penalty was applied."""
 
     def __init__(self):
-        from transformers import Qwen2AudioForConditionalGeneration
+        from transformers import Qwen2AudioForConditionalGeneration, RepetitionPenaltyLogitsProcessor
 
-        self.cls = Qwen2AudioForConditionalGeneration
-        self.original = self.cls.generate
+        self.cls, self.penalty = Qwen2AudioForConditionalGeneration, RepetitionPenaltyLogitsProcessor
+        self.original, self.original_penalty = self.cls.generate, self.penalty.__call__
         self.calls: list[dict] = []
+        self.penalties: list[float] = []
 
     def __enter__(self):
         recorder = self
@@ -51,11 +67,15 @@ class _Recorder:
             recorder.calls.append({k: (v.detach().clone() if hasattr(v, "detach") else v) for k, v in kwargs.items()})
             return recorder.original(model, *args, **kwargs)
 
-        self.cls.generate = generate
+        def penalty(proc, *args, **kwargs):
+            recorder.penalties.append(proc.penalty)
+            return recorder.original_penalty(proc, *args, **kwargs)
+
+        self.cls.generate, self.penalty.__call__ = generate, penalty
         return self
 
     def __exit__(self, *exc):
-        self.cls.generate = self.original
+        self.cls.generate, self.penalty.__call__ = self.original, self.original_penalty
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +91,7 @@ def runs(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("lmms")
     hub = make_hub_folder(tmp / "hub", categories=CATEGORIES, sr=48000)
-    model_dir = build_tiny_qwen2_audio(tmp / "model")
+    model_dir = _with_checkpoint_generation(build_tiny_qwen2_audio(tmp / "model"))
     out = tmp / "lmms_results"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("VOCALGRAD_DATASET", str(hub))
@@ -92,12 +112,18 @@ def runs(tmp_path_factory):
         tracker.save_results_aggregated(results=lmms_res, samples=samples, datetime_str="20261202_000000")
         for task in lmms_res["configs"]:
             tracker.save_results_samples(task_name=task, samples=samples[task])
-        hf = HFAudioLM(pretrained=str(model_dir), device="cpu", batch_size=1, retry_unparsed=False)
+        hf = HFAudioLM(pretrained=str(model_dir), device="cpu", batch_size=1, retry_unparsed=False,
+                       generation="checkpoint_greedy")
         lm_tasks = [f"vocalgrad_audiofirst_{c}" for c in CATEGORIES] + ["vocalgrad_pitch"]
         with _Recorder() as rec_lm:
             lm_res = run_lm_eval(hf, lm_tasks, log_samples=True, gen_kwargs=f"max_gen_toks={MAX_NEW}")
+        plain = HFAudioLM(pretrained=str(model_dir), device="cpu", batch_size=1, retry_unparsed=False)
+        with _Recorder() as rec_plain:                      # the default: greedy without the checkpoint's penalty
+            plain_res = run_lm_eval(plain, lm_tasks[:len(CATEGORIES)], log_samples=True,
+                                    gen_kwargs=f"max_gen_toks={MAX_NEW}")
     return {"lmms": lmms_res, "lmms_samples": samples, "lmms_calls": rec_lmms.calls, "lm": lm_res,
-            "lm_calls": rec_lm.calls, "out": out, "hub": hub}
+            "lm_calls": rec_lm.calls, "out": out, "hub": hub, "plain": plain_res,
+            "penalties": {"lmms": rec_lmms.penalties, "lm": rec_lm.penalties, "plain": rec_plain.penalties}}
 
 
 def _answers(samples: list[dict]) -> dict[str, tuple[str, float]]:
@@ -135,6 +161,22 @@ def test_lmms_eval_answers_equal_vocalgrad_eval_audio_first(runs):
     # decoding: both greedy with the task's token budget; lmms-eval adds min_new_tokens=1
     c = runs["lmms_calls"][0]
     assert (c["do_sample"], c["max_new_tokens"], c["num_beams"], c["min_new_tokens"]) == (False, MAX_NEW, 1, 1)
+
+
+def test_checkpoint_penalty_is_what_separates_default_greedy_from_lmms_eval(runs):
+    """lmms-eval keeps the checkpoint's repetition penalty (1.1); vocalgrad-hf's default greedy drops it and
+    answers differently; generation=checkpoint_greedy keeps it and answers as lmms-eval (test above)."""
+    pen = runs["penalties"]
+    assert pen["lmms"] and set(pen["lmms"]) == {1.1}               # applied at every step in lmms-eval ...
+    assert len(pen["lm"]) >= len(pen["lmms"]) and set(pen["lm"]) == {1.1}   # ... and with checkpoint_greedy
+    assert pen["plain"] == []                                      # never in the default
+    differ = 0
+    for cat in CATEGORIES:
+        lmms = _answers(runs["lmms_samples"][f"vocalgrad_{cat}"])
+        plain = _answers(runs["plain"]["samples"][f"vocalgrad_audiofirst_{cat}"])
+        assert set(lmms) == set(plain)
+        differ += sum(lmms[k][0] != plain[k][0] for k in lmms)
+    assert differ >= 1, "the penalty changed no answer: the parity test could not see it"
 
 
 def test_text_first_default_prompt_is_not_what_lmms_eval_sends(runs):

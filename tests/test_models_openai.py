@@ -24,6 +24,7 @@ from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.base import Answer
 from harness_tasks.models.answer_log import AnswerLog
 from harness_tasks.models.openai import OpenAIAudioLM
+from harness_tasks.models.providers import Reply
 from harness_tasks.parsing import classify_answer
 
 PROMPT = 'Does the volume increase or decrease over time?\n\nAnswer with only one word: "increase" or "decrease".'
@@ -60,8 +61,8 @@ class Server:
                     action = "ok"
                 if action in ("429", "500", "400"):
                     self.send_response(int(action))
-                    if action == "429":
-                        self.send_header("Retry-After", "0")
+                    if action in ("429", "500"):         # the SDK honours it (short waits keep the test fast)
+                        self.send_header("retry-after-ms", "5")
                     self.end_headers()
                     self.wfile.write(b'{"error": "scripted"}')
                     return
@@ -198,17 +199,17 @@ def test_unparsed_answer_is_retried_once_with_256_tokens(server, tmp_path, monke
     lm = make(server, tmp_path, cache="none")
     calls = []
 
-    def fake_post(body):
+    def fake_send(body):
         calls.append(body["max_tokens"])
-        return "I think it goes up" if body["max_tokens"] == 128 else "increase"
+        return Reply("I think it goes up" if body["max_tokens"] == 128 else "increase")
 
-    monkeypatch.setattr(lm, "_post", fake_post)
+    monkeypatch.setattr(lm.provider, "send", fake_send)
     out = lm.generate_until([Req(PROMPT, ramp_clip("increase", "u"))], disable_tqdm=True)
     assert calls == [128, 256] and out[0] == "increase"
     assert isinstance(out[0], Answer) and out[0].retried
     lm2 = make(server, tmp_path, cache="none", retry_unparsed="false")
     calls.clear()
-    monkeypatch.setattr(lm2, "_post", fake_post)
+    monkeypatch.setattr(lm2.provider, "send", fake_send)
     out2 = lm2.generate_until([Req(PROMPT, ramp_clip("increase", "u"))], disable_tqdm=True)
     assert calls == [128] and classify_answer(out2[0])[1] == "unparsed"
 

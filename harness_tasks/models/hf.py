@@ -44,8 +44,10 @@ scoring : str                 ``generate`` (default): greedy text; ``logits``: n
                               :mod:`harness_tasks.logit_answers` and docs/model-layer.md
 trust_remote_code : bool      run the checkpoint's own code (``auto_map``; default false)
 attn_implementation : str     passed to ``from_pretrained``
-generation : str              ``greedy`` (default) or ``checkpoint`` (the checkpoint's own
-                              ``generation_config``, sampling included if it samples)
+generation : str              ``greedy`` (default), ``checkpoint`` (the checkpoint's own
+                              ``generation_config``, sampling included if it samples) or
+                              ``checkpoint_greedy`` (that config with sampling off, its repetition
+                              penalty kept: lmms-eval's decoding, docs/lmms-eval.md)
 retry_unparsed : bool         one retry with 256 new tokens for unparsed answers (default true;
                               off with ``scoring=logits``)
 """

@@ -1,43 +1,56 @@
-"""``vocalgrad-openai``: OpenAI-compatible chat completions with audio input.
+"""``vocalgrad-openai``: hosted audio APIs and OpenAI-compatible servers, each asked the way its
+maker documents (:mod:`.providers`).
 
-Serves vLLM deployments (``vllm serve Qwen/Qwen2-Audio-7B-Instruct``; the way to spread an
-evaluation over many GPUs and nodes), Gemini's OpenAI-compatible endpoint and other hosted APIs
-(docs/models.md has exact commands). Each clip is sent as base64 16-bit WAV in an
-``input_audio`` content part (or as a ``data:`` URL in an ``audio_url`` part), after the text
-by default.
+``provider=`` picks the request: ``openai-compatible`` (vLLM, SGLang: chat completions with the
+full greedy fields, ``vllm serve ...``; the way to spread an evaluation over many GPUs and nodes),
+``openai`` (OpenAI's API: ``gpt-audio``, ``gpt-4o-audio-preview``; only the fields it accepts),
+``gemini`` (Gemini's native ``generateContent`` with inline audio and a thinking budget, through
+``google-genai``), ``gemini-openai`` (Google's OpenAI-compatible endpoint). ``auto`` (default)
+reads it from ``base_url`` (:func:`.providers.detect`). docs/models.md has exact commands. Each
+clip is sent as 16-bit WAV, after the text by default.
 
-Robustness: requests run concurrently in threads; HTTP 429 / 408 / 5xx, timeouts, connection
-errors and malformed replies are retried with exponential backoff (``Retry-After`` is
-honoured); a request that still fails is returned as an *error answer* (counted by
-``error_rate``) - the run never crashes on it. An empty reply (a thinking model that spent its
-budget) is asked again with ``empty_budget_factor`` times the token budget; still empty, it is an
-error answer, never a cached success. Every answer goes to the base class's per-clip answer log
-at once (fsync-ed; key: model, base_url, every body setting, prompt, audio sha256, ...), so an
-interrupted or repeated run resumes without paying twice. Ctrl-C (SIGINT) cancels the requests
-not yet sent, waits for the ones on the wire (their answers are logged), and exits.
+Robustness: requests run concurrently in threads; the providers' SDKs retry HTTP 429 / 408 / 5xx,
+timeouts and connection errors (``Retry-After`` honoured by ``openai``); malformed replies are
+asked again here; a request that still fails is returned as an *error answer* (counted by
+``error_rate``). A refused request field (HTTP 400 naming it: ``Unrecognized request argument
+supplied: repetition_penalty``), a refused key (401/403) or an unknown model (404) would fail
+every clip alike: the run stops with one line naming it. An empty reply (a thinking model that
+spent its budget) is asked again with ``empty_budget_factor`` times the token budget; still empty,
+it is an error answer, never a cached success. Every answer goes to the base class's per-clip
+answer log at once (fsync-ed; key: model, base_url, every request setting, prompt, audio sha256,
+...), so an interrupted or repeated run resumes without paying twice. Ctrl-C (SIGINT) cancels the
+requests not yet sent, waits for the ones on the wire (their answers are logged), and exits.
 
 Model arguments
 ---------------
 model : str (required)         model name sent to the server
+provider : str                 ``auto`` (default), ``openai-compatible``, ``openai``, ``gemini``,
+                               ``gemini-openai``
 base_url : str                 default ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``
-api_key_env : str              environment variable holding the key (default ``OPENAI_API_KEY``;
-                               may be unset for a local server)
-audio_format : str             ``input_audio`` (default) or ``audio_url``
+                               (Google's endpoint for ``provider=gemini``)
+api_key_env : str              environment variable holding the key (default ``GEMINI_API_KEY``
+                               for the Gemini providers, else ``OPENAI_API_KEY``; may be unset for
+                               a local server)
+audio_format : str             ``input_audio`` (default) or ``audio_url`` (chat completions only)
 audio_first : bool             put the audio before the text (default false; a task's own
                                setting, e.g. ``vocalgrad_audiofirst``, wins)
-system_prompt : str            optional system message
+system_prompt : str            optional system message (Gemini: ``system_instruction``)
 sample_rate : int              resample before sending (default 0 = keep the clip's rate)
-max_tokens : int | task | none body field ``max_tokens``: ``task`` (default) = the task's budget
-                               (128, 256 for the retry); ``none`` leaves the field out
-max_completion_tokens : ...    body field ``max_completion_tokens`` (same values; default none).
-                               Reasoning models: ``max_tokens=none,max_completion_tokens=2048``
+max_tokens : int | task | none the answer budget: ``task`` = the task's budget (128, 256 for the
+                               retry); body field ``max_tokens`` (default ``task`` except for
+                               ``openai``); Gemini: ``max_output_tokens`` is this plus ``thinking_budget``
+max_completion_tokens : ...    body field ``max_completion_tokens`` (same values; default ``task``
+                               for ``openai``, else left out)
+thinking_budget : int | none   Gemini: ``thinking_config.thinking_budget`` (default 1024; 0 = off
+                               on the Flash models; ``none`` = the model's own)
 temperature : float | none     default 0; ``none`` leaves the field out
-greedy : str                   the rest of the greedy settings (:data:`GREEDY`): ``full`` (default)
-                               sends ``top_p`` 1, ``frequency_penalty`` 0, ``presence_penalty`` 0
-                               and vLLM's ``repetition_penalty`` 1 and ``min_p`` 0, so that a vLLM
-                               server fills none of them from the checkpoint's generation_config
-                               (its ``--generation-config auto`` default); ``standard`` only the
-                               OpenAI fields (for APIs that refuse unknown fields); ``none`` nothing
+greedy : str                   the rest of the greedy settings (:data:`GREEDY`): ``full`` (the
+                               ``openai-compatible`` default) sends ``top_p`` 1, ``frequency_penalty`` 0,
+                               ``presence_penalty`` 0 and vLLM's ``repetition_penalty`` 1 and
+                               ``min_p`` 0, so that a vLLM server fills none of them from the
+                               checkpoint's generation_config (its ``--generation-config auto``
+                               default); ``standard`` (the ``openai`` default) OpenAI's fields only;
+                               ``basic`` (the Gemini default) ``top_p`` 1; ``none`` nothing
 stop_token_ids : ints          vLLM's ``stop_token_ids`` (``|``-separated or a JSON list; default
                                none): the chat template's end-of-turn ids when the checkpoint's
                                generation_config does not name them
@@ -48,83 +61,78 @@ empty_retries : int            re-asks of an empty reply with a larger budget (d
 empty_budget_factor : float    budget multiplier per re-ask (default 4)
 concurrency : int              parallel requests (default 8)
 timeout : float                seconds per request (default 120)
-max_retries : int              retries after the first attempt (default 5)
-backoff : float                first backoff in seconds, doubled each retry (default 1, max 60)
+max_retries : int              the SDK's retries after the first attempt (default 5)
+backoff : float                Gemini: the SDK's first backoff in seconds (default 1, doubling,
+                               at most 60); malformed replies: the wait before asking again
 answer_log : str               answer-log folder, ``auto`` (default) or ``none`` (``cache`` is an
                                older name for it)
 retry_unparsed : bool          one retry with 256 tokens for unparsed answers (default true)
+dry_run : bool                 print what the run would send (requests, audio seconds, tokens) and
+                               stop before sending anything (:mod:`.providers.estimate`)
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import logging
 import os
 import random
 import threading
-import urllib.error
-import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
 from generation.audio import resample
-from vocalgrad import VocalGradError
 
 from ..clip_audio import encode_wav
 from ..parsing import error_answer, is_error_answer
-from .base import ModelArgumentError, Query, VocalGradLM, float_arg, int_arg, layout, positive_int
+from .base import ModelArgumentError, Query, VocalGradLM, as_bool, float_arg, int_arg, layout, positive_int
 from .chat import ChatLM
+from .providers import PROFILES, Malformed, Provider, RequestFailed, Stop, detect
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["OpenAIAudioLM"]
-
-_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+__all__ = ["GREEDY", "OpenAIAudioLM"]
 
 #: Body fields of greedy decoding besides ``temperature`` 0, per ``greedy`` setting. ``standard``:
 #: OpenAI's own fields, at their neutral values. ``full`` adds vLLM's extra sampling fields, which
 #: vLLM would otherwise take from the checkpoint's generation_config.json (``--generation-config
-#: auto``, its default: e.g. Audio Flamingo 3's repetition penalty 1.05); servers that do not know
-#: them ignore them (vLLM, SGLang and other OpenAI-compatible servers; OpenAI's own API refuses
-#: unknown fields: use ``standard`` there).
+#: auto``, its default: e.g. Audio Flamingo 3's repetition penalty 1.05); vLLM, SGLang and other
+#: OpenAI-compatible servers honour or ignore them, OpenAI's own API refuses them (HTTP 400).
+#: ``basic``: ``top_p`` only (Gemini refuses the penalties on its 2.5 models).
 GREEDY = {
     "none": {},
+    "basic": {"top_p": 1.0},
     "standard": {"top_p": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0},
     "full": {"top_p": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0, "repetition_penalty": 1.0,
              "min_p": 0.0},
 }
-
-
-class _Retryable(VocalGradError):
-    def __init__(self, reason: str, wait: float | None = None) -> None:
-        super().__init__(reason)
-        self.wait = wait
+_DEFAULT = object()
 
 
 class OpenAIAudioLM(ChatLM):
-    """lm-eval adapter for OpenAI-compatible ``/chat/completions`` endpoints with audio."""
+    """lm-eval adapter for hosted audio APIs and OpenAI-compatible servers (see the module docstring)."""
 
     name = "vocalgrad-openai"
     IDENTITY_EXCLUDE = VocalGradLM.IDENTITY_EXCLUDE | {
-        "api_key_env", "concurrency", "timeout", "max_retries", "backoff", "cache"}
+        "api_key_env", "concurrency", "timeout", "max_retries", "backoff", "cache", "dry_run"}
 
     def __init__(
         self,
         *,
         model: str | None = None,
+        provider: str = "auto",
         base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = None,
         audio_format: str = "input_audio",
         sample_rate: Any = 0,
-        max_tokens: Any = "task",
-        max_completion_tokens: Any = None,
+        max_tokens: Any = _DEFAULT,
+        max_completion_tokens: Any = _DEFAULT,
+        thinking_budget: Any = _DEFAULT,
         temperature: Any = 0.0,
         seed: Any = None,
         reasoning_effort: Any = None,
         top_p: Any = None,
-        greedy: Any = "full",
+        greedy: Any = None,
         stop_token_ids: Any = None,
         extra_body: Any = None,
         empty_retries: Any = 1,
@@ -134,24 +142,37 @@ class OpenAIAudioLM(ChatLM):
         max_retries: Any = 5,
         backoff: Any = 1.0,
         cache: str | None = None,
+        dry_run: Any = False,
         **kwargs: Any,
     ) -> None:
         if cache is not None:
             kwargs.setdefault("answer_log", cache)
         super().__init__(**kwargs)
         if not model:
-            raise ModelArgumentError("vocalgrad-openai needs model=<name> in --model_args")
+            raise ModelArgumentError(f"{self.name} needs model=<name> in --model_args")
         if audio_format not in ("input_audio", "audio_url"):
             raise ModelArgumentError(f"audio_format must be 'input_audio' or 'audio_url', got {audio_format!r}")
         self.model = str(model)
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
-        self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        provider = str(provider or "auto").strip().lower()
+        if provider != "auto" and provider not in PROFILES:
+            raise ModelArgumentError(f"provider must be auto or one of {', '.join(PROFILES)}, got {provider!r}")
+        url = base_url or (None if provider == "gemini" else os.environ.get("OPENAI_BASE_URL")) \
+            or ("https://generativelanguage.googleapis.com" if provider == "gemini" else "https://api.openai.com/v1")
+        self.base_url = url.rstrip("/")
+        self.provider_name = detect(self.base_url) if provider == "auto" else provider
+        default_greedy, budget_field, key_env = PROFILES[self.provider_name]
+        key_env = key_env if api_key_env is None else api_key_env
+        self.api_key = os.environ.get(key_env, "") if key_env else ""
         self.audio_format = audio_format
         self.sample_rate = int_arg(sample_rate, "sample_rate")
+        if max_tokens is _DEFAULT:
+            max_tokens = "task" if budget_field in ("max_tokens", "max_output_tokens") else None
+        if max_completion_tokens is _DEFAULT:
+            max_completion_tokens = "task" if budget_field == "max_completion_tokens" else None
         self.max_tokens = self._budget_arg(max_tokens, "max_tokens")
         self.max_completion_tokens = self._budget_arg(max_completion_tokens, "max_completion_tokens")
         self.temperature = None if _unset(temperature) else float_arg(temperature, "temperature")
-        self.greedy = "none" if _unset(greedy) else str(greedy).strip().lower()
+        self.greedy = default_greedy if greedy is None else ("none" if _unset(greedy) else str(greedy).strip().lower())
         if self.greedy not in GREEDY:
             raise ModelArgumentError(f"greedy must be one of {', '.join(GREEDY)}, got {greedy!r}")
         self.stop_token_ids = _token_ids(stop_token_ids)
@@ -176,11 +197,62 @@ class OpenAIAudioLM(ChatLM):
         self.timeout = float_arg(timeout, "timeout")
         self.max_retries = max(0, int_arg(max_retries, "max_retries"))
         self.backoff = max(0.0, float_arg(backoff, "backoff"))
+        if thinking_budget is not _DEFAULT and self.provider_name != "gemini" and not _unset(thinking_budget):
+            raise ModelArgumentError(f"thinking_budget is a setting of provider=gemini (this is "
+                                     f"{self.provider_name}); Gemini's OpenAI endpoint takes reasoning_effort or "
+                                     "extra_body's google.thinking_config")
+        self.provider: Provider = self._make_provider(thinking_budget)
+        self.dry_run = as_bool(dry_run, name="dry_run")
         self.n_requests = 0
         self.n_errors = 0
         self.n_empty = 0
+        self.n_cut = 0
+        self.usage: dict[str, int] = {}
         self._count_lock = threading.Lock()
         self._cancel = threading.Event()
+        self._stopped: Stop | None = None
+
+    def _make_provider(self, thinking_budget: Any) -> Provider:
+        """The provider adapter; request fields the provider is known to refuse stop here, before any request."""
+        name = self.provider_name
+        if name == "gemini":
+            from .providers.gemini import DEFAULT_THINKING_BUDGET, Gemini
+
+            wrong = [f for f, v in (("max_completion_tokens", self.max_completion_tokens),
+                                    ("stop_token_ids", self.stop_token_ids),
+                                    ("reasoning_effort", self.fixed.get("reasoning_effort"))) if v]
+            wrong += [f for f in self.fixed if f.endswith("penalty") or f == "min_p"]
+            if wrong:
+                raise ModelArgumentError(
+                    f"provider=gemini (generateContent) takes no {', '.join(dict.fromkeys(wrong))}: Gemini 2.5 "
+                    "models refuse penalties; the answer budget is max_tokens (+ thinking_budget); use greedy=basic")
+            if self.audio_format != "input_audio":
+                raise ModelArgumentError("provider=gemini sends clips as inline_data; leave audio_format unset")
+            budget = DEFAULT_THINKING_BUDGET if thinking_budget is _DEFAULT else (
+                None if _unset(thinking_budget) else int_arg(thinking_budget, "thinking_budget"))
+            generation = {k: v for k, v in (("temperature", self.temperature), ("top_p", self.fixed.get("top_p")),
+                                            ("seed", self.fixed.get("seed"))) if v is not None}
+            return Gemini(model=self.model, base_url=self.base_url, api_key=self.api_key, generation=generation,
+                          thinking_budget=budget, max_output=self.max_tokens or "task", extra_body=self.extra_body,
+                          timeout=self.timeout, max_retries=self.max_retries, backoff=self.backoff, route=self.name)
+        from .providers.openai_api import GEMINI_OPENAI_FIELDS, ChatCompletions, openai_fields
+
+        fields = ({"temperature": self.temperature} if self.temperature is not None else {}) | self.fixed
+        budgets = {k: v for k, v in (("max_tokens", self.max_tokens),
+                                     ("max_completion_tokens", self.max_completion_tokens)) if v is not None}
+        if name in ("openai", "gemini-openai") and self.audio_format != "input_audio":
+            raise ModelArgumentError(f"provider={name} takes clips as input_audio parts only; leave audio_format unset")
+        accepted = {"openai": openai_fields, "gemini-openai": lambda: GEMINI_OPENAI_FIELDS}.get(name)
+        if accepted is not None:
+            refused = [f for f in [*fields, *budgets] if f not in accepted()]
+            if refused:
+                raise ModelArgumentError(
+                    f"provider={name} refuses the request field(s) {', '.join(refused)} (HTTP 400); "
+                    f"greedy={self.greedy} sends {', '.join(GREEDY[self.greedy]) or 'none'}: use greedy="
+                    f"{PROFILES[name][0]} (the default for {name}) or leave the field out")
+        return ChatCompletions(name=name, model=self.model, base_url=self.base_url, api_key=self.api_key,
+                               audio_format=self.audio_format, fields={**fields, **self.extra_body},
+                               budgets=budgets, timeout=self.timeout, max_retries=self.max_retries, route=self.name)
 
     @staticmethod
     def _budget_arg(value: Any, name: str) -> int | str | None:
@@ -191,111 +263,56 @@ class OpenAIAudioLM(ChatLM):
         return positive_int(value, name, "an integer, 'task' or 'none'")
 
     def card_fields(self) -> dict[str, Any]:
-        fields = {"temperature": self.temperature, **self.fixed, **self.extra_body}
-        for name in ("max_tokens", "max_completion_tokens"):
-            if getattr(self, name) is not None:
-                fields[name] = getattr(self, name)
-        return {"environment": {"file": None, "server": self.base_url, "model": self.model},
-                "decoding": {"greedy": self.greedy, "body": fields}, "stop_tokens": self.stop_token_ids,
-                "prompt_layout": f"{self.PROMPT_LAYOUT}; the server's chat template renders it "
-                                 f"({self.audio_format} parts, 16-bit WAV)"}
+        layout_ = ("inline_data parts (16-bit WAV); Gemini renders it" if self.provider_name == "gemini"
+                   else f"the server's chat template renders it ({self.audio_format} parts, 16-bit WAV)")
+        return {"environment": {"file": None, "server": self.base_url, "model": self.model,
+                                "provider": self.provider_name},
+                "decoding": {"provider": self.provider_name, "greedy": self.greedy, "body": self.provider.settings()},
+                "stop_tokens": self.stop_token_ids, "prompt_layout": f"{self.PROMPT_LAYOUT}; {layout_}"}
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
         ident["endpoint"] = {"base_url": self.base_url, "model": self.model}
+        if self.provider_name != "openai-compatible":   # vLLM-style servers keep their earlier keys
+            ident["endpoint"].update(provider=self.provider_name, request=self.provider.settings())
         return ident
 
-    # ------------------------------------------------------------------ request building
-    def _audio_payload(self, q: Query) -> tuple[list[dict], str]:
-        parts, digest = [], hashlib.sha256()
+    # ------------------------------------------------------------------ requests
+    def _parts(self, q: Query) -> list[tuple[str, Any]]:
+        """Text and WAV clips of ``q`` in the order the model hears them."""
+        wavs = []
         for a in q.audios:
             y, sr = a["array"], a["sampling_rate"]
             if self.sample_rate and sr != self.sample_rate:
                 y, sr = resample(y, sr, self.sample_rate), self.sample_rate
-            wav = encode_wav(y, sr)
-            digest.update(wav)
-            b64 = base64.b64encode(wav).decode("ascii")
-            if self.audio_format == "input_audio":
-                parts.append({"type": "input_audio", "input_audio": {"data": b64, "format": "wav"}})
-            else:
-                parts.append({"type": "audio_url", "audio_url": {"url": f"data:audio/wav;base64,{b64}"}})
-        return parts, digest.hexdigest()
-
-    def _body(self, q: Query, audio_parts: list[dict], *, scale: float = 1.0) -> dict:
-        # audio_parts are in q.audios order; layout() places them (text/audio order, markers)
-        clips = iter(audio_parts)
-        content = [{"type": "text", "text": v} if kind == "text" else next(clips)
-                   for kind, v in layout(q.prompt, list(range(len(audio_parts))), audio_first=self.audio_first_of(q))]
-        messages = [{"role": "user", "content": content}]
-        if self.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
-        for name in ("max_tokens", "max_completion_tokens"):
-            budget = getattr(self, name)
-            if budget is not None:
-                base = q.max_new_tokens if budget == "task" else budget
-                body[name] = int(round(int(base) * scale))
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        body.update(self.fixed)
-        body.update(self.extra_body)
-        return body
-
-    # ------------------------------------------------------------------ HTTP
-    def _post(self, body: dict) -> str:
-        data = json.dumps(body).encode()
-        req = urllib.request.Request(self.base_url + "/chat/completions", data=data, method="POST")
-        req.add_header("Content-Type", "application/json")
-        if self.api_key:
-            req.add_header("Authorization", f"Bearer {self.api_key}")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200].decode("utf-8", "replace")
-            if exc.code in _RETRY_STATUS:
-                wait = exc.headers.get("Retry-After") if exc.headers else None
-                try:
-                    wait = float(wait) if wait is not None else None
-                except ValueError:
-                    wait = None
-                raise _Retryable(f"HTTP {exc.code}: {detail}", wait) from None
-            raise RuntimeError(f"HTTP {exc.code}: {detail}") from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-            raise _Retryable(f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}") from None
-        try:
-            obj = json.loads(raw)
-            content = obj["choices"][0]["message"]["content"]
-        except (json.JSONDecodeError, KeyError, IndexError, TypeError, UnicodeDecodeError):
-            raise _Retryable(f"malformed reply: {raw[:120]!r}") from None
-        if content is None:
-            content = ""
-        if not isinstance(content, str):
-            raise _Retryable(f"malformed reply: content is {type(content).__name__}")
-        return content
+            wavs.append(encode_wav(y, sr))
+        return [(kind, v if kind == "text" else wavs[v])
+                for kind, v in layout(q.prompt, list(range(len(wavs))), audio_first=self.audio_first_of(q))]
 
     def _ask(self, q: Query) -> str:
         try:
-            parts, _ = self._audio_payload(q)
+            parts = self._parts(q)
         except Exception as exc:
             return error_answer(f"audio of {q.clip_id}: {exc}")
         scale = 1.0
         for round_ in range(self.empty_retries + 1):
-            answer = self._send(q, self._body(q, parts, scale=scale))
-            if answer is None:               # cancelled before sending
-                raise KeyboardInterrupt
+            body = self.provider.build(parts, system=self.system_prompt, budget=q.max_new_tokens, scale=scale)
+            answer = self._send(q, body)
+            if answer is None:               # cancelled before sending: by a stop, or by Ctrl-C
+                raise self._stopped if self._stopped is not None else KeyboardInterrupt()
             if answer.strip():
                 return answer if is_error_answer(answer) else self.cut_at_stops(answer, q)
             with self._count_lock:
                 self.n_empty += 1
             scale *= self.empty_budget_factor
-            log.info("vocalgrad-openai: empty reply for %s; asking again with %gx the budget", q.clip_id, scale)
+            log.info("%s: empty reply for %s; asking again with %gx the budget", self.name, q.clip_id, scale)
         return error_answer(f"empty reply {self.empty_retries + 1} time(s), last budget x{scale / self.empty_budget_factor:g} "
-                            "(a thinking model may spend the whole budget: raise max_completion_tokens or lower "
-                            "its reasoning effort)")
+                            "(a thinking model may spend the whole budget: raise max_completion_tokens, "
+                            "thinking_budget, or lower its reasoning effort)")
 
     def _send(self, q: Query, body: dict) -> str | None:
-        """One request with retries: the reply text, an error answer, or None if cancelled."""
+        """One request (the SDK retries HTTP failures; malformed replies are asked again here): the
+        reply text, an error answer, or None if cancelled. A failure every clip would share stops the run."""
         reason = "no attempt"
         attempt = 0
         for attempt in range(self.max_retries + 1):
@@ -304,23 +321,42 @@ class OpenAIAudioLM(ChatLM):
             with self._count_lock:
                 self.n_requests += 1
             try:
-                return self._post(body)
-            except _Retryable as exc:
+                reply = self.provider.send(body)
+            except Stop as exc:
+                self._stopped = self._stopped or exc
+                self._cancel.set()           # nothing more is sent; the run ends with its one line
+                log.error("%s", exc)
+                raise
+            except Malformed as exc:
                 reason = str(exc)
-                if attempt < self.max_retries:
-                    delay = exc.wait if exc.wait is not None else self.backoff * 2 ** attempt
-                    if self._cancel.wait(min(60.0, delay) * (1 + 0.1 * random.random())):
-                        return None
+                if attempt < self.max_retries and self._cancel.wait(min(60.0, self.backoff * 2 ** attempt)
+                                                                    * (1 + 0.1 * random.random())):
+                    return None
                 continue
-            except Exception as exc:  # a non-retryable HTTP status or bug: an error answer
-                reason = str(exc)
+            except RequestFailed as exc:     # the SDK retried it max_retries times
+                reason, attempt = str(exc), self.max_retries
                 break
+            with self._count_lock:
+                self.n_cut += str(reply.finish).lower() in ("length", "max_tokens")
+                for key, value in reply.usage.items():
+                    if isinstance(value, int) and not isinstance(value, bool):
+                        self.usage[key] = self.usage.get(key, 0) + value
+            return reply.text
         with self._count_lock:
             self.n_errors += 1
-        log.warning("vocalgrad-openai: %s failed after %d attempt(s): %s", q.clip_id, attempt + 1, reason)
+        log.warning("%s: %s failed after %d attempt(s): %s", self.name, q.clip_id, attempt + 1, reason)
         return error_answer(f"{reason} (after {attempt + 1} attempts)")
 
     # ------------------------------------------------------------------ adapter interface
+    def generate_until(self, requests, disable_tqdm: bool = False):
+        """lm-eval's entry; with ``dry_run=true`` it prints the estimate and ends the run (status 0)."""
+        if self.dry_run:
+            from .providers.estimate import estimate, summary_line
+
+            print(summary_line(estimate(self, [self._to_query(i, r) for i, r in enumerate(requests)])), flush=True)
+            raise SystemExit(0)             # vocalgrad-eval ends with status 0, nothing written
+        return super().generate_until(requests, disable_tqdm=disable_tqdm)
+
     def answer(self, queries: list[Query]) -> list[str]:
         if len(queries) == 1 or self.concurrency == 1:
             return [self._ask(q) for q in queries]

@@ -21,9 +21,12 @@ from typing import Any
 
 __all__ = ["GENERATION_MODES", "GREEDY_KEEPS", "generating_model", "generation_config", "resolved_generation"]
 
-#: ``generation`` settings of a loaded model: ``greedy`` (the benchmark's decoding, default) or
-#: ``checkpoint`` (the checkpoint's own ``generation_config``, sampling included).
-GENERATION_MODES = ("greedy", "checkpoint")
+#: ``generation`` settings of a loaded model: ``greedy`` (the benchmark's decoding, default),
+#: ``checkpoint`` (the checkpoint's own ``generation_config``, sampling included) or
+#: ``checkpoint_greedy`` (the checkpoint's ``generation_config`` with sampling off and one beam, its
+#: repetition penalty and other logits settings kept: what ``generate(do_sample=False)`` gives, and so
+#: what lmms-eval's adapters decode with; docs/lmms-eval.md).
+GENERATION_MODES = ("greedy", "checkpoint", "checkpoint_greedy")
 #: Fields of the checkpoint's ``generation_config`` that greedy decoding keeps (token ids only).
 GREEDY_KEEPS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 
@@ -47,6 +50,14 @@ def generation_config(model: Any, mode: str = "greedy", *, pad_token_id: int | N
     own = getattr(generating_model(model), "generation_config", None)
     if mode == "checkpoint" and own is not None:
         return copy.deepcopy(own)
+    if mode == "checkpoint_greedy":
+        cfg = copy.deepcopy(own) if own is not None else GenerationConfig()
+        cfg.do_sample, cfg.num_beams = False, 1
+        for name in ("temperature", "top_p", "top_k", "min_p", "typical_p"):   # sampling only: unused
+            setattr(cfg, name, None)
+        if cfg.pad_token_id is None:
+            cfg.pad_token_id = pad_token_id
+        return cfg
     keep = {k: getattr(own, k, None) for k in GREEDY_KEEPS}
     if keep.get("pad_token_id") is None:
         keep["pad_token_id"] = pad_token_id

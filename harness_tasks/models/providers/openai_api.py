@@ -1,0 +1,169 @@
+"""Chat completions with audio through OpenAI's SDK (``openai``): OpenAI's own API (``gpt-audio``,
+``gpt-4o-audio-preview``) and Google's OpenAI-compatible Gemini endpoint.
+
+A clip is an ``input_audio`` content part (``{"data": base64 WAV, "format": "wav"}``, OpenAI's
+audio input) or, with ``audio_format=audio_url``, a ``data:`` URL. The SDK owns the HTTP retries:
+408, 409, 429 and 5xx, timeouts and connection errors, with its own backoff and the server's
+``Retry-After`` / ``retry-after-ms``.
+
+OpenAI's API refuses request fields it does not know (HTTP 400 "Unrecognized request argument
+supplied: ..."), so this profile sends only the fields of the SDK's own request type
+(:data:`OPENAI_FIELDS`, read from ``openai.types.chat.completion_create_params``) and asks for the
+answer budget as ``max_completion_tokens`` (OpenAI's name; ``max_tokens`` is deprecated there and
+refused by its reasoning models). Google's endpoint is reported to refuse the penalties on
+Gemini 2.5 models ("Penalty is not enabled for models/...") and older ones as unknown names, so
+its profile sends ``temperature`` and ``top_p`` only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+import threading
+from typing import Any
+
+from .base import FATAL_STATUS, FieldRefused, Malformed, Provider, Reply, RequestFailed, Stop, refused_field, stop_line
+
+__all__ = ["ChatCompletions", "OPENAI_FIELDS", "GEMINI_OPENAI_FIELDS", "openai_fields"]
+
+
+def openai_fields() -> frozenset[str]:
+    """The body fields of OpenAI's chat completions request, as the installed SDK types them."""
+    import typing
+
+    from openai.types.chat import completion_create_params as params
+
+    return frozenset(typing.get_type_hints(params.CompletionCreateParamsBase)) | {"stream"}
+
+
+#: Fields Google documents for its OpenAI-compatible endpoint besides model and messages
+#: (``extra_body`` carries its ``google`` options); the penalties are not among them.
+GEMINI_OPENAI_FIELDS = frozenset({
+    "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stop", "seed", "reasoning_effort",
+    "response_format", "tools", "tool_choice", "stream", "stream_options", "extra_body", "logprobs", "top_logprobs"})
+
+OPENAI_FIELDS: frozenset[str] | None = None   # filled on first use (imports the SDK)
+
+
+class ChatCompletions(Provider):
+    """``/chat/completions`` with ``input_audio`` parts through the ``openai`` SDK.
+
+    Parameters
+    ----------
+    name : str
+        The profile (``openai``, ``gemini-openai``, ``openai-compatible``).
+    model, base_url, api_key : str
+        Model name, endpoint, key (may be empty for a local server).
+    audio_format : {"input_audio", "audio_url"}
+        How clips are sent.
+    fields : dict
+        Every body field besides model, messages and the budget (greedy settings, extra_body ...).
+    budgets : dict
+        Budget field -> ``"task"`` (the task's token budget) or an int.
+    timeout, max_retries : float, int
+        The SDK's per-request timeout and its retries.
+    route : str
+        The adapter's name, for messages.
+    """
+
+    def __init__(self, *, name: str, model: str, base_url: str, api_key: str, audio_format: str,
+                 fields: Mapping[str, Any], budgets: Mapping[str, Any], timeout: float, max_retries: int,
+                 route: str = "vocalgrad-openai") -> None:
+        self.name, self.model, self.base_url, self.audio_format = name, model, base_url, audio_format
+        self.fields, self.budgets, self.route = dict(fields), dict(budgets), route
+        self.timeout, self.max_retries, self.api_key = timeout, max_retries, api_key
+        self._client = None
+        self._client_lock = threading.Lock()
+
+    @property
+    def client(self):
+        with self._client_lock:          # one client for every thread (a dropped one closes its connections)
+            return self._make_client()
+
+    def _make_client(self):
+        if self._client is None:
+            try:
+                import openai
+            except ImportError:
+                raise Stop(f"{self.route}: provider {self.name} needs the openai package: "
+                           "pip install -e '.[api]'") from None
+            self._client = openai.OpenAI(api_key=self.api_key or "unused", base_url=self.base_url,
+                                         timeout=self.timeout, max_retries=self.max_retries)
+        return self._client
+
+    def settings(self) -> dict[str, Any]:
+        return {**self.fields, **self.budgets}
+
+    # ------------------------------------------------------------------ request
+    def _audio_part(self, wav: bytes) -> dict:
+        b64 = base64.b64encode(wav).decode("ascii")
+        if self.audio_format == "input_audio":
+            return {"type": "input_audio", "input_audio": {"data": b64, "format": "wav"}}
+        return {"type": "audio_url", "audio_url": {"url": f"data:audio/wav;base64,{b64}"}}
+
+    def build(self, parts, *, system, budget, scale=1.0):
+        content = [{"type": "text", "text": v} if kind == "text" else self._audio_part(v) for kind, v in parts]
+        messages = [{"role": "user", "content": content}]
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        for name, value in self.budgets.items():
+            body[name] = int(round(int(budget if value == "task" else value) * scale))
+        body.update(self.fields)
+        return body
+
+    # ------------------------------------------------------------------ reply
+    def send(self, body):
+        import openai
+
+        rest = {k: v for k, v in body.items() if k not in ("model", "messages")}
+        try:
+            resp = self.client.chat.completions.with_raw_response.create(
+                model=body["model"], messages=body["messages"], extra_body=rest)
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc, body) from None
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise RequestFailed(f"{type(exc).__name__}: {exc}") from None
+        raw = resp.http_response.content if hasattr(resp, "http_response") else resp.content
+        try:
+            obj = json.loads(raw)
+            choice = obj["choices"][0]
+            content = choice["message"].get("content")
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError):
+            raise Malformed(f"malformed reply: {raw[:120]!r}") from None
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise Malformed(f"malformed reply: content is {type(content).__name__}")
+        usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+        return Reply(content, choice.get("finish_reason"), usage)
+
+    def _status_error(self, exc, body) -> Exception:
+        status = int(getattr(exc, "status_code", 0) or 0)
+        err = getattr(exc, "body", None)
+        if isinstance(err, list) and err:                 # Google's endpoint wraps its error in a list
+            err = err[0]
+        if isinstance(err, dict) and isinstance(err.get("error"), dict):
+            err = err["error"]
+        message = (err.get("message") if isinstance(err, dict) else None) or str(exc)
+        param = err.get("param") if isinstance(err, dict) else None
+        violations = [v.get("field", "") for d in (err.get("details") or []) if isinstance(d, dict)
+                      for v in d.get("fieldViolations") or [] if isinstance(v, dict)] if isinstance(err, dict) else []
+        if status in (400, 422):
+            field = refused_field(message, [k for k in body if k not in ("model", "messages")], param, violations)
+            if field:
+                return FieldRefused(stop_line(self.route, self.name, status, message, field, self.hint(field)), field)
+        if status in FATAL_STATUS:
+            return Stop(stop_line(self.route, self.name, status, message, None,
+                                  "check api_key_env, base_url and model"))
+        return RequestFailed(f"HTTP {status}: {' '.join(str(message).split())[:200]}")
+
+    def hint(self, field: str) -> str:
+        if field in ("repetition_penalty", "min_p", "frequency_penalty", "presence_penalty", "top_p"):
+            return (f"the greedy setting sends it: use greedy=standard (OpenAI's fields) or greedy=none, or "
+                    f"provider=openai / provider=gemini, which send only what those APIs accept")
+        if field in ("max_tokens", "max_completion_tokens"):
+            other = "max_completion_tokens" if field == "max_tokens" else "max_tokens"
+            return f"leave it out with {field}=none and set {other}=task"
+        return f"leave it out of --model_args (or extra_body), or set provider= to the server's kind"
