@@ -381,7 +381,7 @@ def render(
         from .sweep_plan import sweep_plan
 
         plans = {c: sweep_plan(rec, c, trajectories) for c in categories}
-    elif trajectories:
+    elif trajectories is not None:
         raise ValueError("--trajectories applies to --sweep renders only (the paper set has all four)")
     if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}")
