@@ -37,6 +37,7 @@ def yaml_header(configs: list[HubConfig], feats, by_split, *, license_id: str | 
 
     total = sum(len(c.rows) for c in by_split.values())
     feature_yaml = feats._to_yaml_list()
+    sweep_yaml = vocalgrad.features(feats["audio"].sampling_rate, sweep=True)._to_yaml_list()  # sweep_<attribute>
     header = {
         "license": card.card_license(_render_sources(by_split), license_id)[0],
         "pretty_name": PRETTY_NAME,
@@ -50,7 +51,7 @@ def yaml_header(configs: list[HubConfig], feats, by_split, *, license_id: str | 
             for c in configs
         ],
         "dataset_info": [
-            {"config_name": c.name, "features": feature_yaml,
+            {"config_name": c.name, "features": sweep_yaml if sweep_category(c.name) else feature_yaml,
              "splits": [{"name": c.split, "num_bytes": c.num_bytes, "num_examples": c.rows}],
              "download_size": c.download_size, "dataset_size": c.num_bytes}
             for c in configs

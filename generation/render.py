@@ -339,9 +339,10 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Rec
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
     summary.span_checks = write_span_check(out, items)
     rows = part_rows(out)  # read once: the manifest and label_checks.csv both come from them
-    write_manifest(out, rows)
     meta_path = RenderDir(out).meta_path
-    meta = {**json.loads(meta_path.read_text()), **ident.identity_fields(out, rows, digests, rec)}
+    recorded = json.loads(meta_path.read_text())
+    write_manifest(out, rows, sweep=bool(recorded.get("sweep")))
+    meta = {**recorded, **ident.identity_fields(out, rows, digests, rec)}
     aio.write_if_changed(meta_path, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
     summary.label_warnings = dict(lv.write_label_checks(out, rows))
     summary.long_sources = long_sources(rows)

@@ -29,6 +29,7 @@ from .render_files import span_part_path
 from .schedule import make_schedule
 from .sources import SourceItem, load_source_audio
 from .span import Span, detect_span
+from .sweep_measures import sweep_columns
 from .transforms import ClipKey, Params, get_transform
 
 __all__ = ["MIN_DURATION_SEC", "SPAN_CHECK_TOLERANCE_SEC", "SkipSource", "prepare_source", "render_clip",
@@ -125,7 +126,9 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     """Render the 24 clips of one (source, category) unit and return their manifest rows.
 
     With a :class:`generation.sweep_plan.SweepPlan` the unit holds the sweep's conditions instead
-    (levels x its trajectories x 2 directions; the level token in the ``tier`` column and clip id).
+    (levels x its trajectories x 2 directions; the level token in the ``tier`` column and clip id),
+    and each row also holds what its level realised (:func:`generation.sweep_measures.sweep_columns`:
+    the :data:`vocalgrad.SWEEP_COLUMNS`).
     ``source_sha256`` is the source's identity (:func:`generation.render_identity.source_sha256`,
     computed here when not given), recorded with the ``sources/`` file's sha256.
     """
@@ -145,6 +148,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
     unit = crec.unit
     cache: dict = {}
     rows = []
+    zeros: dict = {}  # a sweep's zero-change clip per (trajectory, direction), at the processing rate
     src_codes = lv.source_warnings(x, span, proc_sr, category, crec, min_bandwidth_hz=attr.min_bandwidth_hz)
     note = source_checks.dc_offset_note(x)  # kept in the part file, warned once at the end (_finish)
     for tier in (plan.tokens if plan is not None else vg.TIERS):
@@ -155,6 +159,14 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                                             clip_tier=plan.clip_tier(tier) if plan is not None else None)
                 y, onset, offset = res.y, res.onset, res.offset
                 effect = attr.paired(x, span, y, onset, offset, proc_sr, schedule, recipe.crossfade)
+                if plan is not None:  # what the level realised, against the zero-change clip rendered first
+                    level = plan.level(tier)
+                    if level.zero:
+                        zeros[trajectory, direction] = y
+                    swept = sweep_columns(attr, level, direction=direction, effect=effect, x=x, span=span, y=y,
+                                          onset=onset, offset=offset, sr=proc_sr, schedule=schedule,
+                                          fade=recipe.crossfade,
+                                          zero=None if level.zero else zeros.get((trajectory, direction)))
                 if sample_rate != proc_sr:
                     ratio = sample_rate / proc_sr
                     y = aio.resample(np.asarray(y, np.float32), proc_sr, sample_rate)
@@ -174,7 +186,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                     "source_onset_sec": span.onset / proc_sr, "source_offset_sec": span.offset / proc_sr,
                     "speech_found": span.found, "value_start": schedule.start, "value_end": schedule.end,
                     "value_unit": unit, "clipped_ratio": clipped, "sha256": aio.sha256_bytes(data),
-                    "recipe": recipe.name,
+                    "recipe": recipe.name, **(swept if plan is not None else {}),
                     # label validity (label_checks.csv; not manifest columns)
                     "effect_measured": effect, "effect_unit": attr.effect_unit,
                     "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,

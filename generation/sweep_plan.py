@@ -50,6 +50,10 @@ class SweepPlan:
     def tokens(self) -> tuple[str, ...]:
         return tuple(lv.token for lv in self.levels)
 
+    def level(self, token: str) -> SweepLevel:
+        """The level of ``token``."""
+        return next(lv for lv in self.levels if lv.token == token)
+
     def clip_tier(self, token: str) -> str:
         """The tier name a clip of ``token`` is keyed by: the paper tier at its points, else the token."""
         return next((lv.tier or lv.token for lv in self.levels if lv.token == token), token)

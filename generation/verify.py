@@ -18,7 +18,10 @@ content identity
     the build digest of the clips equal to the one render.json (or the Hub folder's ``build.json``,
     per config) records, and every ``sources/<id>.flac`` of a render equal to its recorded sha256;
 frozen ids
-    for a frozen selection (render.json ``selection``), every frozen item id of the domain and split.
+    for a frozen selection (render.json ``selection``), every frozen item id of the domain and split;
+sweep magnitudes
+    for a sweep render, the median realised magnitude of each level (``magnitude_realised`` of its
+    clips that are not ``level_null``) rises with the declared magnitude, per category.
 
 With ``--against OTHER`` (a Hub or render folder; :func:`load_side` reads either) every clip is
 also compared with the clip of the same id there: length and SDR (dB, OTHER as reference), summarised
@@ -41,6 +44,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 import vocalgrad as vg
 
 from .cli_errors import report_error
@@ -52,7 +57,8 @@ from .verify_sides import Side, VerifyError, load_side
 
 # How each layout is read (generation.verify_sides) and the comparison with another build
 # (generation.verify_compare) live in their own modules; their public names stay importable from here.
-__all__ = ["Side", "Verification", "VerifyError", "load_side", "register_cli", "sdr_db", "verify"]
+__all__ = ["Side", "Verification", "VerifyError", "load_side", "realised_out_of_order", "register_cli", "sdr_db",
+           "verify"]
 
 #: Problems listed per kind before "... and N more".
 LIST_AT_MOST = 8
@@ -65,6 +71,10 @@ CONDITION_MISSING = "condition not in the build"
 IDENTITY = "content differs from render.json's digests (build, sources/)"
 REPAIRABLE = (CLIP_MISSING, CLIP_CHANGED, CONDITION_MISSING, IDENTITY)
 UNREADABLE = "unreadable file (truncated or damaged; its clips are not counted)"
+#: A sweep whose measured magnitudes do not follow its declared ones (generation.sweep_measures).
+NOT_RISING = "realised magnitude does not rise with the declared one (sweep)"
+#: Share of a category's range of level medians by which a larger level's realised magnitude may fall.
+RISE_SLACK = 0.05
 
 
 @dataclass
@@ -241,6 +251,44 @@ def _check_bytes(side: Side, res: Verification) -> None:
     res.add(CLIP_CHANGED, changed)
 
 
+def _check_sweep(side: Side, res: Verification) -> None:
+    """A sweep render: per category, the median realised magnitude of each level's clips (those not
+    ``level_null``, every trajectory and direction) rises with the declared magnitude
+    (:func:`realised_out_of_order`)."""
+    rows = [r for r in side.rows if r.get("magnitude") is not None]
+    if not side.meta.get("sweep") or not rows:
+        return
+    res.add(NOT_RISING, realised_out_of_order(rows))
+
+
+def realised_out_of_order(rows: list[dict], *, slack: float = RISE_SLACK) -> list[str]:
+    """The levels whose median realised magnitude falls below an earlier (smaller) level's, per category.
+
+    A fall counts when it is larger than ``slack`` times the category's range of level medians (the
+    measures are read on a few sources and vary a little); null levels (``level_null``) are left out.
+    """
+    out = []
+    for cat in sorted({r["category"] for r in rows}):
+        by_level: dict[float, list[float]] = {}
+        for r in rows:
+            if r["category"] == cat and not r.get("level_null") and r.get("magnitude_realised") is not None:
+                by_level.setdefault(float(r["magnitude"]), []).append(float(r["magnitude_realised"]))
+        medians = [(m, float(np.median(v))) for m, v in sorted(by_level.items())]
+        if len(medians) < 2:
+            continue
+        values = [v for _, v in medians]
+        allowed = slack * (max(values) - min(values))
+        unit = next((r.get("realised_unit") or "" for r in rows if r["category"] == cat), "")
+        top_m, top = medians[0]
+        for m, v in medians[1:]:
+            if v < top - allowed:
+                out.append(f"{cat}: level {m:g} realised {v:.3g} {unit}, below level {top_m:g}'s {top:.3g} "
+                           f"(medians over the clips not level_null)")
+            if v > top:
+                top_m, top = m, v
+    return out
+
+
 def _check_identity(side: Side, res: Verification) -> None:
     """The recorded digests against the content: render.json's build digest and ``sources/`` records
     (:meth:`RenderDir.identity_problems`), a Hub folder's per-config digests (:meth:`HubDir.identity_problems`)."""
@@ -283,6 +331,7 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
     _check_frozen(side, res)
     _check_bytes(side, res)
     _check_identity(side, res)
+    _check_sweep(side, res)
     if against is not None:
         other = load_side(against)
         res.against_path = other.path
