@@ -162,7 +162,7 @@ def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_
                 if plan is not None:  # what the level realised, against the zero-change clip rendered first
                     level = plan.level(tier)
                     if level.zero:
-                        zeros[trajectory, direction] = y
+                        zeros[trajectory, direction] = (y, Span(onset, offset))
                     swept = sweep_columns(attr, level, direction=direction, effect=effect, x=x, span=span, y=y,
                                           onset=onset, offset=offset, sr=proc_sr, schedule=schedule,
                                           fade=recipe.crossfade,

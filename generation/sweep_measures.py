@@ -6,10 +6,11 @@ does to its source is measured here, at the processing rate, before the clip is 
 ``magnitude_realised`` (unit ``realised_unit``)
     The clip's change of the attribute in the increase sense (end minus start, its sign flipped for
     a decrease clip): the sweep's own measure in the sweep's unit where it declares one
-    (:attr:`Sweep.realised`: distortion's held samples and clarity's bandwidth, in octaves), else the
-    attribute's paired measure in its unit (the render's ``effect_measured``). Both read the first and
-    last eighth of the speech span, clip against source: a jump or flat-ended clip realises about its
-    declared magnitude, a linear one less (its eighths hold the ends only on average).
+    (:attr:`Sweep.realised`: distortion's held samples and clarity's bandwidth, in octaves, read
+    against the zero-change clip), else the attribute's paired measure in its unit (the render's
+    ``effect_measured``, read against the source). Both read the first and last eighth of the speech
+    span: a jump or flat-ended clip realises about its declared magnitude, a linear one less (its
+    eighths hold the ends only on average).
 ``diff_from_zero_db`` / ``level_null``
     The energy of the clip minus the zero-change clip of the same source, trajectory and direction,
     in dB re that clip; the level is *null* for this source when that difference is below the
@@ -40,7 +41,8 @@ NULL_POWER = (2.0 ** -15) ** 2 / 12.0
 
 
 def _ends(x: np.ndarray, span, y: np.ndarray, onset: int, offset: int):
-    """The first and last eighth of the speech span in the clip and in its source (as the label checks read them)."""
+    """The first and last eighth of the speech span in the clip and in its reference ``x`` (as the label checks
+    read them)."""
     ya, yb = span_ends(onset, offset)
     xa, xb = span_ends(span.onset, span.offset)
     y, x = np.asarray(y, np.float64), np.asarray(x, np.float64)
@@ -48,17 +50,17 @@ def _ends(x: np.ndarray, span, y: np.ndarray, onset: int, offset: int):
 
 
 def _change(measure, x, span, y, onset, offset) -> float:
-    """``measure`` of the clip re its source over the last eighth minus over the first (log2 ratios)."""
+    """``measure`` of the clip re its reference over the last eighth minus over the first (log2 ratios)."""
     ya, yb, xa, xb = _ends(x, span, y, onset, offset)
     return float((np.log2(measure(yb)) - np.log2(measure(xb))) - (np.log2(measure(ya)) - np.log2(measure(xa))))
 
 
 def realised_hold_octaves(x, span, y, onset, offset, sr, schedule=None, fade=240) -> float:
-    """Distortion's change in octaves of effective rate: log2 of the hold length, end over start, re the source.
+    """Distortion's change in octaves of effective rate: log2 of the hold length, end over start, re ``x``.
 
     The hold length of a window is ``1 / (1 - share of repeated consecutive samples)``
     (:data:`generation.measures.MEASURES` ``distortion``), read over the first and last eighth of
-    the speech span of the clip and of its source.
+    the speech span of the clip and of its reference ``x`` (the zero-change clip).
     """
     def hold(w):
         return 1.0 / max(1e-6, 1.0 - MEASURES["distortion"](w, sr))
@@ -68,7 +70,8 @@ def realised_hold_octaves(x, span, y, onset, offset, sr, schedule=None, fade=240
 
 def realised_bandwidth_octaves(x, span, y, onset, offset, sr, schedule=None, fade=240) -> float:
     """Clarity's change in octaves of bandwidth: log2 of the -60 dB bandwidth (:data:`generation.measures.MEASURES`
-    ``clarity``), end over start, re the source, over the first and last eighth of the speech span."""
+    ``clarity``), end over start, re the reference ``x`` (the zero-change clip), over the first and last
+    eighth of the speech span."""
     return _change(lambda w: max(MEASURES["clarity"](w, sr), 1.0), x, span, y, onset, offset)
 
 
@@ -109,17 +112,24 @@ def sweep_columns(attr, level, *, direction: str, effect: float, x: np.ndarray, 
     x, span : the source at the processing rate and its speech span.
     y, onset, offset : the clip at the processing rate and its speech span there.
     sr, schedule, fade : processing rate, the clip's value schedule and the recipe's cross-fade.
-    zero : np.ndarray or None
-        The zero-change clip of the same source, trajectory and direction (None for that clip itself).
+    zero : (np.ndarray, Span) or None
+        The zero-change clip of the same source, trajectory and direction and its speech span (None
+        for that clip itself). A sweep's own measure reads the clip against it (0 for the zero-change
+        clip itself); the paired measure (``effect``) reads it against the source.
     """
     sweep = attr.sweep
     own = sweep.realised if sweep is not None else None
-    change = own(x, span, y, onset, offset, sr, schedule, fade) if own is not None else effect
+    if own is None:
+        change = effect
+    elif zero is None:  # the zero-change clip: the reference of the others
+        change = 0.0
+    else:  # against the zero-change clip: the same pipeline, so its windows line up with the clip's
+        change = own(zero[0], zero[1], y, onset, offset, sr, schedule, fade)
     sign = 1.0 if direction == "increase" else -1.0
-    diff_db, null = diff_from_zero(y, zero) if zero is not None else (float("-inf"), False)
+    diff_db, null = diff_from_zero(y, zero[0]) if zero is not None else (float("-inf"), False)
     return {
         "magnitude": float(level.magnitude), "magnitude_unit": sweep.unit if sweep is not None else "",
-        "magnitude_realised": float(sign * change) if np.isfinite(change) else None,
+        "magnitude_realised": float(sign * change) + 0.0 if np.isfinite(change) else None,  # no -0.0
         "realised_unit": sweep.unit if own is not None else attr.effect_unit,
         "diff_from_zero_db": diff_db if np.isfinite(diff_db) else None,
         "level_null": bool(null and not level.zero),

@@ -106,9 +106,11 @@ class Sweep:
     note : str
         Why these magnitudes (docs/sweep.md prints it).
     realised : callable, optional
-        ``realised(x, span, y, onset, offset, sr, schedule, fade) -> float``: the clip's change of
-        the attribute in ``unit`` (end minus start, positive = the attribute grew), measured on the
-        clip against its source ``x``. Default: the attribute's paired measure, in its own unit.
+        ``realised(ref, ref_span, y, onset, offset, sr, schedule, fade) -> float``: the clip's change
+        of the attribute in ``unit`` (end minus start, positive = the attribute grew), measured on the
+        clip ``y`` against the zero-change clip ``ref`` of the same source, trajectory and direction
+        (:mod:`generation.sweep_measures`). Default: the attribute's paired measure (against the
+        source), in its own unit.
     """
 
     magnitudes: tuple[float, ...]
