@@ -234,12 +234,12 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     shard_i, shard_n = shard
     units = [(it, c) for it in items for c in categories]
     units = [u for k, u in enumerate(units) if k % shard_n == shard_i]
-    per_unit = vg.CONDITIONS_PER_CATEGORY
-    if plans:  # a bar and totals in clips: the mean unit size of a sweep
-        per_unit = round(sum(plans[c].conditions for _, c in units) / max(1, len(units)))
+    # a bar and totals in clips: 24 per unit of the paper set, a sweep's levels x trajectories x 2 per unit
+    unit_clips = {c: plans[c].conditions if plans else vg.CONDITIONS_PER_CATEGORY for c in categories}
     todo, repaired = units_to_render(out, units)
-    summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo),
-                            repaired=repaired)
+    summary = RenderSummary(str(out), clips_total=sum(unit_clips[c] for _, c in units),
+                            units_done_before=len(units) - len(todo), repaired=repaired)
+    done_clips = summary.clips_total - sum(unit_clips[c] for _, c in todo)
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate, plans[c] if plans else None, digests.get(it.source_id))
              for it, c in todo]
@@ -248,14 +248,14 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
             progress=progress)  # numba compiles before the bar
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
+    bar = tqdm(total=summary.clips_total, initial=done_clips, unit="clip",
                desc=f"render {split}", disable=not progress, file=sys.stderr, dynamic_ncols=True)
     try:
-        skipped, skipped_units = _run_units(tasks, jobs, bar, summary, strict=strict, per_unit=per_unit)
+        skipped, skipped_clips = _run_units(tasks, jobs, bar, summary, strict=strict, unit_clips=unit_clips)
     finally:
         bar.close()
     summary.skipped = sorted(skipped.items())
-    summary.clips_total -= skipped_units * per_unit
+    summary.clips_total -= skipped_clips
     _finish(out, items, summary, rec, digests)
     summary.seconds = time.perf_counter() - t0
     return summary
@@ -298,11 +298,12 @@ def long_sources(rows: list[dict]) -> dict[str, float]:
 
 
 def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: bool,
-               per_unit: int = vg.CONDITIONS_PER_CATEGORY) -> tuple[dict[str, str], int]:
-    """Render the units (in ``jobs`` processes), counting clips into ``summary`` and ``bar``;
-    return the skipped sources (id -> reason) and the number of skipped units."""
+               unit_clips: dict | None = None) -> tuple[dict[str, str], int]:
+    """Render the units (in ``jobs`` processes), counting clips into ``summary`` and ``bar``; return the
+    skipped sources (id -> reason) and the clips of the skipped units (``unit_clips``: category -> clips
+    per unit, default 24)."""
     skipped: dict[str, str] = {}
-    skipped_units = 0
+    skipped_clips = 0
     pool = None
     try:
         if jobs == 1:
@@ -313,13 +314,14 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
             ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
             pool = ctx.Pool(jobs, initializer=worker_signals)  # workers end with the command, also on SIGTERM
             results = pool.imap_unordered(_run_unit, tasks, chunksize=1)
-        for item, _category, n_rows, reason in results:
+        for item, category, n_rows, reason in results:
             if reason is not None:
                 if strict:
                     raise RenderError(f"source {item.source_id} ({item.audio}): {reason} (--strict)")
                 skipped[item.source_id] = reason
-                skipped_units += 1
-                bar.total -= per_unit
+                n = (unit_clips or {}).get(category, vg.CONDITIONS_PER_CATEGORY)
+                skipped_clips += n
+                bar.total -= n
             else:
                 summary.clips_rendered += n_rows
                 bar.update(n_rows)
@@ -327,7 +329,7 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
         if pool is not None:
             pool.terminate()
             pool.join()
-    return skipped, skipped_units
+    return skipped, skipped_clips
 
 
 def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Recipe, digests: dict) -> None:
