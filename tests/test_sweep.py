@@ -308,3 +308,14 @@ def test_the_sweep_columns_reach_the_manifest_the_hub_and_the_sample_logs(pipeli
     from generation.verify import verify
 
     assert verify(sweep, write_record=False).ok
+
+
+def test_the_docs_table_lists_the_declared_levels():
+    """docs/sweep.md's table of levels (paper tiers in bold) is the declarations', to 4 significant digits."""
+    import re
+
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([^|]+) \|", (ROOT / "docs" / "sweep.md").read_text(), re.M)
+    assert len(rows) == len(attributes.installed())
+    for name, text in rows:
+        want = ", ".join(f"**{lv.magnitude:.4g}**" if lv.tier else f"{lv.magnitude:.4g}" for lv in sweep_levels(name))
+        assert text.strip() == want, name
