@@ -15,7 +15,7 @@ values the effect makes the same: distortion's 18 kHz tier holds 3 samples at 48
 effective 16 kHz does, so it is the level of 1.585 octaves) and uses the tier's own pair and
 transform parameters there, so those clips are byte-identical to the paper set's (docs/sweep.md).
 
-Every sweep clip also records what it realised (:mod:`generation.sweep_clip`): its magnitude as
+Every sweep clip also records what it realised (:mod:`generation.sweep_measures`): its magnitude as
 measured (:attr:`Sweep.realised`, or the attribute's paired measure), whether the level can change
 its source at all (``level_null``), and the level change that comes with it.
 
@@ -44,8 +44,9 @@ from ..sweep_measures import realised_bandwidth_octaves, realised_hold_octaves
 if TYPE_CHECKING:
     from .base import Attribute
 
-__all__ = ["DEFAULT_TRAJECTORIES", "MAX_LEVELS", "MIN_LEVELS", "PAPER_SWEEPS", "PROCESSING_RATE", "SWEEP_CONFIG_PREFIX", "Sweep", "SweepLevel",
-           "level_token", "sweep_category", "sweep_config", "token_magnitude"]
+__all__ = ["DEFAULT_TRAJECTORIES", "HOLDS", "MAX_LEVELS", "MIN_LEVELS", "PAPER_SWEEPS", "PROCESSING_RATE",
+           "SWEEP_CONFIG_PREFIX", "Sweep", "SweepLevel", "level_token", "sweep_category", "sweep_config",
+           "token_magnitude"]
 
 #: Bounds on the number of levels (zero control included) a declared sweep may have.
 MIN_LEVELS, MAX_LEVELS = 6, 12
@@ -211,7 +212,8 @@ PAPER_SWEEPS: dict[str, Sweep] = {
     "pitch": Sweep(tuple(float(k) for k in range(9)), "semitones", _centred(0.0),
                    note="-m/2 -> +m/2 semitones; tiers 2, 4, 6 on a 1-semitone grid"),
     "volume": Sweep(tuple(6.0 * k for k in range(8)), "dB", _centred(0.0),
-                    note="-m/2 -> +m/2 dB; tiers 12, 24, 36 on a 6-dB grid (beyond 42 dB the loud end clips)"),
+                    note="-m/2 -> +m/2 dB; tiers 12, 24, 36 on a 6-dB grid (the loud end clips from 18-24 dB on, "
+                         "docs/sweep.md)"),
     "distortion": Sweep(tuple(math.log2(h) for h in HOLDS), "octaves", lambda m: (48000.0, 48000.0 / 2.0 ** m),
                         note="the effect holds h samples at 48 kHz (h = 1, 2, 3, 4, 5, 6, 8, 12, 16): its effective "
                              "rate 48 kHz / h lies m = log2(h) octaves below 48 kHz, so 24 kHz (hold 2) is the smallest "
