@@ -99,7 +99,7 @@ def diff_from_zero(y: np.ndarray, zero: np.ndarray) -> tuple[float, bool]:
 
 
 def sweep_columns(attr, level, *, direction: str, effect: float, x: np.ndarray, span, y: np.ndarray, onset: int,
-                  offset: int, sr: int, schedule, fade: int, zero: np.ndarray | None) -> dict:
+                  offset: int, sr: int, schedule, fade: int, zero: tuple | None) -> dict:
     """The sweep-only columns of one clip (:data:`vocalgrad.SWEEP_COLUMNS`; see the module docstring).
 
     Parameters
