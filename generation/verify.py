@@ -20,8 +20,9 @@ content identity
 frozen ids
     for a frozen selection (render.json ``selection``), every frozen item id of the domain and split;
 sweep magnitudes
-    for a sweep render, the median realised magnitude of each level (``magnitude_realised`` of its
-    clips that are not ``level_null``) rises with the declared magnitude, per category.
+    for a sweep render (or the ``sweep_<attribute>`` configs of a Hub folder), the median realised
+    magnitude of each level (``magnitude_realised`` of its clips that are not ``level_null``) rises with
+    the declared magnitude, per category.
 
 With ``--against OTHER`` (a Hub or render folder; :func:`load_side` reads either) every clip is
 also compared with the clip of the same id there: length and SDR (dB, OTHER as reference), summarised
@@ -252,13 +253,38 @@ def _check_bytes(side: Side, res: Verification) -> None:
 
 
 def _check_sweep(side: Side, res: Verification) -> None:
-    """A sweep render: per category, the median realised magnitude of each level's clips (those not
-    ``level_null``, every trajectory and direction) rises with the declared magnitude
-    (:func:`realised_out_of_order`)."""
-    rows = [r for r in side.rows if r.get("magnitude") is not None]
-    if not side.meta.get("sweep") or not rows:
+    """A sweep render, or a Hub folder's ``sweep_<attribute>`` configs: per category, the median realised
+    magnitude of each level's clips (those not ``level_null``, every trajectory and direction) rises
+    with the declared magnitude (:func:`realised_out_of_order`)."""
+    if side.kind == "hub":
+        rows = _hub_sweep_rows(side.path, res)
+    elif side.meta.get("sweep"):
+        rows = side.rows
+    else:
         return
-    res.add(NOT_RISING, realised_out_of_order(rows))
+    rows = [r for r in rows if r.get("magnitude") is not None]
+    if rows:
+        res.add(NOT_RISING, realised_out_of_order(rows))
+
+
+def _hub_sweep_rows(path: Path, res: Verification) -> list[dict]:
+    """The sweep columns of the clips of a Hub folder's ``sweep_<attribute>`` configs (a damaged shard is
+    a problem found)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .attributes.sweep import sweep_category
+
+    cols = ["category", "magnitude", "magnitude_realised", "realised_unit", "level_null"]
+    rows = []
+    for folder in sorted(p for p in Path(path).iterdir() if p.is_dir() and sweep_category(p.name)):
+        for shard in sorted(folder.glob("*.parquet")):
+            try:
+                if all(c in pq.read_schema(shard).names for c in cols):
+                    rows += pq.read_table(shard, columns=cols).to_pylist()
+            except (pa.ArrowException, OSError) as exc:
+                res.add(UNREADABLE, [f"{shard}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"])
+    return rows
 
 
 def realised_out_of_order(rows: list[dict], *, slack: float = RISE_SLACK) -> list[str]:

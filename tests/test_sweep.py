@@ -283,6 +283,7 @@ def test_realised_magnitudes_and_level_changes_are_measured():
 
 
 def test_the_sweep_columns_reach_the_manifest_the_hub_and_the_sample_logs(pipeline):
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     _, sweep, hub = pipeline[:3]
@@ -305,9 +306,21 @@ def test_the_sweep_columns_reach_the_manifest_the_hub_and_the_sample_logs(pipeli
 
     rec = read_samples(logs[0], "volume")
     assert all("level_null" in r and "magnitude_realised" in r for r in rec)
-    from generation.verify import verify
+    from generation.hub import build_hub
+    from generation.verify import NOT_RISING, verify
 
     assert verify(sweep, write_record=False).ok
+    both = hub.parent / "hub_both"  # the paper's configs and the sweep's in one Hub folder: both checked
+    build_hub([pipeline[0], sweep], both, allow_partial=True)  # the paper render holds noise and volume only
+    assert NOT_RISING not in verify(both).problems
+    shard = next((both / "sweep_volume").glob("*.parquet"))
+    table = pq.read_table(shard)
+    realised = [-r if m >= 30 else r for m, r in zip(table["magnitude"].to_pylist(),
+                                                      table["magnitude_realised"].to_pylist())]
+    pq.write_table(table.set_column(table.column_names.index("magnitude_realised"), "magnitude_realised",
+                                    pa.array(realised, pa.float64())), shard)
+    problems = verify(both).problems[NOT_RISING]
+    assert problems and problems[0].startswith("volume: level 30 realised -"), problems
 
 
 def test_the_docs_table_lists_the_declared_levels():
