@@ -40,6 +40,7 @@ __all__ = [
     "DIRECTIONS",
     "HUB_COLUMNS",
     "MANIFEST_COLUMNS",
+    "SWEEP_COLUMNS",
     "CONSTANT",
     "DEFAULT_INSTRUCTION",
     "DEFAULT_QUESTION",
@@ -215,6 +216,22 @@ MANIFEST_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 MANIFEST_COLUMN_NAMES: tuple[str, ...] = tuple(c[0] for c in MANIFEST_COLUMNS)
 
+#: Columns of a magnitude-sweep clip only (``render --sweep`` manifests and the ``sweep_<attribute>``
+#: Hub configs, after the others; docs/sweep.md): what the clip's level declares and what it realised.
+SWEEP_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("magnitude", "float64", "declared magnitude of the clip's sweep level (0: the zero-change control)"),
+    ("magnitude_unit", "string", "unit of magnitude (the sweep's: semitones, dB, octaves...)"),
+    ("magnitude_realised", "float64", "the change measured on the clip, in the increase sense"),
+    ("realised_unit", "string", "unit of magnitude_realised (the sweep's own measure, else the attribute's paired one)"),
+    ("diff_from_zero_db", "float64", "energy of the clip minus its zero-change clip (same source, trajectory, "
+                                     "direction), dB re that clip; null for the zero-change clip itself"),
+    ("level_null", "bool", "the level cannot change this source (the clip equals its zero-change clip within "
+                           "16-bit rounding); never a change in a fit"),
+    ("level_change_db", "float64", "level change over the clip that comes with the transform: last eighth of the "
+                                   "speech span minus the first, clip minus source, dB"),
+)
+SWEEP_COLUMN_NAMES: tuple[str, ...] = tuple(c[0] for c in SWEEP_COLUMNS)
+
 #: Hub columns: audio + these, in this order; manifest names that differ on the Hub are mapped.
 HUB_RENAMES: dict[str, str] = {"clip_id": "id", "value_unit": "unit"}
 HUB_COLUMNS: tuple[str, ...] = (
@@ -230,22 +247,25 @@ HUB_COLUMNS: tuple[str, ...] = (
 # --------------------------------------------------------------------------------------------
 #: Arrow-like type of every Hub column except ``audio`` (HUB_COLUMNS first, then the remaining
 #: manifest columns, which carry the realised parameters and provenance of each clip).
-def hub_column_types() -> dict[str, str]:
+def hub_column_types(*, sweep: bool = False) -> dict[str, str]:
     """Hub column name -> value dtype, in column order (``audio`` excluded).
 
     The first names are :data:`HUB_COLUMNS`; after them come the manifest columns that
     :data:`HUB_COLUMNS` does not list (``gender``, ``sha256``, ``recipe``, ...), so that every
     manifest column except ``path`` (replaced by the audio) reaches the Hub. All vocabularies
     (category, direction, tier, trajectory, split, label) are plain strings; see docs/hub.md.
+    With ``sweep`` (a ``sweep_<attribute>`` config) the :data:`SWEEP_COLUMNS` follow.
     """
     manifest = {HUB_RENAMES.get(name, name): dtype for name, dtype, _ in MANIFEST_COLUMNS}
     manifest.update(prompt="string", label="string")
     out = {name: manifest[name] for name in HUB_COLUMNS if name != "audio"}
     out.update((n, t) for n, t in manifest.items() if n not in out and n != "path")
+    if sweep:
+        out.update((n, t) for n, t, _ in SWEEP_COLUMNS)
     return out
 
 
-def features(sample_rate: int | None = 48000):
+def features(sample_rate: int | None = 48000, *, sweep: bool = False):
     """The :class:`datasets.Features` of every VocalGrad config.
 
     Parameters
@@ -253,6 +273,9 @@ def features(sample_rate: int | None = 48000):
     sample_rate : int or None
         Sampling rate given to :class:`datasets.Audio` (the rate of the rendered clips; decoding
         at that rate involves no resampling). ``None`` decodes at each file's own rate.
+
+    sweep : bool
+        The features of a ``sweep_<attribute>`` config (with :data:`SWEEP_COLUMNS`).
 
     Returns
     -------
@@ -262,7 +285,7 @@ def features(sample_rate: int | None = 48000):
     import datasets
 
     cols = {"audio": datasets.Audio(sampling_rate=sample_rate)}
-    cols.update((name, datasets.Value(dtype)) for name, dtype in hub_column_types().items())
+    cols.update((name, datasets.Value(dtype)) for name, dtype in hub_column_types(sweep=sweep).items())
     return datasets.Features(cols)
 
 
@@ -270,7 +293,8 @@ def hub_record(row: dict, audio_bytes: bytes) -> dict:
     """Turn one manifest row and its clip bytes into a Hub example (all Hub columns).
 
     ``audio`` is ``{"bytes": ..., "path": "<clip_id>.flac"}``; ``prompt`` is
-    :func:`default_prompt` of the category and ``label`` repeats ``direction``.
+    :func:`default_prompt` of the category and ``label`` repeats ``direction``. A sweep clip's row
+    (one holding the :data:`SWEEP_COLUMNS`) keeps them.
     """
     rec: dict = {"audio": {"bytes": audio_bytes, "path": str(row["path"]).rsplit("/", 1)[-1]}}
     for name, value in row.items():
@@ -279,7 +303,9 @@ def hub_record(row: dict, audio_bytes: bytes) -> dict:
             rec[name] = value
     rec["prompt"] = default_prompt(row["category"])
     rec["label"] = row["direction"]
-    return {"audio": rec["audio"], **{name: rec[name] for name in hub_column_types()}}
+    sweep = SWEEP_COLUMN_NAMES[0] in row
+    return {"audio": rec["audio"], **{name: rec.get(name) if name in SWEEP_COLUMN_NAMES else rec[name]
+                                      for name in hub_column_types(sweep=sweep)}}
 
 
 #: Hub config of the unmodified source clips (``DIR/sources/<source_id>.flac`` of the test

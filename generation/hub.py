@@ -373,8 +373,9 @@ def _write_render_configs(stage: Path, by_split: dict, feats, *, max_shard_bytes
                 continue
             cfg = HubConfig(name, hub_split, [f"{name}/{hub_split}-*.parquet"],
                             categories=tuple(c for c in cats if any(r["category"] == c for r in rows)))
+            cfg_feats = vocalgrad.features(feats["audio"].sampling_rate, sweep=True) if split == "sweep" else feats
             files += write_config(stage, cfg, shard_rows(rows, sizes, max_shard_bytes),
-                                  lambda shard: _rows_to_table(shard, rd, feats),
+                                  lambda shard, f=cfg_feats: _rows_to_table(shard, rd, f),
                                   row_group_rows=row_group_rows)
             configs.append(cfg)
     return configs, files

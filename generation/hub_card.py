@@ -37,6 +37,7 @@ def yaml_header(configs: list[HubConfig], feats, by_split, *, license_id: str | 
 
     total = sum(len(c.rows) for c in by_split.values())
     feature_yaml = feats._to_yaml_list()
+    sweep_yaml = vocalgrad.features(feats["audio"].sampling_rate, sweep=True)._to_yaml_list()  # sweep_<attribute>
     header = {
         "license": card.card_license(_render_sources(by_split), license_id)[0],
         "pretty_name": PRETTY_NAME,
@@ -50,7 +51,7 @@ def yaml_header(configs: list[HubConfig], feats, by_split, *, license_id: str | 
             for c in configs
         ],
         "dataset_info": [
-            {"config_name": c.name, "features": feature_yaml,
+            {"config_name": c.name, "features": sweep_yaml if sweep_category(c.name) else feature_yaml,
              "splits": [{"name": c.split, "num_bytes": c.num_bytes, "num_examples": c.rows}],
              "download_size": c.download_size, "dataset_size": c.num_bytes}
             for c in configs
@@ -242,5 +243,8 @@ def sweep_section(configs: list) -> str:
             "as points of it (their clips are the paper set's). The `tier` column holds the level token "
             "`m<magnitude>` (`m1p5` = 1.5). They measure psychometric functions and thresholds (the change heard "
             "correctly 75 % of the time), scored by the `vocalgrad_sweep` task group; the `all` config leaves "
-            "them out.\n\n"
+            "them out. Each clip also records what its level realised: `magnitude` (declared), "
+            "`magnitude_realised` (measured on the clip, unit `realised_unit`), `level_null` (the level cannot "
+            "change this source, e.g. a cut-off above its band limit: not a change) and `level_change_db` (the "
+            "level change that comes with the transform).\n\n"
             + _md_table(["config", "attribute", "magnitude unit", "magnitudes (paper tier)", "clips"], rows) + "\n")

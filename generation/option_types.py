@@ -9,6 +9,10 @@ option that silently does nothing (``--min-sdr nan`` compared false with every c
 the file system together with the temporary names it writes through (``.NAME.HOST.PID.tmp``,
 ``.NAME.PID.partial``), so that "File name too long" never names an internal temp path after half
 the work is done. Importing this module imports nothing heavy.
+
+Every comma-separated list option of every command parses through :func:`comma_list` (or
+:func:`comma_text` where the command reads the text itself): an empty list (``--trajectories ''``,
+``--categories ,``) is an argparse error naming the option, never "the default" nor "nothing".
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from pathlib import Path
 
 from vocalgrad import VocalGradError
 
-__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "dpi", "finite_float",
+__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "comma_list", "comma_text",
+           "dpi", "finite_float",
            "name_fits", "port", "positive_float", "positive_int", "sample_rate", "temp_name_room"]
 
 #: Lowest output sample rate (Hz): below it speech loses the band the categories change.
@@ -89,6 +94,25 @@ def positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
+
+
+def comma_list(text: str) -> list[str]:
+    """A comma-separated list of one or more names (``"a, b,,c"`` -> ``["a", "b", "c"]``), each once.
+
+    An empty list (``""``, ``","``, blanks) is refused: leaving the option out is how to ask for its default.
+    """
+    names = list(dict.fromkeys(s.strip() for s in str(text).split(",") if s.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError(f"names nothing ({text!r}); give one or more comma-separated values, "
+                                         "or leave the option out for its default")
+    return names
+
+
+def comma_text(text: str) -> str:
+    """The text of a comma-separated list option that its command reads itself (``all``, ``1,10,25``),
+    refused as :func:`comma_list` when it names nothing."""
+    comma_list(text)
+    return str(text).strip()
 
 
 # ------------------------------------------------------------------------------------------ name lengths

@@ -33,61 +33,40 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 import vocalgrad as vg
 
-from . import attributes
 from . import audio as aio
 from . import label_validity as lv
+from . import render_identity as ident
 from . import source_checks
-from .attributes import category_recipe
 from .option_types import FLAC_MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
 from .recipe import DEFAULT_RECIPE, Recipe, load_recipe
 from .render_dir import RenderDir
-from . import render_identity as ident
-from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, span_part_path,
-                           unit_problem, write_manifest, write_selection, write_span_check)
-from .schedule import make_schedule
-from .sources import SourceItem, SourceOptions, SourceWarning, load_source_audio, read_sources
-from .frozen import recorded_span
-from .span import Span, detect_span
-from .transforms import ClipKey, Params, get_transform
+from .render_files import (clean_stale_temps, csv_bytes, part_path, part_rows, source_problem, unit_problem,
+                           write_manifest, write_selection, write_span_check)
+from .render_settings import (SELECTION_NOTES, TOOLKIT_VERSION, RenderError, check_or_write_settings,
+                              selection_kind, settings, source_domain)
+from .render_unit import (MIN_DURATION_SEC, SPAN_CHECK_TOLERANCE_SEC, SkipSource, prepare_source, render_clip,
+                          render_source_category, source_span, span_check, tier_params)
+from .sources import SourceItem, SourceOptions, SourceWarning, read_sources
 from .warmup import warm_up
 from .cli_errors import worker_signals
 from .ownership import claim_out, read_marker, write_marker
 
-__all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "LongSourceWarning", "LONG_CLIP_SEC"]
+# The unit (generation.render_unit) and the folder's settings (generation.render_settings) live in their
+# own modules; their public names stay importable from here.
+__all__ = ["render", "render_source_category", "RenderError", "RenderSummary", "LongSourceWarning", "LONG_CLIP_SEC",
+           "MIN_DURATION_SEC", "SELECTION_NOTES", "SPAN_CHECK_TOLERANCE_SEC", "SkipSource", "TOOLKIT_VERSION",
+           "prepare_source", "render_clip", "selection_kind", "source_domain", "source_span", "span_check",
+           "tier_params", "units_to_render"]
 
-TOOLKIT_VERSION = "0.1.0"
-MIN_DURATION_SEC = 0.5
-#: A frozen source whose detected span differs from the recorded one by more than this is listed in span_check.csv.
-SPAN_CHECK_TOLERANCE_SEC = 0.010
 #: Clips longer than this draw a :class:`LongSourceWarning`: the paper's sources are 3-10 s utterances, and
 #: Whisper-style audio encoders of many audio LMs read 30-s windows (longer input is cut or refused).
 LONG_CLIP_SEC = 30.0
 
-#: What render.json's ``selection`` says about each kind of source selection (the card repeats it).
-SELECTION_NOTES = {
-    "frozen": "the paper's frozen selection with its recorded speech bounds (the instance the paper evaluated)",
-    "frozen-redetected": "the paper's frozen utterance ids with re-detected speech spans (VCTK 0.92's "
-                         "silence-trimmed files): a different dataset instance from the published one",
-    "sample": "a new seeded selection (--selection sample): a new dataset instance, not the paper's",
-    "as-is": "the source's own files as given: a new dataset instance, not the paper's",
-    "tones": "the toolkit's synthetic tones (pure and harmonic sines; the beep ablation uses the pure ones)",
-}
-
-
-class RenderError(vg.VocalGradError, RuntimeError):
-    """A render cannot proceed (incompatible output folder, bad source with ``strict``...)."""
-
 
 class LongSourceWarning(UserWarning):
     """Some sources gave clips longer than :data:`LONG_CLIP_SEC` (they are rendered all the same)."""
-
-
-class SkipSource(vg.VocalGradError):
-    """A source cannot be rendered; the message is the one-line reason for skipped.csv."""
 
 
 @dataclass
@@ -104,191 +83,6 @@ class RenderSummary:
     label_warnings: dict = field(default_factory=dict)  # warning code -> clips (label_checks.csv)
     span_checks: int = 0
     long_sources: dict = field(default_factory=dict)  # source id -> longest clip (s), over LONG_CLIP_SEC
-
-
-# --------------------------------------------------------------------------------------------
-# One unit: all conditions of one category for one source
-# --------------------------------------------------------------------------------------------
-def prepare_source(item: SourceItem, recipe: Recipe) -> tuple[np.ndarray, object]:
-    """Read, check, downmix and resample a source; detect its speech span.
-
-    Raises
-    ------
-    SkipSource
-        Unreadable or truncated audio, shorter than 0.5 s, silent or near-silent, or channels that cancel
-        in the mono mix (:mod:`generation.source_checks`).
-    """
-    try:
-        y, sr = load_source_audio(item)
-    except Exception as exc:  # any decoding problem becomes a skip reason
-        raise SkipSource(str(exc)) from exc
-    problem = source_checks.truncation_problem(item.audio)
-    if problem:
-        raise SkipSource(problem)
-    if y.size == 0 or y.size / sr < MIN_DURATION_SEC:
-        raise SkipSource(f"too short ({y.size / sr if sr else 0:.3f} s < {MIN_DURATION_SEC} s)")
-    if not np.isfinite(y).all():
-        raise SkipSource("audio contains NaN or infinite samples")
-    problem = source_checks.level_problem(y, item.audio)  # all-silent, near-silent, channels that cancel
-    if problem:
-        raise SkipSource(problem)
-    # Render from exactly what sources/ stores: the resampled signal on the 16-bit grid (identity
-    # for a 48 kHz 16-bit source), so clips can be re-made from the published sources.
-    x = aio.quantize_int16(aio.resample(y, sr, recipe.sample_rate))
-    return x, source_span(item, x, recipe)
-
-
-def source_span(item: SourceItem, x: np.ndarray, recipe: Recipe) -> Span:
-    """The recorded speech span of a frozen source (``extra["recorded_onset_sec"]``), else the detected one
-    (without the source's DC offset, if it has one: :func:`generation.source_checks.without_dc`)."""
-    onset = item.extra.get("recorded_onset_sec")
-    if onset in (None, ""):
-        return detect_span(source_checks.without_dc(x), recipe.sample_rate, **recipe.span)  # x unless DC offset
-    a, b = recorded_span(float(onset), float(item.extra["recorded_offset_sec"]), len(x), recipe.sample_rate)
-    return Span(a, b, True)
-
-
-def span_check(item: SourceItem, x: np.ndarray, span: Span, recipe: Recipe) -> dict | None:
-    """Compare a recorded span with our detector; the row for span_check.csv when they differ > 10 ms."""
-    if item.extra.get("recorded_onset_sec") in (None, ""):
-        return None
-    sr = recipe.sample_rate
-    det = detect_span(source_checks.without_dc(x), sr, **recipe.span)
-    d_on, d_off = (det.onset - span.onset) / sr, (det.offset - span.offset) / sr
-    if max(abs(d_on), abs(d_off)) <= SPAN_CHECK_TOLERANCE_SEC:
-        return None
-    return {"source_id": item.source_id, "corpus_id": item.extra.get("corpus_id", ""),
-            "recorded_onset_sec": span.onset / sr, "detected_onset_sec": det.onset / sr,
-            "recorded_offset_sec": span.offset / sr, "detected_offset_sec": det.offset / sr,
-            "onset_diff_ms": round(1000 * d_on, 1), "offset_diff_ms": round(1000 * d_off, 1),
-            "detected_found": det.found}
-
-
-def tier_params(recipe: Recipe, category: str, tier: str) -> Params:
-    """The category's checked transform parameters at ``tier`` (per-tier tables resolved, ``crossfade`` set)."""
-    return category_recipe(recipe, category).params_for(tier)
-
-
-def render_clip(x, item: SourceItem, recipe: Recipe, span, *, category: str, tier: str, trajectory: str,
-                direction: str, cache: dict | None = None, cat=None, clip_tier: str | None = None):
-    """Render one clip at the processing rate; returns the transform's :class:`Result`.
-
-    ``cat`` (default: the recipe's settings of ``category``) and ``clip_tier`` (default ``tier``:
-    the tier the clip is keyed by) let a sweep render its levels (:mod:`generation.sweep_plan`).
-    """
-    cat = cat or category_recipe(recipe, category)
-    schedule = make_schedule(recipe, cat, span, tier=tier, trajectory=trajectory, direction=direction)
-    clip = ClipKey(item.source_id, item.extra.get("reference_clip_id", item.source_id), trajectory,
-                   clip_tier or tier, direction)
-    params = cat.params_for(tier).for_clip(clip)
-    result = get_transform(cat.transform)(x, recipe.sample_rate, schedule, params, cache=cache)
-    return result, schedule
-
-
-def render_source_category(item: SourceItem, category: str, recipe: Recipe, out_dir: Path, *,
-                           split: str, sample_rate: int, plan=None, source_sha256: str | None = None) -> list[dict]:
-    """Render the 24 clips of one (source, category) unit and return their manifest rows.
-
-    With a :class:`generation.sweep_plan.SweepPlan` the unit holds the sweep's conditions instead
-    (levels x its trajectories x 2 directions; the level token in the ``tier`` column and clip id).
-    ``source_sha256`` is the source's identity (:func:`generation.render_identity.source_sha256`,
-    computed here when not given), recorded with the ``sources/`` file's sha256.
-    """
-    if source_sha256 is None:
-        source_sha256 = ident.source_sha256(item)
-    x, span = prepare_source(item, recipe)
-    proc_sr = recipe.sample_rate
-    check_path = span_part_path(out_dir, item.source_id)
-    if item.extra.get("recorded_onset_sec") not in (None, "") and not check_path.exists():
-        aio.atomic_write_bytes(check_path, json.dumps(span_check(item, x, span, recipe)).encode())
-    pcm, _ = aio.to_int16(x)
-    source_flac = aio.encode_flac(pcm, proc_sr)
-    aio.write_if_changed(out_dir / "sources" / f"{item.source_id}.flac", source_flac)
-    cat = vg.category(category)
-    attr = attributes.get(category)
-    crec = plan.crec if plan is not None else category_recipe(recipe, category)
-    unit = crec.unit
-    cache: dict = {}
-    rows = []
-    src_codes = lv.source_warnings(x, span, proc_sr, category, crec, min_bandwidth_hz=attr.min_bandwidth_hz)
-    note = source_checks.dc_offset_note(x)  # kept in the part file, warned once at the end (_finish)
-    for tier in (plan.tokens if plan is not None else vg.TIERS):
-        for trajectory in (plan.trajectories if plan is not None else vg.TRAJECTORIES):
-            for direction in vg.DIRECTIONS:
-                res, schedule = render_clip(x, item, recipe, span, category=category, tier=tier,
-                                            trajectory=trajectory, direction=direction, cache=cache, cat=crec,
-                                            clip_tier=plan.clip_tier(tier) if plan is not None else None)
-                y, onset, offset = res.y, res.onset, res.offset
-                effect = attr.paired(x, span, y, onset, offset, proc_sr, schedule, recipe.crossfade)
-                if sample_rate != proc_sr:
-                    ratio = sample_rate / proc_sr
-                    y = aio.resample(np.asarray(y, np.float32), proc_sr, sample_rate)
-                    onset, offset = int(round(onset * ratio)), int(round(offset * ratio))
-                pcm, clipped = aio.to_int16(y)
-                data = aio.encode_flac(pcm, sample_rate)
-                cid = vg.clip_id(item.source_id, category, trajectory, tier, direction)
-                rel = f"clips/{category}/{cid}.flac"
-                aio.atomic_write_bytes(out_dir / rel, data)
-                rows.append({
-                    "clip_id": cid, "path": rel, "split": split, "category": category,
-                    "attribute": cat.attribute, "direction": direction, "tier": tier,
-                    "trajectory": trajectory, "source_id": item.source_id, "speaker_id": item.speaker_id,
-                    "sentence_id": item.sentence_id, "gender": item.gender, "accent": item.accent,
-                    "text": item.text, "sample_rate": sample_rate, "duration_sec": len(pcm) / sample_rate,
-                    "onset_sec": onset / sample_rate, "offset_sec": offset / sample_rate,
-                    "source_onset_sec": span.onset / proc_sr, "source_offset_sec": span.offset / proc_sr,
-                    "speech_found": span.found, "value_start": schedule.start, "value_end": schedule.end,
-                    "value_unit": unit, "clipped_ratio": clipped, "sha256": aio.sha256_bytes(data),
-                    "recipe": recipe.name,
-                    # label validity (label_checks.csv; not manifest columns)
-                    "effect_measured": effect, "effect_unit": attr.effect_unit,
-                    "label_warnings": ";".join(lv.clip_warnings(category, direction, effect, clipped,
-                                                                src_codes[tier], min_change=attr.min_change)),
-                    **({"source_note": note} if note else {}),
-                })
-    # the source's digests, before the part file that makes the unit count as done
-    ident.write_source_record(out_dir, item.source_id, source_sha256, aio.sha256_bytes(source_flac))
-    return rows
-
-
-# --------------------------------------------------------------------------------------------
-# Output folder settings (the other bookkeeping files: generation.render_files)
-# --------------------------------------------------------------------------------------------
-def _check_or_write_settings(out_dir: Path, settings: dict, recipe: Recipe) -> None:
-    rd = RenderDir(out_dir)
-    path = rd.meta_path
-    if path.exists():
-        try:
-            old = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise RenderError(f"{path} is not valid JSON ({exc}); remove it or use another --out") from exc
-        ident.check_recipe(out_dir, old, recipe)  # same name, other content: refused naming both digests
-        for key in ("recipe", "sample_rate", "split", "source", "selection", "sweep"):
-            if key == "selection" and key not in old:  # written before selections were recorded
-                continue
-            if _comparable(key, old.get(key)) != _comparable(key, settings.get(key)):
-                raise RenderError(
-                    f"{out_dir} holds a render with {key}={old.get(key)!r}, this run asks for "
-                    f"{key}={settings.get(key)!r}; nothing was written. Use another --out folder."
-                )
-        cats = sorted(set(old.get("categories") or []) | set(settings.get("categories") or []))
-        new = {**old, "categories": cats}
-        if old.get("sweep"):  # the levels of the categories added now
-            new["sweep"] = {**old["sweep"], "levels": {**settings["sweep"]["levels"], **old["sweep"]["levels"]}}
-        if "categories" in settings and new != old:  # a later run may add categories
-            aio.atomic_write_bytes(path, (json.dumps(new, indent=2, sort_keys=True) + "\n").encode())
-        return
-    if rd.manifest_path.exists():
-        raise RenderError(f"{out_dir} holds a manifest but no render.json; refusing to mix renders. Use another --out.")
-    aio.atomic_write_bytes(path, (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode())
-
-
-def _comparable(key: str, value):
-    """What must agree between render.json and a rerun: the value itself, for ``sweep`` its kind and
-    trajectories (categories, and with them their levels, may be added by a later run)."""
-    if key != "sweep" or not value:
-        return value
-    return {"trajectories": value.get("trajectories")}
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,7 +175,7 @@ def render(
         from .sweep_plan import sweep_plan
 
         plans = {c: sweep_plan(rec, c, trajectories) for c in categories}
-    elif trajectories:
+    elif trajectories is not None:
         raise ValueError("--trajectories applies to --sweep renders only (the paper set has all four)")
     if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}")
@@ -417,17 +211,6 @@ def render(
         raise
 
 
-def source_domain(source: str, items: list[SourceItem]) -> str:
-    """The source domain of a render: ``vctk``, ``loquacious``, ``cv-spontaneous``, or the source kind."""
-    named = sorted({it.extra["domain"] for it in items if it.extra.get("domain")})
-    return "+".join(named) if named else source.partition(":")[0]
-
-
-def selection_kind(items: list[SourceItem]) -> str:
-    """The kind of selection the items come from (a key of :data:`SELECTION_NOTES`, or several joined by +)."""
-    return "+".join(sorted({it.extra.get("selection", "as-is") for it in items})) or "as-is"
-
-
 def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
                  jobs, shard, sample_rate: int, strict: bool, progress: bool, t0: float,
                  plans: dict | None = None) -> RenderSummary:
@@ -435,11 +218,11 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
         warnings.warn(ident.RecipeNameWarning(note), stacklevel=3)
     digests = ident.source_digests(items)
     ident.check_sources(out, digests)  # before anything is written: a changed source is refused by name
-    settings = _settings(items, rec, source=source, split=split, categories=categories, sample_rate=sample_rate)
+    meta_settings = settings(items, rec, source=source, split=split, categories=categories, sample_rate=sample_rate)
     if plans:
-        settings["sweep"] = {"trajectories": list(next(iter(plans.values())).trajectories),
+        meta_settings["sweep"] = {"trajectories": list(next(iter(plans.values())).trajectories),
                              "levels": {c: list(p.tokens) for c, p in plans.items()}}
-    _check_or_write_settings(out, settings, rec)
+    check_or_write_settings(out, meta_settings, rec)
     if (read_marker(out) or {}).get("kind") != "render":  # the shards of a --shard I/N render share the first one's
         try:
             write_marker(out, "render")
@@ -451,12 +234,12 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
     shard_i, shard_n = shard
     units = [(it, c) for it in items for c in categories]
     units = [u for k, u in enumerate(units) if k % shard_n == shard_i]
-    per_unit = vg.CONDITIONS_PER_CATEGORY
-    if plans:  # a bar and totals in clips: the mean unit size of a sweep
-        per_unit = round(sum(plans[c].conditions for _, c in units) / max(1, len(units)))
+    # a bar and totals in clips: 24 per unit of the paper set, a sweep's levels x trajectories x 2 per unit
+    unit_clips = {c: plans[c].conditions if plans else vg.CONDITIONS_PER_CATEGORY for c in categories}
     todo, repaired = units_to_render(out, units)
-    summary = RenderSummary(str(out), clips_total=len(units) * per_unit, units_done_before=len(units) - len(todo),
-                            repaired=repaired)
+    summary = RenderSummary(str(out), clips_total=sum(unit_clips[c] for _, c in units),
+                            units_done_before=len(units) - len(todo), repaired=repaired)
+    done_clips = summary.clips_total - sum(unit_clips[c] for _, c in todo)
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     tasks = [(it, c, rec, out, split, sample_rate, plans[c] if plans else None, digests.get(it.source_id))
              for it, c in todo]
@@ -465,14 +248,14 @@ def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str
             progress=progress)  # numba compiles before the bar
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(units) * per_unit, initial=summary.units_done_before * per_unit, unit="clip",
+    bar = tqdm(total=summary.clips_total, initial=done_clips, unit="clip",
                desc=f"render {split}", disable=not progress, file=sys.stderr, dynamic_ncols=True)
     try:
-        skipped, skipped_units = _run_units(tasks, jobs, bar, summary, strict=strict, per_unit=per_unit)
+        skipped, skipped_clips = _run_units(tasks, jobs, bar, summary, strict=strict, unit_clips=unit_clips)
     finally:
         bar.close()
     summary.skipped = sorted(skipped.items())
-    summary.clips_total -= skipped_units * per_unit
+    summary.clips_total -= skipped_clips
     _finish(out, items, summary, rec, digests)
     summary.seconds = time.perf_counter() - t0
     return summary
@@ -505,23 +288,6 @@ def units_to_render(out: Path, units: list) -> tuple[list, list[str]]:
     return todo, repaired
 
 
-def _settings(items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,
-              sample_rate: int) -> dict:
-    """What render.json records (and a rerun must match): recipe, rate, split, source, selection."""
-    kind = selection_kind(items)
-    seeds = sorted({it.extra["selection_seed"] for it in items if "selection_seed" in it.extra})
-    note = " + ".join(SELECTION_NOTES.get(k, k) for k in kind.split("+"))
-    domain = source_domain(source, items)
-    if domain in ("loquacious", "cv-spontaneous"):
-        note = f"{domain}, an alternate source domain of the paper's Table 15: {note}"
-    if seeds:
-        note += f" (seed {', '.join(map(str, seeds))})"
-    return {"recipe": rec.name, "recipe_digest": rec.digest, "sample_rate": sample_rate, "split": split,
-            "source": source,
-            "toolkit_version": TOOLKIT_VERSION, "selection": kind, "selection_note": note,
-            "categories": sorted(categories), "domain": domain}
-
-
 def long_sources(rows: list[dict]) -> dict[str, float]:
     """Source id -> its longest clip (s), for the sources with a clip longer than :data:`LONG_CLIP_SEC`."""
     longest: dict[str, float] = {}
@@ -532,11 +298,12 @@ def long_sources(rows: list[dict]) -> dict[str, float]:
 
 
 def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: bool,
-               per_unit: int = vg.CONDITIONS_PER_CATEGORY) -> tuple[dict[str, str], int]:
-    """Render the units (in ``jobs`` processes), counting clips into ``summary`` and ``bar``;
-    return the skipped sources (id -> reason) and the number of skipped units."""
+               unit_clips: dict | None = None) -> tuple[dict[str, str], int]:
+    """Render the units (in ``jobs`` processes), counting clips into ``summary`` and ``bar``; return the
+    skipped sources (id -> reason) and the clips of the skipped units (``unit_clips``: category -> clips
+    per unit, default 24)."""
     skipped: dict[str, str] = {}
-    skipped_units = 0
+    skipped_clips = 0
     pool = None
     try:
         if jobs == 1:
@@ -547,13 +314,14 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
             ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
             pool = ctx.Pool(jobs, initializer=worker_signals)  # workers end with the command, also on SIGTERM
             results = pool.imap_unordered(_run_unit, tasks, chunksize=1)
-        for item, _category, n_rows, reason in results:
+        for item, category, n_rows, reason in results:
             if reason is not None:
                 if strict:
                     raise RenderError(f"source {item.source_id} ({item.audio}): {reason} (--strict)")
                 skipped[item.source_id] = reason
-                skipped_units += 1
-                bar.total -= per_unit
+                n = (unit_clips or {}).get(category, vg.CONDITIONS_PER_CATEGORY)
+                skipped_clips += n
+                bar.total -= n
             else:
                 summary.clips_rendered += n_rows
                 bar.update(n_rows)
@@ -561,7 +329,7 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
         if pool is not None:
             pool.terminate()
             pool.join()
-    return skipped, skipped_units
+    return skipped, skipped_clips
 
 
 def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Recipe, digests: dict) -> None:
@@ -573,9 +341,10 @@ def _finish(out: Path, items: list[SourceItem], summary: RenderSummary, rec: Rec
         [[sid, str(by_id[sid].audio), reason] for sid, reason in summary.skipped]))
     summary.span_checks = write_span_check(out, items)
     rows = part_rows(out)  # read once: the manifest and label_checks.csv both come from them
-    write_manifest(out, rows)
     meta_path = RenderDir(out).meta_path
-    meta = {**json.loads(meta_path.read_text()), **ident.identity_fields(out, rows, digests, rec)}
+    recorded = json.loads(meta_path.read_text())
+    write_manifest(out, rows, sweep=bool(recorded.get("sweep")))
+    meta = {**recorded, **ident.identity_fields(out, rows, digests, rec)}
     aio.write_if_changed(meta_path, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
     summary.label_warnings = dict(lv.write_label_checks(out, rows))
     summary.long_sources = long_sources(rows)

@@ -9,7 +9,7 @@ import argparse
 import vocalgrad as vg
 
 from .cli_errors import report_error
-from .option_types import positive_int, sample_rate
+from .option_types import comma_list, positive_int, sample_rate
 from .recipe import DEFAULT_RECIPE
 from .render import SPAN_CHECK_TOLERANCE_SEC, RenderError, render
 from .render_dir import RenderDir
@@ -24,9 +24,11 @@ def category_list(text: str) -> list[str]:
 
     An empty list or an unknown name is an error listing the valid names.
     """
-    names = list(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
-    if not names:
-        raise argparse.ArgumentTypeError(f"names no category; choose from {','.join(vg.CATEGORY_NAMES)}")
+    try:
+        names = comma_list(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"names no category ({text!r}); choose from {','.join(vg.CATEGORY_NAMES)}, "
+                                         "or leave the option out for all nine") from None
     for name in names:
         try:
             vg.category(name)
@@ -83,7 +85,7 @@ def register_cli(sub) -> None:
                    help="render each category's magnitude sweep (zero change, below the low tier to beyond the high "
                         "tier; the paper's tiers are points of it) instead of the three tiers, into a folder of "
                         "its own; Hub configs sweep_<category>, task group vocalgrad_sweep (docs/sweep.md)")
-    p.add_argument("--trajectories", type=lambda t: [x.strip() for x in t.split(",") if x.strip()],
+    p.add_argument("--trajectories", type=comma_list,
                    help="with --sweep: comma-separated trajectories to render (default all four)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cli)

@@ -172,7 +172,8 @@ class RenderDir:
         return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
     def rows(self, categories=None) -> list[dict]:
-        """Manifest rows (the :data:`vocalgrad.MANIFEST_COLUMN_NAMES`), optionally only ``categories``, by clip id.
+        """Manifest rows (the :data:`vocalgrad.MANIFEST_COLUMN_NAMES`, and a sweep's :data:`vocalgrad.SWEEP_COLUMNS`
+        where the manifest has them), optionally only ``categories``, by clip id.
 
         Raises
         ------
@@ -190,7 +191,8 @@ class RenderDir:
         missing = [name for name in vocalgrad.MANIFEST_COLUMN_NAMES if name not in table.column_names]
         if missing:
             raise RenderDirError(f"{path}: missing columns {', '.join(missing)}; re-run `vocalgrad render`")
-        rows = table.select(list(vocalgrad.MANIFEST_COLUMN_NAMES)).to_pylist()
+        sweep = [name for name in vocalgrad.SWEEP_COLUMN_NAMES if name in table.column_names]
+        rows = table.select(list(vocalgrad.MANIFEST_COLUMN_NAMES) + sweep).to_pylist()
         if categories is not None:
             wanted = set(categories)
             rows = [r for r in rows if r["category"] in wanted]

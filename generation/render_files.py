@@ -165,13 +165,17 @@ def write_span_check(out_dir: Path, items: list[SourceItem]) -> int:
     return len(rows)
 
 
-def write_manifest(out_dir: Path, rows: list[dict]) -> int:
-    """Rebuild ``manifest.parquet`` from the rows of every complete unit (:func:`part_rows`); returns the row count."""
+def write_manifest(out_dir: Path, rows: list[dict], *, sweep: bool = False) -> int:
+    """Rebuild ``manifest.parquet`` from the rows of every complete unit (:func:`part_rows`); returns the row count.
+
+    A sweep render's manifest (``sweep``) also has the :data:`vocalgrad.SWEEP_COLUMNS`.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
-    schema = pa.schema([(name, types[t]) for name, t, _ in vg.MANIFEST_COLUMNS])
+    columns = vg.MANIFEST_COLUMNS + (vg.SWEEP_COLUMNS if sweep else ())
+    schema = pa.schema([(name, types[t]) for name, t, _ in columns])
     table = pa.Table.from_pylist(rows, schema=schema)
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf, compression="zstd")

@@ -50,6 +50,10 @@ class SweepPlan:
     def tokens(self) -> tuple[str, ...]:
         return tuple(lv.token for lv in self.levels)
 
+    def level(self, token: str) -> SweepLevel:
+        """The level of ``token``."""
+        return next(lv for lv in self.levels if lv.token == token)
+
     def clip_tier(self, token: str) -> str:
         """The tier name a clip of ``token`` is keyed by: the paper tier at its points, else the token."""
         return next((lv.tier or lv.token for lv in self.levels if lv.token == token), token)
@@ -60,9 +64,20 @@ class SweepPlan:
 
 
 def sweep_trajectories(names=None) -> tuple[str, ...]:
-    """Checked trajectories of a sweep (default all four, in :data:`vocalgrad.TRAJECTORIES` order)."""
-    if not names:
+    """Checked trajectories of a sweep (``None``: all four), in :data:`vocalgrad.TRAJECTORIES` order.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or an empty list (leave it out for all four).
+    """
+    if names is None:
         return tuple(DEFAULT_TRAJECTORIES)
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    if not names:
+        raise ValueError(f"--trajectories: names none; choose from {', '.join(vocalgrad.TRAJECTORIES)}, "
+                         "or leave it out for all four")
     bad = [n for n in names if n not in vocalgrad.TRAJECTORIES]
     if bad:
         raise ValueError(f"--trajectories: unknown {', '.join(bad)}; choose from {', '.join(vocalgrad.TRAJECTORIES)}")

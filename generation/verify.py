@@ -18,7 +18,11 @@ content identity
     the build digest of the clips equal to the one render.json (or the Hub folder's ``build.json``,
     per config) records, and every ``sources/<id>.flac`` of a render equal to its recorded sha256;
 frozen ids
-    for a frozen selection (render.json ``selection``), every frozen item id of the domain and split.
+    for a frozen selection (render.json ``selection``), every frozen item id of the domain and split;
+sweep magnitudes
+    for a sweep render (or the ``sweep_<attribute>`` configs of a Hub folder), the median realised
+    magnitude of each level (``magnitude_realised`` of its clips that are not ``level_null``) rises with
+    the declared magnitude, per category.
 
 With ``--against OTHER`` (a Hub or render folder; :func:`load_side` reads either) every clip is
 also compared with the clip of the same id there: length and SDR (dB, OTHER as reference), summarised
@@ -40,7 +44,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 
@@ -49,9 +52,14 @@ import vocalgrad as vg
 from .cli_errors import report_error
 from .hub_dir import HubDir
 from .option_types import finite_float
-from .render_dir import RenderDir, RenderDirError, conditions, expected_categories, known_categories
+from .render_dir import RenderDir, conditions, expected_categories, known_categories
+from .verify_compare import compare, sdr_db
+from .verify_sides import Side, VerifyError, load_side
 
-__all__ = ["Side", "Verification", "load_side", "register_cli", "sdr_db", "verify"]
+# How each layout is read (generation.verify_sides) and the comparison with another build
+# (generation.verify_compare) live in their own modules; their public names stay importable from here.
+__all__ = ["Side", "Verification", "VerifyError", "load_side", "realised_out_of_order", "register_cli", "sdr_db",
+           "verify"]
 
 #: Problems listed per kind before "... and N more".
 LIST_AT_MOST = 8
@@ -64,141 +72,10 @@ CONDITION_MISSING = "condition not in the build"
 IDENTITY = "content differs from render.json's digests (build, sources/)"
 REPAIRABLE = (CLIP_MISSING, CLIP_CHANGED, CONDITION_MISSING, IDENTITY)
 UNREADABLE = "unreadable file (truncated or damaged; its clips are not counted)"
-
-
-@dataclass
-class Side:
-    """One build, read the same way whatever its layout.
-
-    Attributes
-    ----------
-    path : Path
-    kind : {"render", "hub", "published"}
-    meta : dict
-        render.json (render) or what the Hub folder records (empty when nothing).
-    rows : list of dict
-        One per clip: ``id, category, tier, trajectory, direction, label, source_id, sha256`` (and
-        ``path`` for a render).
-    iter_bytes : callable
-        ``iter_bytes(ids=None)`` yields ``(clip_id, bytes or None)`` for every clip (or the ids
-        given) in storage order; None when the file is missing.
-    """
-
-    path: Path
-    kind: str
-    meta: dict
-    rows: list
-    iter_bytes: Callable[..., Iterator[tuple[str, bytes | None]]]
-    selected_sources: list | None = None
-    skipped: dict = field(default_factory=dict)
-    unreadable: list = field(default_factory=list)  # files that could not be read (e.g. a truncated shard)
-
-
-class VerifyError(vg.VocalGradError, ValueError):
-    """A folder that is neither a render nor a Hub folder, or cannot be read; the message says which."""
-
-
-def _render_side(root: Path) -> Side:
-    rd = RenderDir(root)
-    try:
-        meta, manifest = rd.meta, rd.rows()
-    except RenderDirError as exc:
-        raise VerifyError(str(exc)) from None
-    rows = [{**r, "id": r["clip_id"], "label": r["direction"]} for r in manifest]
-    by_id = {r["id"]: r for r in rows}
-
-    def iter_bytes(ids=None):
-        for cid in (ids if ids is not None else list(by_id)):
-            p = rd.clip_path(by_id[cid]) if cid in by_id else None
-            yield cid, (p.read_bytes() if p is not None and p.is_file() else None)
-
-    return Side(root, "render", meta, rows, iter_bytes, rd.selection(), rd.skipped())
-
-
-def _hub_side(root: Path) -> Side:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    files = HubDir(root).category_shards()
-    if not files:
-        raise VerifyError(f"{root}: a Hub folder without category shards (<category>/*.parquet)")
-    cols = ["id", "category", "tier", "trajectory", "direction", "label", "source_id", "sha256", "split"]
-    rows, where, unreadable = [], {}, []
-    for name, paths in files.items():  # the nine category configs (the test split); all/beep/train not read
-        for p in paths:
-            try:
-                have = pq.read_schema(p).names
-                t = pq.read_table(p, columns=[c for c in cols if c in have]).to_pylist()
-            except (pa.ArrowException, OSError) as exc:  # a truncated or damaged shard is a problem found
-                unreadable.append(f"{p}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
-                continue
-            for i, r in enumerate(t):
-                r.setdefault("sha256", None)
-                rows.append({**r, "config": name})
-                where[r["id"]] = (p, i)
-
-    def iter_bytes(ids=None):
-        wanted = None if ids is None else set(ids)
-        for p in sorted({p for p, _ in where.values()}):
-            try:
-                table = pq.read_table(p, columns=["id", "audio"]).to_pylist()
-            except (pa.ArrowException, OSError):  # its rows were read: audio torn later in the file
-                table = [{"id": cid, "audio": None} for cid, (q, _) in where.items() if q == p]
-            for r in table:
-                if wanted is None or r["id"] in wanted:
-                    yield r["id"], (r["audio"] or {}).get("bytes")
-        for cid in sorted(wanted - set(where)) if wanted is not None else ():
-            yield cid, None
-
-    # a Hub folder keeps no render settings: the checks that need them (frozen ids) are the render's
-    return Side(root, "hub", {}, rows, iter_bytes, unreadable=unreadable)
-
-
-def load_side(path) -> Side:
-    """Read a build for verification or comparison: a render folder or a Hub folder.
-
-    This is the one place that knows the layouts; to accept another (e.g. the authors' published
-    AudioFolder layout), add a branch that returns a :class:`Side`.
-
-    Raises
-    ------
-    VerifyError
-        When ``path`` is neither.
-    """
-    from . import published
-
-    if published.is_published(path):
-        # The authors' AudioFolder release (a local copy or a Hub id). Their sha256 would be of the
-        # WAV files, ours is of FLAC bytes: the two cannot match, so none is given.
-        rows = [{**r, "sha256": None} for r in published.load_published_rows(path)]
-        return Side(Path(str(path)), "published", {}, rows,
-                    lambda ids=None: published.iter_file_bytes(rows, ids))
-    root = Path(path)
-    if not root.is_dir():
-        raise VerifyError(f"{root}: no such folder")
-    if RenderDir.looks_like(root):
-        return _render_side(root)
-    if HubDir.looks_like(root):
-        return _hub_side(root)
-    raise VerifyError(f"{root}: neither a render folder (render.json + manifest.parquet) nor a Hub folder "
-                      "(README.md + <config>/*.parquet)")
-
-
-def sdr_db(ref: np.ndarray, est: np.ndarray) -> float:
-    """Signal-to-distortion ratio of ``est`` against ``ref`` in dB (inf when equal; over the common length)."""
-    n = min(len(ref), len(est))
-    ref, est = np.asarray(ref[:n], np.float64), np.asarray(est[:n], np.float64)
-    err = float(np.sum((ref - est) ** 2))
-    sig = float(np.sum(ref ** 2))
-    if err == 0.0:
-        return float("inf")
-    return 10.0 * np.log10(max(sig, 1e-30) / err)
-
-
-def _decode(data: bytes) -> tuple[np.ndarray, int]:
-    from .audio import decode_mono
-
-    return decode_mono(data, dtype=np.float64)
+#: A sweep whose measured magnitudes do not follow its declared ones (generation.sweep_measures).
+NOT_RISING = "realised magnitude does not rise with the declared one (sweep)"
+#: Share of a category's range of level medians by which a larger level's realised magnitude may fall.
+RISE_SLACK = 0.05
 
 
 @dataclass
@@ -375,6 +252,69 @@ def _check_bytes(side: Side, res: Verification) -> None:
     res.add(CLIP_CHANGED, changed)
 
 
+def _check_sweep(side: Side, res: Verification) -> None:
+    """A sweep render, or a Hub folder's ``sweep_<attribute>`` configs: per category, the median realised
+    magnitude of each level's clips (those not ``level_null``, every trajectory and direction) rises
+    with the declared magnitude (:func:`realised_out_of_order`)."""
+    if side.kind == "hub":
+        rows = _hub_sweep_rows(side.path, res)
+    elif side.meta.get("sweep"):
+        rows = side.rows
+    else:
+        return
+    rows = [r for r in rows if r.get("magnitude") is not None]
+    if rows:
+        res.add(NOT_RISING, realised_out_of_order(rows))
+
+
+def _hub_sweep_rows(path: Path, res: Verification) -> list[dict]:
+    """The sweep columns of the clips of a Hub folder's ``sweep_<attribute>`` configs (a damaged shard is
+    a problem found)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .attributes.sweep import sweep_category
+
+    cols = ["category", "magnitude", "magnitude_realised", "realised_unit", "level_null"]
+    rows = []
+    for folder in sorted(p for p in Path(path).iterdir() if p.is_dir() and sweep_category(p.name)):
+        for shard in sorted(folder.glob("*.parquet")):
+            try:
+                if all(c in pq.read_schema(shard).names for c in cols):
+                    rows += pq.read_table(shard, columns=cols).to_pylist()
+            except (pa.ArrowException, OSError) as exc:
+                res.add(UNREADABLE, [f"{shard}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"])
+    return rows
+
+
+def realised_out_of_order(rows: list[dict], *, slack: float = RISE_SLACK) -> list[str]:
+    """The levels whose median realised magnitude falls below an earlier (smaller) level's, per category.
+
+    A fall counts when it is larger than ``slack`` times the category's range of level medians (the
+    measures are read on a few sources and vary a little); null levels (``level_null``) are left out.
+    """
+    out = []
+    for cat in sorted({r["category"] for r in rows}):
+        by_level: dict[float, list[float]] = {}
+        for r in rows:
+            if r["category"] == cat and not r.get("level_null") and r.get("magnitude_realised") is not None:
+                by_level.setdefault(float(r["magnitude"]), []).append(float(r["magnitude_realised"]))
+        medians = [(m, float(np.median(v))) for m, v in sorted(by_level.items())]
+        if len(medians) < 2:
+            continue
+        values = [v for _, v in medians]
+        allowed = slack * (max(values) - min(values))
+        unit = next((r.get("realised_unit") or "" for r in rows if r["category"] == cat), "")
+        top_m, top = medians[0]
+        for m, v in medians[1:]:
+            if v < top - allowed:
+                out.append(f"{cat}: level {m:g} realised {v:.3g} {unit}, below level {top_m:g}'s {top:.3g} "
+                           f"(medians over the clips not level_null)")
+            if v > top:
+                top_m, top = m, v
+    return out
+
+
 def _check_identity(side: Side, res: Verification) -> None:
     """The recorded digests against the content: render.json's build digest and ``sources/`` records
     (:meth:`RenderDir.identity_problems`), a Hub folder's per-config digests (:meth:`HubDir.identity_problems`)."""
@@ -384,47 +324,6 @@ def _check_identity(side: Side, res: Verification) -> None:
     elif side.kind == "hub":
         res.add("build digest differs from build.json", HubDir(side.path).identity_problems(side.rows))
 
-
-def _compare(side: Side, other: Side, res: Verification, min_sdr: float) -> None:
-    mine, theirs = {r["id"]: r for r in side.rows}, {r["id"]: r for r in other.rows}
-    res.add(f"clip only in {side.path}", sorted(set(mine) - set(theirs)))
-    res.add(f"clip only in {other.path}", sorted(set(theirs) - set(mine)))
-    common = set(mine) & set(theirs)
-    stats: dict[str, dict] = {}
-    low, length = [], []
-    if side.kind == "render":  # read each own clip when its counterpart comes by
-        def own(cid):
-            return next(side.iter_bytes([cid]))[1]
-    else:  # two Hub folders: this side's audio is read once, up front
-        cache = dict(side.iter_bytes(sorted(common)))
-        own = cache.get
-    for cid, ref_bytes in other.iter_bytes(sorted(common)):
-        est_bytes = own(cid)
-        if ref_bytes is None or est_bytes is None:
-            continue
-        cat = mine[cid]["category"]
-        s = stats.setdefault(cat, {"compared": 0, "exact": 0, "sdr": [], "length_diff": 0})
-        s["compared"] += 1
-        ref, sr_ref = _decode(ref_bytes)
-        est, sr_est = _decode(est_bytes)
-        if len(ref) != len(est) or sr_ref != sr_est:
-            s["length_diff"] += 1
-            length.append(f"{cid}: {len(est)} vs {len(ref)} samples at {sr_est}/{sr_ref} Hz")
-        v = sdr_db(ref, est)
-        if v == float("inf") and len(ref) == len(est):
-            s["exact"] += 1
-        s["sdr"].append((v, cid))
-        if v < min_sdr:
-            low.append(f"{cid}: {v:.1f} dB")
-    res.against = {}
-    for cat in [c for c in vg.CATEGORY_NAMES if c in stats] + [c for c in stats if c not in vg.CATEGORY_NAMES]:
-        s = stats[cat]
-        worst = min(s["sdr"]) if s["sdr"] else (None, None)
-        res.against[cat] = {"compared": s["compared"], "exact": s["exact"],
-                            "median_sdr": float(np.median([v for v, _ in s["sdr"]])) if s["sdr"] else None,
-                            "worst_sdr": worst[0], "worst_clip": worst[1], "length_diff": s["length_diff"]}
-    res.add(f"SDR below {min_sdr:g} dB against {other.path}", low)
-    res.add(f"length differs from {other.path}", length)
 
 
 def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: bool = True) -> Verification:
@@ -458,10 +357,11 @@ def verify(path, *, against=None, min_sdr: float = MIN_SDR_DB, write_record: boo
     _check_frozen(side, res)
     _check_bytes(side, res)
     _check_identity(side, res)
+    _check_sweep(side, res)
     if against is not None:
         other = load_side(against)
         res.against_path = other.path
-        _compare(side, other, res, min_sdr)
+        compare(side, other, res, min_sdr)
     res.seconds = time.perf_counter() - t0
     if side.kind == "render" and any(res.problems.get(k) for k in REPAIRABLE):
         res.repair = RenderDir(side.path).render_command()

@@ -103,15 +103,28 @@ class EvalArgumentError(vocalgrad.VocalGradError, ValueError):
 
 
 def _requested_tasks(argv: list[str]) -> list[str]:
+    """The task names of ``--tasks`` (``-t``).
+
+    Raises
+    ------
+    EvalArgumentError
+        ``--tasks`` given with an empty list (``--tasks ''``, ``--tasks=,``), as every list option is refused.
+    """
     names: list[str] = []
     for i, arg in enumerate(argv):
+        given = None
         if arg in ("--tasks", "-t"):
+            given = []
             for value in argv[i + 1:]:
                 if value.startswith("-"):
                     break
-                names += [n for n in value.split(",") if n]
+                given += [n.strip() for n in value.split(",") if n.strip()]
         elif arg.startswith("--tasks="):
-            names += [n for n in arg.split("=", 1)[1].split(",") if n]
+            given = [n.strip() for n in arg.split("=", 1)[1].split(",") if n.strip()]
+        if given is not None and not given:
+            raise EvalArgumentError("argument --tasks: names nothing; give one or more comma-separated tasks "
+                                    "(e.g. --tasks vocalgrad)")
+        names += given or []
     return names
 
 

@@ -110,6 +110,77 @@ def test_hub_card_that_is_a_binary_file(tmp_path, capsys):
     assert not (tmp_path / "h").exists()
 
 
+# ------------------------------------------------------------------------------------------ list options
+#: Every comma-separated list option of every command, with the arguments it needs beside it.
+LIST_OPTIONS = [
+    (["render", "--source", "tones", "--out", "{out}"], "--categories"),
+    (["render", "--source", "tones", "--sweep", "--out", "{out}"], "--trajectories"),
+    (["listen", "D", "--annotator", "a"], "--categories"),
+    (["probe", "--data", "D", "--out", "{out}"], "--categories"),
+    (["probe", "--data", "D", "--out", "{out}"], "--stages"),
+    (["probe", "--data", "D", "--out", "{out}"], "--layers"),
+    (["probe", "--data", "D", "--out", "{out}"], "--positions"),
+    (["probe", "--data", "D", "--out", "{out}"], "--orders"),
+    (["align", "--model", "M", "--data", "D", "--out", "{out}"], "--categories"),
+    (["align", "--model", "M", "--data", "D", "--out", "{out}"], "--layers"),
+    (["transfer", "--model", "M", "--data", "D", "--out", "{out}"], "--classes"),
+]
+
+
+@pytest.mark.parametrize("empty", ["", ",", " , "])
+@pytest.mark.parametrize("argv, option", LIST_OPTIONS, ids=[f"{a[0]} {o}" for a, o in LIST_OPTIONS])
+def test_an_empty_list_option_is_refused_in_one_line(argv, option, empty, tmp_path, capsys):
+    """``render --sweep --trajectories ''`` rendered all four trajectories while ``--categories ''`` was refused:
+    every list option of every command now refuses an empty list by the parser, naming the option."""
+    out = tmp_path / "out"
+    argv = [a.replace("{out}", str(out)) for a in argv] + [f"{option}={empty}"]
+    line = _parser_error(argv, capsys)
+    assert f"argument {option}: names " in line and ("nothing" in line or "no category" in line), line
+    assert not out.exists()
+
+
+def test_every_list_option_is_parsed_as_a_list():
+    """No list option escapes the rule: every option whose help or metavar says it takes a list parses
+    through the one list type (generation.option_types), and the table above names each."""
+    from generation.cli import build_parser
+    from generation.option_types import comma_list, comma_text
+    from generation.render_cli import category_list
+
+    sub = next(a for a in build_parser()._actions if isinstance(getattr(a, "choices", None), dict))
+    found = set()
+    for name, parser in sub.choices.items():
+        for a in parser._actions:
+            text = f"{a.help or ''} {a.metavar or ''}"
+            if a.option_strings and ("comma" in text.lower() or "LIST" in text):
+                found.add((name, a.option_strings[-1]))
+                assert a.type in (comma_list, comma_text, category_list), (name, a.option_strings)
+    assert found == {(argv[0], option) for argv, option in LIST_OPTIONS}
+
+
+def test_the_api_refuses_an_empty_trajectory_list(tmp_path):
+    from generation.render import render
+    from generation.sweep_plan import sweep_trajectories
+
+    assert sweep_trajectories(None) == vg.TRAJECTORIES and sweep_trajectories(["jump", "linear"]) == ("linear", "jump")
+    with pytest.raises(ValueError, match="--trajectories: names none"):
+        sweep_trajectories([])
+    with pytest.raises(ValueError, match="--trajectories: names none"):
+        render("tones", tmp_path / "o", categories=["volume"], sweep=True, trajectories=[], progress=False)
+    with pytest.raises(ValueError, match="--trajectories applies to --sweep renders only"):
+        render("tones", tmp_path / "o", categories=["volume"], trajectories=[], progress=False)
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("tasks", [["--tasks", ""], ["--tasks=,"], ["-t", " "]])
+def test_eval_with_an_empty_task_list_is_one_line(tasks, capsys):
+    from harness_tasks.cli import main as eval_main
+
+    assert eval_main(["--model", "vocalgrad-oracle", *tasks]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["vocalgrad-eval: error: argument --tasks: names nothing; give one or more comma-separated tasks "
+                   "(e.g. --tasks vocalgrad)"]
+
+
 # ------------------------------------------------------------------------------------------ vocalgrad-eval
 def test_eval_unknown_task_is_one_line(capsys):
     from harness_tasks.cli import main as eval_main

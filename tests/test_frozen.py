@@ -11,6 +11,7 @@ import pytest
 
 import vocalgrad as vg
 from generation import render as render_mod
+from generation import render_unit
 from generation.frozen import annotation_subset, frozen_rows, recorded_span, selection_report, vctk_test_speakers
 from generation.sources.selection import SelectionError
 from generation.sources import SourceOptions, SourceSpecError, read_sources
@@ -87,7 +88,7 @@ def test_noise_seeds_of_frozen_items(corpus, monkeypatch):
         seen["seed"] = params.seed
         raise StopIteration
 
-    monkeypatch.setattr(render_mod, "get_transform", lambda name: fake_transform)
+    monkeypatch.setattr(render_unit, "get_transform", lambda name: fake_transform)  # what render_clip calls
     rec = render_mod.load_recipe("faithful-v1")
     import numpy as np
 

@@ -9,6 +9,7 @@ import pytest
 
 import vocalgrad as vg
 from generation import render as render_mod
+from generation import render_unit
 from generation.recipe import RECIPE_DIR, RecipeError, load_recipe
 from generation.span import Span
 from generation.sources import SourceItem
@@ -87,7 +88,7 @@ def test_render_fails_before_reading_any_audio(tmp_path, monkeypatch, capsys, ol
         raise AssertionError("sources were read before the recipe was checked")
 
     monkeypatch.setattr(render_mod, "read_sources", no_sources)
-    monkeypatch.setattr(render_mod, "prepare_source", no_sources)
+    monkeypatch.setattr(render_unit, "prepare_source", no_sources)  # what a unit reads its source with
     path = variant(tmp_path, old, new)
     out = tmp_path / "out"
     rc = main(["render", "--source", "tones", "--out", str(out), "--sources", "1", "--categories", "volume",

@@ -185,3 +185,150 @@ def test_the_html_page_shows_the_threshold_tables(pipeline):
     write_html(out, [])
     page = (out / "index.html").read_text(encoding="utf-8")
     assert 'id="thresholds"' in page and "plots/sweep-noise.png" in page
+
+
+# ---- levels on the physical scale (issue 35) -----------------------------------------------------
+def _clips(source: int, category: str, tokens, trajectory: str = "jump", direction: str = "increase"):
+    """The sweep columns of ``tokens``' clips of one demo voice, rendered as ``render --sweep`` does."""
+    import numpy as np
+
+    from generation.recipe import load_recipe
+    from generation.render_unit import prepare_source, render_clip
+    from generation.sources import read_sources
+    from generation.span import Span
+    from generation.sweep_measures import sweep_columns
+    from generation.sweep_plan import sweep_plan
+    from generation.warmup import enable_numba_cache
+
+    enable_numba_cache()  # librosa's kernels from the render's on-disk cache, as a render loads them
+    rec = load_recipe("faithful-v1")
+    item = read_sources("demo")[source]
+    x, span = prepare_source(item, rec)
+    plan = sweep_plan(rec, category, [trajectory])
+    attr = attributes.get(category)
+    out, zero = {}, None
+    for tok in ("m0", *tokens):
+        res, sch = render_clip(x, item, rec, span, category=category, tier=tok, trajectory=trajectory,
+                               direction=direction, cat=plan.crec, clip_tier=plan.clip_tier(tok))
+        effect = attr.paired(x, span, res.y, res.onset, res.offset, rec.sample_rate, sch, rec.crossfade)
+        out[tok] = sweep_columns(attr, plan.level(tok), direction=direction, effect=effect, x=x, span=span,
+                                 y=res.y, onset=res.onset, offset=res.offset, sr=rec.sample_rate, schedule=sch,
+                                 fade=rec.crossfade, zero=zero)
+        out[tok]["y"] = np.asarray(res.y)
+        if tok == "m0":
+            zero = (res.y, Span(res.onset, res.offset))
+    return out
+
+
+def test_distortion_levels_are_declared_by_the_samples_held():
+    """The 18 kHz tier holds 3 samples at 48 kHz, as 16 kHz does: it is the level of log2(3) = 1.585 octaves."""
+    import math
+
+    from generation.transforms.distortion import hold_samples
+
+    levels = sweep_levels("distortion")
+    for lv in levels:  # every level's magnitude is log2 of what the effect holds at its end
+        assert lv.magnitude == pytest.approx(math.log2(hold_samples(48000, lv.end)), abs=1e-12), lv
+    low = next(lv for lv in levels if lv.tier == "low")
+    assert (low.token, low.start, low.end) == ("m1p585", 48000.0, 18000.0)  # the tier's own pair, so its bytes
+    assert [lv.token for lv in levels] == ["m0", "m1", "m1p585", "m2", "m2p322", "m2p585", "m3", "m3p585", "m4"]
+
+
+def test_the_distortion_low_tier_clip_is_the_paper_clip():
+    """The renamed level keeps the paper's clip: same tier key, same pair, same samples."""
+    import numpy as np
+
+    from generation.recipe import load_recipe
+    from generation.render_unit import prepare_source, render_clip
+    from generation.sources import read_sources
+
+    rec = load_recipe("faithful-v1")
+    item = read_sources("demo")[0]
+    x, span = prepare_source(item, rec)
+    paper, _ = render_clip(x, item, rec, span, category="distortion", tier="low", trajectory="linear",
+                           direction="decrease")
+    swept = _clips(0, "distortion", ["m1p585"], trajectory="linear", direction="decrease")["m1p585"]
+    assert np.array_equal(paper.y, swept["y"])
+    assert swept["magnitude"] == pytest.approx(1.585, abs=1e-3) and swept["magnitude_unit"] == "octaves"
+
+
+def test_clarity_levels_above_a_band_limit_are_null_per_source():
+    """Cut-offs above a voice's band limit change nothing in it (level_null, realised 0); the same level changes
+    a voice with a wider band, and a cut-off inside the band is a change in both."""
+    narrow = _clips(0, "clarity", ["m1", "m1p585", "m2p263"])   # awb_01: speech up to about 8 kHz
+    wide = _clips(1, "clarity", ["m1", "m1p585", "m2p263"])     # esp_car_f1_01: some energy above 8 kHz
+    assert narrow["m1"]["level_null"] and narrow["m1p585"]["level_null"] and wide["m1"]["level_null"]
+    assert narrow["m1p585"]["diff_from_zero_db"] < -70 and narrow["m1p585"]["magnitude_realised"] == 0.0
+    assert not wide["m1p585"]["level_null"] and wide["m1p585"]["diff_from_zero_db"] > -65
+    for clips in (narrow, wide):
+        assert not clips["m0"]["level_null"] and clips["m0"]["magnitude_realised"] == 0.0  # the control, never null
+        assert not clips["m2p263"]["level_null"] and clips["m2p263"]["magnitude_realised"] > 0.5  # octaves of band
+
+
+def test_realised_magnitudes_and_level_changes_are_measured():
+    """Volume realises its declared dB; vibration and echo increases come with a fall in level (and their
+    decrease twins with a rise), which level_change_db records; distortion realises octaves of hold."""
+    vol = _clips(0, "volume", ["m6", "m18"])
+    assert vol["m6"]["magnitude_realised"] == pytest.approx(6.0, abs=0.6)
+    assert vol["m18"]["magnitude_realised"] == pytest.approx(18.0, abs=1.5)
+    assert vol["m18"]["level_change_db"] == pytest.approx(vol["m18"]["magnitude_realised"], abs=0.1)
+    up, down = _clips(0, "vibration", ["m1"]), _clips(0, "vibration", ["m1"], direction="decrease")
+    assert up["m1"]["level_change_db"] < -2.5 and down["m1"]["level_change_db"] > 2.5
+    assert up["m1"]["realised_unit"] == attributes.get("vibration").effect_unit and up["m1"]["magnitude_realised"] > 0.3
+    echo = _clips(0, "echo", ["m0p28"])
+    assert -2.0 < echo["m0p28"]["level_change_db"] < -0.3
+    dist = _clips(0, "distortion", ["m1", "m4"])
+    assert 0.6 < dist["m1"]["magnitude_realised"] < dist["m4"]["magnitude_realised"] <= 4.0
+    assert abs(dist["m1"]["level_change_db"]) < 0.2  # RMS-matched: no level change
+
+
+def test_the_sweep_columns_reach_the_manifest_the_hub_and_the_sample_logs(pipeline):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _, sweep, hub = pipeline[:3]
+    names = list(vocalgrad.SWEEP_COLUMN_NAMES)
+    manifest = pq.read_table(sweep / "manifest.parquet")
+    assert manifest.column_names[-len(names):] == names
+    rows = manifest.to_pylist()
+    vol = {r["tier"]: r for r in rows if r["category"] == "volume" and r["trajectory"] == "jump"
+           and r["direction"] == "increase" and r["source_id"] == rows[0]["source_id"]}
+    assert vol["m12"]["magnitude"] == 12.0 and vol["m12"]["magnitude_realised"] == pytest.approx(12.0, abs=1.0)
+    assert not any(r["level_null"] for r in rows)  # volume and noise change every voice
+    shard = next((hub / "sweep_volume").glob("*.parquet"))
+    assert pq.read_schema(shard).names[-len(names):] == names
+    card = (hub / "README.md").read_text()
+    assert card.count("- name: level_null") == 2  # the two sweep configs' features
+    logs = sorted((pipeline[4].parent / "results").rglob("samples_vocalgrad_sweep_volume_*.jsonl"))
+    doc = json.loads(logs[0].read_text().splitlines()[0])["doc"]
+    assert {"magnitude", "magnitude_realised", "level_null", "level_change_db"} <= set(doc)
+    from analysis.report.loading import read_samples
+
+    rec = read_samples(logs[0], "volume")
+    assert all("level_null" in r and "magnitude_realised" in r for r in rec)
+    from generation.hub import build_hub
+    from generation.verify import NOT_RISING, verify
+
+    assert verify(sweep, write_record=False).ok
+    both = hub.parent / "hub_both"  # the paper's configs and the sweep's in one Hub folder: both checked
+    build_hub([pipeline[0], sweep], both, allow_partial=True)  # the paper render holds noise and volume only
+    assert NOT_RISING not in verify(both).problems
+    shard = next((both / "sweep_volume").glob("*.parquet"))
+    table = pq.read_table(shard)
+    realised = [-r if m >= 30 else r for m, r in zip(table["magnitude"].to_pylist(),
+                                                      table["magnitude_realised"].to_pylist())]
+    pq.write_table(table.set_column(table.column_names.index("magnitude_realised"), "magnitude_realised",
+                                    pa.array(realised, pa.float64())), shard)
+    problems = verify(both).problems[NOT_RISING]
+    assert problems and problems[0].startswith("volume: level 30 realised -"), problems
+
+
+def test_the_docs_table_lists_the_declared_levels():
+    """docs/sweep.md's table of levels (paper tiers in bold) is the declarations', to 4 significant digits."""
+    import re
+
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([^|]+) \|", (ROOT / "docs" / "sweep.md").read_text(), re.M)
+    assert len(rows) == len(attributes.installed())
+    for name, text in rows:
+        want = ", ".join(f"**{lv.magnitude:.4g}**" if lv.tier else f"{lv.magnitude:.4g}" for lv in sweep_levels(name))
+        assert text.strip() == want, name

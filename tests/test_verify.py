@@ -174,3 +174,41 @@ def test_hub_partial_by_choice_gets_the_right_hint(tmp_path):
     msg = str(err.value)
     assert "rendered with --categories pitch,volume" in msg and "--categories clarity,distortion" in msg
     assert "re-run the same render command" not in msg
+
+
+# ---- sweep renders: realised magnitudes rise with the declared ones --------------------------------
+def _sweep_rows(realised: dict[float, list[float]], null: set = frozenset(), category: str = "clarity") -> list[dict]:
+    return [{"category": category, "magnitude": m, "magnitude_realised": v, "realised_unit": "octaves",
+             "level_null": (m, i) in null} for m, vs in realised.items() for i, v in enumerate(vs)]
+
+
+def test_realised_magnitudes_that_fall_are_named():
+    from generation.verify import realised_out_of_order
+
+    rising = {0.0: [0.0, 0.0], 1.0: [0.4, 0.6], 2.0: [1.1, 0.9], 3.0: [2.0, 2.2]}
+    assert realised_out_of_order(_sweep_rows(rising)) == []
+    fallen = {**rising, 2.0: [0.1, 0.3]}  # level 2 realises less than level 1 (by more than 5 % of the range)
+    problems = realised_out_of_order(_sweep_rows(fallen))
+    assert problems == ["clarity: level 2 realised 0.2 octaves, below level 1's 0.5 (medians over the clips not "
+                        "level_null)"]
+    wobble = {**rising, 2.0: [0.45, 0.47]}  # a fall within 5 % of the range of medians (0.04 of 2.1): measurement noise
+    assert realised_out_of_order(_sweep_rows(wobble)) == []
+    # a null level (a cut-off above the voice's band) is no change: its clips are not held against the others
+    nulls = {**rising, 2.0: [0.0, 0.0, 0.9]}
+    assert realised_out_of_order(_sweep_rows(nulls)) != []
+    assert realised_out_of_order(_sweep_rows(nulls, null={(2.0, 0), (2.0, 1)})) == []
+
+
+def test_verify_fails_a_sweep_render_whose_realised_magnitudes_fall(tmp_path, monkeypatch):
+    """The check is reached from verify() for a sweep render (render.json ``sweep``), not for the paper set."""
+    import generation.verify as vmod
+
+    rows = _sweep_rows({0.0: [0.0], 1.0: [1.0], 2.0: [0.2]})
+    side = vmod.Side(tmp_path, "render", {"sweep": {"levels": {}}}, rows, lambda ids=None: iter(()))
+    res = vmod.Verification(tmp_path, "render")
+    vmod._check_sweep(side, res)
+    assert res.problems == {vmod.NOT_RISING: ["clarity: level 2 realised 0.2 octaves, below level 1's 1 (medians "
+                                              "over the clips not level_null)"]}
+    paper = vmod.Verification(tmp_path, "render")
+    vmod._check_sweep(vmod.Side(tmp_path, "render", {}, rows, lambda ids=None: iter(())), paper)
+    assert paper.ok

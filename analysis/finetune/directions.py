@@ -17,6 +17,7 @@ import numpy as np
 import vocalgrad
 from analysis.cli_options import add_command, add_model_arguments, add_run_arguments, comma_list
 from generation.audio import atomic_write_text
+from generation.option_types import comma_text
 
 from .alignment import PAPER_LAYERS, alignment_rows, category_direction, cosine_matrix
 
@@ -107,8 +108,8 @@ def register_cli(subparsers) -> None:
     add_model_arguments(p)
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO", help="Hub folder or repo id (test configs)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    p.add_argument("--categories", metavar="LIST", help="comma-separated (default: all nine)")
-    p.add_argument("--layers", default="paper", metavar="paper|all|LIST",
+    p.add_argument("--categories", type=comma_text, metavar="LIST", help="comma-separated (default: all nine)")
+    p.add_argument("--layers", type=comma_text, default="paper", metavar="paper|all|LIST",
                    help="hidden-state indices (paper: 5,10,15,20,25,28 where they exist)")
     add_run_arguments(p)
 

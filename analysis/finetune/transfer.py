@@ -27,6 +27,7 @@ import numpy as np
 
 from analysis.cli_options import add_command, add_model_arguments, add_run_arguments
 from generation.audio import atomic_write_text
+from generation.option_types import comma_text
 
 from .transfer_metrics import argmax_first, classification_scores
 
@@ -229,7 +230,7 @@ def register_cli(subparsers) -> None:
                    help="labelled audio set: a datasets source (hf:NAME, a local dataset) or a folder of clips")
     p.add_argument("--labels", metavar="CSV_OR_COLUMN",
                    help="folder: a CSV with columns file,label; hf: the label column (default label)")
-    p.add_argument("--classes", metavar="LIST", help="comma-separated classes in option order (default: sorted "
+    p.add_argument("--classes", type=comma_text, metavar="LIST", help="comma-separated classes in option order (default: sorted "
                    "gold labels; the paper's MELD order is " + ",".join(MELD_EMOTIONS) + ")")
     p.add_argument("--task", default="emotion", help="word in the question (default %(default)s)")
     p.add_argument("--question", help="replace the whole question line")

@@ -15,7 +15,7 @@ import sys
 
 from analysis.cli_options import comma_list
 from generation.cli_errors import explain
-from generation.option_types import port
+from generation.option_types import comma_text, port
 
 from .answers import (AnswerLog, AnswersError, annotator_agreement, human_evaluation, human_evaluation_fields,
                       human_records)
@@ -45,7 +45,7 @@ def register_cli(sub) -> None:
                    help="paper: the paper's 50 annotated clips per category (needs the frozen VCTK test set), "
                         "so that the human row is comparable with the paper's")
     p.add_argument("--practice", type=int, default=0, help="practice clips with feedback first (default 0)")
-    p.add_argument("--categories", help="comma-separated subset of categories")
+    p.add_argument("--categories", type=comma_text, help="comma-separated subset of categories")
     p.add_argument("--config", help="Hub folder only: config to read (default: the nine categories)")
     p.add_argument("--seed", type=int, default=0, help="seed of the clip selection (default 0)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")

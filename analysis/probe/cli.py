@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analysis.cli_options import add_command, add_option, add_options, comma_list
+from generation.option_types import comma_text
 
 __all__ = ["register_cli"]
 
@@ -23,10 +24,10 @@ def register_cli(subparsers) -> None:
     add_option(p, "--model", required=False,
                help="transformers audio-text model (vocalgrad-hf); not needed with --stages mel")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (probe.csv, probe.md, figures, cache)")
-    p.add_argument("--categories", metavar="LIST", help="comma-separated categories (default: all in the data)")
-    p.add_argument("--stages", default=",".join(STAGES), metavar="LIST",
+    p.add_argument("--categories", type=comma_text, metavar="LIST", help="comma-separated categories (default: all in the data)")
+    p.add_argument("--stages", type=comma_text, default=",".join(STAGES), metavar="LIST",
                    help="comma-separated subset of %(default)s")
-    p.add_argument("--layers", default="all", metavar="all|LIST",
+    p.add_argument("--layers", type=comma_text, default="all", metavar="all|LIST",
                    help="LM layers for lm_audio/lm_text: 'all' (1..N) or e.g. 1,10,25 (0 = LM input embeddings)")
     # the model's device and dtype, as opposed to --probe-device
     add_option(p, "--device", help="model device: auto (cuda if available), cpu, cuda, cuda:1 ...")
@@ -38,10 +39,10 @@ def register_cli(subparsers) -> None:
     p.add_argument("--cache", metavar="DIR", help="feature cache folder (default: OUT/cache)")
     p.add_argument("--probe-device", help="device for probe training (default: the model's device)")
     p.add_argument("--epochs", type=int, default=200, help="probe epochs (paper: %(default)d)")
-    p.add_argument("--positions", metavar="LIST",
+    p.add_argument("--positions", type=comma_text, metavar="LIST",
                    help="token-position probes instead of the stages (docs/probe.md): comma-separated subset of "
                         "a1,a2,a3,a4,o,q_attr,q_p,q_l; layers default to 1,10,25 (--layers), both orders")
-    p.add_argument("--orders", default="query_audio,audio_query", metavar="LIST",
+    p.add_argument("--orders", type=comma_text, default="query_audio,audio_query", metavar="LIST",
                    help="input orders of --positions (default %(default)s; q_* positions need audio_query)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures")
     add_options(p, "--quiet")

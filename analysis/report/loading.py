@@ -254,7 +254,7 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
     The record logged by the VocalGrad task (under ``acc_parsed``: the compact code of
     :func:`harness_tasks.metrics.record_code`, or a dict in logs of earlier toolkit versions) is
     used when present, so that adapter errors keep their status; otherwise the raw output is
-    parsed again.
+    parsed again. A sweep clip's record also carries the doc's :data:`vocalgrad.SWEEP_COLUMNS` (``level_null``...).
 
     Raises
     ------
@@ -291,6 +291,7 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
             "retried": bool((logged or {}).get("retried", False)),
             "correct": pred == gold,
             "sha256": _clip_sha256(line, doc, cid),
+            **{k: doc[k] for k in vocalgrad.SWEEP_COLUMN_NAMES if k in doc},  # a sweep clip's level_null... (sweep.md)
         })
     return records
 

@@ -8,9 +8,16 @@ control through values well below the paper's low tier to beyond its high tier, 
 ``pair(magnitude) -> (start, end)`` giving the schedule ends of an *increase* clip in the
 attribute's own unit (a decrease clip runs from end to start, as for the tiers).
 
-The paper's three tiers are points of every sweep: :meth:`Sweep.levels` finds, for each tier, the
-magnitude whose pair equals the tier's ``(start, end)`` and uses the tier's own pair and transform
-parameters there, so those clips are byte-identical to the paper set's (docs/sweep.md).
+Magnitudes are on the physical scale: what the transform does, not what its parameters say. The
+paper's three tiers are points of every sweep: :meth:`Sweep.levels` finds, for each tier, the
+magnitude whose pair the transform renders as the tier's ``(start, end)`` (the same values, or
+values the effect makes the same: distortion's 18 kHz tier holds 3 samples at 48 kHz, as an
+effective 16 kHz does, so it is the level of 1.585 octaves) and uses the tier's own pair and
+transform parameters there, so those clips are byte-identical to the paper set's (docs/sweep.md).
+
+Every sweep clip also records what it realised (:mod:`generation.sweep_measures`): its magnitude as
+measured (:attr:`Sweep.realised`, or the attribute's paired measure), whether the level can change
+its source at all (``level_null``), and the level change that comes with it.
 
 Each level has a token ``m<magnitude>`` (``.`` written ``p``: ``m1p5`` = 1.5) that takes the
 tier's place in clip ids (``{source}__{category}__{trajectory}__m1p5__{direction}``) and in the
@@ -32,14 +39,19 @@ import numpy as np
 
 import vocalgrad
 
+from ..sweep_measures import realised_bandwidth_octaves, realised_hold_octaves
+
 if TYPE_CHECKING:
     from .base import Attribute
 
-__all__ = ["DEFAULT_TRAJECTORIES", "MAX_LEVELS", "MIN_LEVELS", "PAPER_SWEEPS", "SWEEP_CONFIG_PREFIX", "Sweep", "SweepLevel",
-           "level_token", "sweep_category", "sweep_config", "token_magnitude"]
+__all__ = ["DEFAULT_TRAJECTORIES", "HOLDS", "MAX_LEVELS", "MIN_LEVELS", "PAPER_SWEEPS", "PROCESSING_RATE",
+           "SWEEP_CONFIG_PREFIX", "Sweep", "SweepLevel", "level_token", "sweep_category", "sweep_config",
+           "token_magnitude"]
 
 #: Bounds on the number of levels (zero control included) a declared sweep may have.
 MIN_LEVELS, MAX_LEVELS = 6, 12
+#: The rate the recipes process at (Hz): where a tier's values are compared with a level's as the effect renders them.
+PROCESSING_RATE = 48000
 SCALES = ("linear", "log")
 
 
@@ -94,6 +106,12 @@ class Sweep:
         logarithmic (constant ratios, e.g. noise level in dB re speech).
     note : str
         Why these magnitudes (docs/sweep.md prints it).
+    realised : callable, optional
+        ``realised(ref, ref_span, y, onset, offset, sr, schedule, fade) -> float``: the clip's change
+        of the attribute in ``unit`` (end minus start, positive = the attribute grew), measured on the
+        clip ``y`` against the zero-change clip ``ref`` of the same source, trajectory and direction
+        (:mod:`generation.sweep_measures`). Default: the attribute's paired measure (against the
+        source), in its own unit.
     """
 
     magnitudes: tuple[float, ...]
@@ -101,20 +119,27 @@ class Sweep:
     pair: Callable[[float], tuple[float, float]]
     scale: str = "linear"
     note: str = ""
+    realised: Callable[..., float] | None = None
 
-    def levels(self, attr: Attribute) -> list[SweepLevel]:
+    def levels(self, attr: Attribute, *, sample_rate: int = PROCESSING_RATE) -> list[SweepLevel]:
         """The levels of ``attr``'s sweep; a paper tier's point carries the tier and its exact pair.
+
+        A tier is the point whose pair gives the tier's values, or values the transform renders the
+        same at ``sample_rate`` (its ``value_level``: distortion's hold lengths).
 
         Raises
         ------
         ValueError
             A tier that is no point of the sweep (the message names it).
         """
+        level = attr.transform.params_type.value_level
         out = []
         tier_at = {}
         for tier in vocalgrad.TIERS:
             pair = tuple(float(v) for v in attr.tiers[tier])
-            hits = [m for m in self.magnitudes if np.allclose(self.pair(m), pair, rtol=1e-9, atol=1e-9)]
+            done = tuple(level(v, sample_rate) for v in pair)
+            hits = [m for m in self.magnitudes if np.allclose(self.pair(m), pair, rtol=1e-9, atol=1e-9)
+                    or tuple(level(float(v), sample_rate) for v in self.pair(m)) == done]
             if len(hits) != 1:
                 raise ValueError(f"tier {tier} {pair} is not exactly one point of the sweep "
                                  f"(pair(m) for m in {list(self.magnitudes)})")
@@ -176,6 +201,9 @@ def _from_zero(m: float) -> tuple[float, float]:
     return (0.0, m)
 
 
+#: Hold lengths (samples at 48 kHz) of the distortion sweep's levels.
+HOLDS = (1, 2, 3, 4, 5, 6, 8, 12, 16)
+
 #: Sweeps of the paper's nine (their tiers: recipe faithful-v1).
 PAPER_SWEEPS: dict[str, Sweep] = {
     "speed": Sweep(tuple(round(0.1 * k, 1) for k in range(10)), "rate difference", _centred(1.0),
@@ -184,13 +212,14 @@ PAPER_SWEEPS: dict[str, Sweep] = {
     "pitch": Sweep(tuple(float(k) for k in range(9)), "semitones", _centred(0.0),
                    note="-m/2 -> +m/2 semitones; tiers 2, 4, 6 on a 1-semitone grid"),
     "volume": Sweep(tuple(6.0 * k for k in range(8)), "dB", _centred(0.0),
-                    note="-m/2 -> +m/2 dB; tiers 12, 24, 36 on a 6-dB grid (beyond 42 dB the loud end clips)"),
-    "distortion": Sweep(tuple(math.log2(48000.0 / r) for r in
-                              (48000.0, 24000.0, 18000.0, 12000.0, 9600.0, 8000.0, 6000.0, 4000.0, 3000.0)),
-                        "octaves", lambda m: (48000.0, 48000.0 / 2.0 ** m),
-                        note="sample-and-hold rate falls from 48 kHz by m octaves; the effect holds a whole number "
-                             "of samples (2, 3, 4, 5, 6, 8, 12, 16 here), so 24 kHz (hold 2) is the smallest change "
-                             "there is; tiers 18, 12, 6 kHz"),
+                    note="-m/2 -> +m/2 dB; tiers 12, 24, 36 on a 6-dB grid (the loud end clips from 18-24 dB on, "
+                         "docs/sweep.md)"),
+    "distortion": Sweep(tuple(math.log2(h) for h in HOLDS), "octaves", lambda m: (48000.0, 48000.0 / 2.0 ** m),
+                        note="the effect holds h samples at 48 kHz (h = 1, 2, 3, 4, 5, 6, 8, 12, 16): its effective "
+                             "rate 48 kHz / h lies m = log2(h) octaves below 48 kHz, so 24 kHz (hold 2) is the smallest "
+                             "change there is; tiers 18, 12, 6 kHz hold 3, 4, 8 samples (1.585, 2, 3 octaves: the 18 kHz "
+                             "tier renders as 16 kHz)",
+                        realised=realised_hold_octaves),
     "roughness": Sweep(tuple(2.0 * k for k in range(8)), "bits removed", lambda m: (16.0, 16.0 - m),
                        note="bit depth falls from 16 by m bits (about 6 dB of quantisation noise per bit); "
                             "tiers 8, 10, 12 on a 2-bit grid"),
@@ -205,7 +234,9 @@ PAPER_SWEEPS: dict[str, Sweep] = {
                            (24000.0, 17000.0, 12000.0, 8000.0, 5000.0, 3500.0, 2500.0, 1700.0, 1200.0, 600.0)),
                      "octaves", _octaves_below(24000.0),
                      note="low-pass cut-off rises to 24 kHz from m octaves below it; about half-octave steps "
-                          "through the tiers 5, 2.5 and 1.2 kHz (2.26, 3.26, 4.32 octaves)"),
+                          "through the tiers 5, 2.5 and 1.2 kHz (2.26, 3.26, 4.32 octaves); a cut-off above a "
+                          "source's band limit changes nothing (level_null)",
+                     realised=realised_bandwidth_octaves),
     "vibration": Sweep((0.0, 0.15, 0.30, 0.45, 0.60, 0.75, 0.90, 1.0), "depth", _from_zero,
                        note="tremolo depth rises from 0 to m (rate 0 -> 20 Hz as in every tier); tiers 0.6, 0.75, "
                             "0.9 on a 0.15 grid, then full depth"),
