@@ -236,17 +236,24 @@ def build_tiny_remote_code(folder: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- newest families
-def _tokenizer_with_roles(specials: list[str], roles: dict[str, str], *, eos: str, pad: str, bos: str | None = None):
+def _tokenizer_with_roles(specials: list[str], roles: dict[str, str], *, eos: str, pad: str, bos: str | None = None,
+                          add_bos: bool = False):
     """Byte-level tokenizer whose named special tokens (``roles``: attribute -> token, e.g.
     ``audio_token``) are attributes of the tokenizer, with ``<attr>_id`` (what the Gemma and
-    Qwen3-Omni processors read)."""
+    Qwen3-Omni processors read). ``add_bos``: it puts ``bos`` before every text it encodes with
+    special tokens on, as the real Gemma tokenizers do (``add_bos_token``)."""
     from tokenizers.pre_tokenizers import ByteLevel
+    from tokenizers.processors import TemplateProcessing
     from transformers import Qwen2Tokenizer
 
     vocab = {ch: i for i, ch in enumerate(sorted(ByteLevel.alphabet()))}
     tok = Qwen2Tokenizer(vocab=vocab, merges=[], unk_token=None, bos_token=bos, eos_token=eos, pad_token=pad,
                          extra_special_tokens=dict(roles))
     tok.add_special_tokens({"additional_special_tokens": specials + list(roles.values())})
+    if add_bos:
+        bos_id = tok.convert_tokens_to_ids(bos)
+        tok._tokenizer.post_processor = TemplateProcessing(single=f"{bos} $A", pair=f"{bos} $A {bos} $B",
+                                                           special_tokens=[(bos, bos_id)])
     return tok
 
 
@@ -383,7 +390,8 @@ def gemma3n_processor(folder: Path):
             self.image_token = tokenizer.image_token
             ProcessorMixin.__init__(self, feature_extractor, tokenizer, chat_template=chat_template)
 
-    tok = _tokenizer_with_roles(["<start_of_turn>"], GEMMA3N_ROLES, eos="<end_of_turn>", pad="<pad>", bos="<bos>")
+    tok = _tokenizer_with_roles(["<start_of_turn>"], GEMMA3N_ROLES, eos="<end_of_turn>", pad="<pad>", bos="<bos>",
+                                add_bos=True)
     return Gemma3nAudioProcessor(feature_extractor=Gemma3nAudioFeatureExtractor(feature_size=16), tokenizer=tok,
                                  chat_template="{{ bos_token }}" + GEMMA3N_TEMPLATE,
                                  audio_seq_length=GEMMA3N_AUDIO_TOKENS)
@@ -439,7 +447,7 @@ def gemma4_processor(folder: Path):
             self.image_seq_length = 0
             ProcessorMixin.__init__(self, feature_extractor, tokenizer, chat_template=chat_template)
 
-    tok = _tokenizer_with_roles(["<|turn>"], GEMMA4_ROLES, eos="<turn|>", pad="<pad>", bos="<bos>")
+    tok = _tokenizer_with_roles(["<|turn>"], GEMMA4_ROLES, eos="<turn|>", pad="<pad>", bos="<bos>", add_bos=True)
     return Gemma4AudioProcessor(feature_extractor=Gemma4AudioFeatureExtractor(feature_size=16), tokenizer=tok,
                                 chat_template="{{ bos_token }}" + GEMMA4_TEMPLATE)
 
