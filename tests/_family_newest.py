@@ -195,8 +195,7 @@ def gemma4_processor(folder: Path):
             self.image_seq_length = 0
             ProcessorMixin.__init__(self, feature_extractor, tokenizer, chat_template=chat_template)
 
-    tok = _tokenizer_with_roles(["<|turn>", "<|channel>", "<channel|>"], GEMMA4_ROLES, eos="<turn|>", pad="<pad>",
-                                bos="<bos>", add_bos=True)   # the thought-channel markers are special, as in Gemma 4
+    tok = _tokenizer_with_roles(["<|turn>"], GEMMA4_ROLES, eos="<turn|>", pad="<pad>", bos="<bos>", add_bos=True)
     return Gemma4AudioProcessor(feature_extractor=Gemma4AudioFeatureExtractor(feature_size=16), tokenizer=tok,
                                 chat_template="{{ bos_token }}" + GEMMA4_TEMPLATE)
 
