@@ -57,6 +57,14 @@ def test_hooks_parse_after_the_block_on_every_scorer():
     assert yn["acc"] == 1.0
 
 
+def test_analysis_scoring_of_raw_replies_reads_after_the_block_too():
+    from harness_tasks import metrics
+
+    rec = metrics.score_answer("<think>decrease? decrease.</think>Increase.", "increase")
+    assert (rec["pred"], rec["status"], rec["exact"], rec["correct"]) == ("increase", "parsed", True, True)
+    assert metrics.score_answer("<think>increase, surely", "increase")["status"] == "unparsed"
+
+
 class _Scripted(VocalGradLM):
     """Answers from a script keyed by the budget it is given (a model that thinks for `think` tokens)."""
 
