@@ -254,7 +254,7 @@ class LoadedModel:
         self.reasoning = tuple(family.reasoning)
         self.thinks = bool(family.thinks(self.model.config, self.name) if thinks is None else thinks)
         self.keep_token_ids = delimiter_token_ids(self.tokenizer, self.reasoning)
-        self.reasoning_opened = template_opens_reasoning(self, family) if self.reasoning else False
+        self.reasoning_opened = template_opens_reasoning(self, family, Item("x", [])) if self.reasoning else False
 
     @property
     def dtype(self):

@@ -25,13 +25,11 @@ def delimiter_token_ids(tokenizer: Any, pairs: Sequence[Sequence[str]]) -> list[
     return out
 
 
-def template_opens_reasoning(lm: Any, family: Any) -> bool:
-    """True when the rendered generation prompt ends with an opening delimiter (a template that
-    prefills ``<think>\\n``): the reply then starts inside the block."""
-    from .base import Item
-
+def template_opens_reasoning(lm: Any, family: Any, item: Any) -> bool:
+    """True when the generation prompt rendered for ``item`` (a short text-only item) ends with an
+    opening delimiter (a template that prefills ``<think>\\n``): the reply then starts inside the block."""
     try:
-        conv = family.conversation(Item("x", []), [], lm.sampling_rate)
+        conv = family.conversation(item, [], lm.sampling_rate)
         text = family.render(lm, [conv])[0]
     except Exception:          # a template that cannot render a text-only turn: nothing known
         return False
