@@ -17,6 +17,7 @@ from .aggregations import LOGIT_METRICS, RECORD_METRICS, label_metric_names
 from .dataset import replace_columns, format_label, load_split, with_source_clips
 from .fewshot import DEFAULT_FEWSHOT_K, attach_fewshot
 from .logit_answers import split_logit_answer
+from .models.reasoning import answer_text
 from .parsing import classify_answer, is_exact_match
 from .variants import FORMATS
 
@@ -102,6 +103,14 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
     return doc.get("label") or doc["direction"]
 
 
+def _reply(results: list[Any]) -> tuple[Any, bool]:
+    """The text the parser reads of a reply (after a leading reasoning block,
+    :func:`harness_tasks.models.reasoning.split_reasoning`; the sample log keeps the whole reply) and
+    whether it came from the unparsed-answer retry."""
+    raw = results[0] if results else None
+    return answer_text(raw), bool(getattr(raw, "retried", False))
+
+
 def process_results(doc: Mapping[str, Any], results: list[Any], *, words=None) -> dict[str, Any]:
     """Score one answer: ``acc`` as 0/1, the other metrics from a compact record code.
 
@@ -112,8 +121,7 @@ def process_results(doc: Mapping[str, Any], results: list[Any], *, words=None) -
     (:mod:`harness_tasks.logit_answers`, ``vocalgrad-hf scoring=logits|both``) also gives
     ``acc_logit`` and ``increase_ratio_logit`` (empty code otherwise: those metrics read nan).
     """
-    raw = results[0] if results else None
-    retried = getattr(raw, "retried", False)
+    raw, retried = _reply(results)
     raw, logit_label, _ = split_logit_answer(raw)
     gold = doc_to_target(doc)
     pred, status = classify_answer(raw, words)
@@ -134,7 +142,7 @@ def process_results_paraphrase(doc: Mapping[str, Any], results: list[Any]) -> di
     words of :data:`harness_tasks.prompts.SYNONYM_WORDS` must name exactly one direction. An exact match is an
     answer that is one vocabulary word."""
     out = process_results(doc, results, words=prompts.SYNONYM_WORDS)
-    raw = results[0] if results else None
+    raw = _reply(results)[0]
     exact = isinstance(raw, str) and any(is_exact_match(raw, {lab: (w,)})
                                          for lab, ws in prompts.SYNONYM_WORDS.items() for w in ws)
     code = metrics.parse_record_code(out["acc_parsed"])
@@ -150,20 +158,20 @@ def process_results_reword(doc: Mapping[str, Any], results: list[Any]) -> dict[s
 def process_results_sources(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
     """Score the binary question on an unmodified source clip: no gold direction, only what was
     said (record code with gold ``constant``), for the response-bias metrics."""
-    raw = results[0] if results else None
+    raw, retried = _reply(results)
     pred, status = classify_answer(raw)
     code = metrics.record_code({"direction": vocalgrad.CONSTANT, "pred": pred, "status": status,
-                                "exact": is_exact_match(raw), "retried": getattr(raw, "retried", False)})
+                                "exact": is_exact_match(raw), "retried": retried})
     return {name: code for name in ("increase_ratio", "unparsed_rate")}
 
 
 def _process_labels(doc: Mapping[str, Any], results: list[Any], fmt: str) -> dict[str, Any]:
-    raw = results[0] if results else None
+    raw, retried = _reply(results)
     gold = doc["label"]
     words = prompts.answer_words(fmt)
     pred, status = classify_answer(raw, words)
     code = metrics.record_code({"direction": gold, "pred": pred, "status": status,
-                                "exact": is_exact_match(raw, words), "retried": getattr(raw, "retried", False)})
+                                "exact": is_exact_match(raw, words), "retried": retried})
     return {"acc": float(pred == gold), **{name: code for name in label_metric_names(fmt)}}
 
 

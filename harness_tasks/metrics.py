@@ -35,6 +35,7 @@ import numpy as np
 
 import vocalgrad
 
+from .models.reasoning import answer_text
 from .parsing import classify_answer, is_exact_match
 
 __all__ = [
@@ -88,7 +89,8 @@ def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any
     Parameters
     ----------
     raw : str or None
-        Model output (``None`` = no output; adapter errors are marked, see :mod:`.parsing`).
+        Model output (``None`` = no output; adapter errors are marked, see :mod:`.parsing`); a
+        leading reasoning block is read past (:mod:`.models.reasoning`).
     direction : {"increase", "decrease"}
         Gold label.
     **extra
@@ -102,13 +104,14 @@ def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any
     """
     if direction not in _GOLD:
         raise ValueError(f"gold direction must be one of {vocalgrad.DIRECTIONS}, got {direction!r}")
-    pred, status = classify_answer(raw)
+    text = answer_text(raw)                      # a leading reasoning block is not the answer
+    pred, status = classify_answer(text)
     return {
         **extra,
         "direction": direction,
         "pred": pred,
         "status": status,
-        "exact": is_exact_match(raw),
+        "exact": is_exact_match(text),
         "correct": pred == direction,
     }
 
@@ -147,8 +150,8 @@ def _cell(rec: Mapping[str, Any] | str) -> tuple[int, int]:
     if "status" in rec:
         pred, status, exact = rec.get("pred"), rec["status"], bool(rec.get("exact", False))
     elif "raw" in rec:
-        pred, status = classify_answer(rec["raw"])
-        exact = is_exact_match(rec["raw"])
+        pred, status = classify_answer(answer_text(rec["raw"]))
+        exact = is_exact_match(answer_text(rec["raw"]))
     else:
         raise ValueError("record needs either 'raw' or 'status' (and 'pred'); see score_answer")
     if status == "parsed":

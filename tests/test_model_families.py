@@ -293,3 +293,25 @@ def test_granite_turns_are_strings_with_the_audio_placeholder():
     assert conv == [{"role": "system", "content": "S"}, {"role": "user", "content": "Q?<|audio|>"}]
     conv = GraniteSpeech().conversation(Item("Q?", [(y, 16000)], audio_first=True), [y], 16000)
     assert conv == [{"role": "user", "content": "<|audio|>Q?"}]
+
+
+def test_prompt_tokens_are_those_of_apply_chat_template_with_one_bos(folder):
+    """The prompt is tokenized as the processor's ``apply_chat_template(tokenize=True)`` would: no
+    special token added twice (the Gemma tiny tokenizers add a BOS, as the real ones do, and their
+    templates start with one) and none missing."""
+    name, _ = folder
+    lm = loaded(folder, "float32")
+    fam = lm._family
+    for item in (Item(PROMPT, []), Item(PROMPT, [tone(0)])):
+        ids = lm.batch([item])["input_ids"][0].tolist()
+        text = fam.render(lm, [lm.conversation(item)])[0]
+        bos = lm.tokenizer.bos_token_id
+        if lm.tokenizer.bos_token and text.startswith(lm.tokenizer.bos_token):
+            assert ids[:2].count(bos) == 1 and ids[0] == bos, (name, lm.tokenizer.convert_ids_to_tokens(ids[:3]))
+        if not item.audios and fam.needs_chat_template:
+            ref = lm.processor.apply_chat_template([lm.conversation(item)], tokenize=True, add_generation_prompt=True,
+                                                   return_dict=True)["input_ids"]
+            assert ids == [int(t) for t in list(ref[0])], name
+    if name in ("gemma3n", "gemma4"):      # the tiny tokenizer adds a BOS, and the template starts with one
+        assert lm.tokenizer("x")["input_ids"][0] == lm.tokenizer.bos_token_id
+        assert fam.render(lm, [lm.conversation(Item(PROMPT, []))])[0].startswith(lm.tokenizer.bos_token)

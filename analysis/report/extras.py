@@ -27,6 +27,7 @@ from typing import Any
 import vocalgrad
 from harness_tasks import prompts
 from harness_tasks.metrics import source_bias, summarize
+from harness_tasks.models.reasoning import answer_text
 from harness_tasks.parsing import classify_answer
 
 from .loading import (RESULTS_FILE, ResultsError, args_text, logged_samples, model_label, read_json, read_samples,
@@ -87,7 +88,7 @@ def _read_source_samples(path: Path, category: str) -> list[dict[str, Any]]:
         if logged is not None:
             pred, status = logged["pred"], logged["status"]
         else:
-            pred, status = classify_answer(raw)
+            pred, status = classify_answer(answer_text(raw))
         out.append({"id": doc.get("id") or f"{category}#{lineno}", "category": category,
                     "source_id": doc.get("source_id"), "raw": raw, "pred": pred, "status": status})
     return out

@@ -30,6 +30,7 @@ import vocalgrad
 from harness_tasks import prompts
 from harness_tasks.data_identity import DATA_KEY, logged_clip_sha256
 from harness_tasks.metrics import parse_record_code, score_answer
+from harness_tasks.models.reasoning import answer_text
 from harness_tasks.parsing import classify_answer
 from harness_tasks.variants import FORMAT_LABELS, LABELLED_FORMATS, RECORD_VARIANTS, split_task
 
@@ -191,7 +192,7 @@ def read_format_samples(path: Path, fmt: str, category: str) -> list[dict[str, A
             gold, pred, status = logged["direction"], logged["pred"], logged["status"]
         else:
             gold = doc.get("label") or line.get("target")
-            pred, status = classify_answer(raw, words)
+            pred, status = classify_answer(answer_text(raw), words)
         cid = doc.get("id") or f"{category}#{line.get('doc_id', lineno)}"
         if gold not in labels:
             raise ResultsError(f"{path}:{lineno}: gold label {gold!r} of clip {cid!r} is not one of "

@@ -56,17 +56,20 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from lm_eval.api.model import LM
 
 from vocalgrad import VocalGradError
 
-from ..clip_audio import AUDIO_MARKER, audio_sha256
+from ..clip_audio import audio_sha256
 from ..parsing import classify_answer, error_answer, is_error_answer
 from .answer_tally import count_answers
 from .answer_log import AnswerLog, answer_key, ask_claimed, default_log_root
+from .args import ModelArgumentError, as_bool, float_arg, int_arg, positive_int
+from .distributed import Distributed
+from .query import Answer, Query, layout
+from .thinking import ReasoningRoute
 
 log = logging.getLogger("vocalgrad")
 
@@ -78,66 +81,6 @@ TASK_KWARGS: tuple[str, ...] = ("vocalgrad_audio_first", "vocalgrad_answer_words
 
 #: Token budget of the single retry for unparsed answers (benchmark.md §7).
 RETRY_MAX_NEW_TOKENS = 256
-
-
-def as_bool(value: Any, *, name: str = "flag") -> bool:
-    """Read a boolean model argument (lm-eval passes ``true``/``false`` as str or bool)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ModelArgumentError(f"{name} must be true or false, got {value!r}")
-
-
-class ModelArgumentError(VocalGradError, ValueError):
-    """A ``--model_args`` value that cannot be used; the message names the argument (one line, exit 2)."""
-
-
-def int_arg(value: Any, name: str) -> int:
-    """Read a whole-number model argument (``seed=1234``); the error names it."""
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ModelArgumentError(f"--model_args {name} must be a whole number, got {value!r}") from None
-
-
-def float_arg(value: Any, name: str) -> float:
-    """Read a finite numeric model argument (``timeout=60``); the error names it."""
-    import math
-
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ModelArgumentError(f"--model_args {name} must be a number, got {value!r}") from None
-    if not math.isfinite(out):
-        raise ModelArgumentError(f"--model_args {name} must be a finite number, got {value!r}")
-    return out
-
-
-def positive_int(value: Any, name: str, accepted: str = "a positive integer") -> int:
-    """Read a model argument that must be an integer >= 1.
-
-    Parameters
-    ----------
-    value : Any
-        What lm-eval passed (str or int).
-    name : str
-        The argument's name, for the error.
-    accepted : str
-        Every form the argument takes, for the error (``"an integer, 'task' or 'none'"``).
-    """
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise ModelArgumentError(f"{name} must be {accepted}, got {value!r}") from None
-    if n < 1:
-        raise ModelArgumentError(f"{name} must be >= 1, got {n}")
-    return n
 
 
 class FatalAdapterError(VocalGradError, RuntimeError):
@@ -159,78 +102,7 @@ def _jsonable(value: Any) -> Any:
 _OFF = ("none", "false", "off", "no", "0", "")
 
 
-class Answer(str):
-    """Model output; ``retried`` says whether it comes from the 256-token retry."""
-
-    retried: bool = False
-
-    def __new__(cls, text: str, *, retried: bool = False) -> "Answer":
-        obj = super().__new__(cls, text)
-        obj.retried = retried
-        return obj
-
-
-@dataclass
-class Query:
-    """One request: prompt text, audio clips (lazy mappings), generation settings."""
-
-    prompt: str
-    audios: list[Mapping[str, Any]] = field(default_factory=list)
-    max_new_tokens: int = 128
-    gen_kwargs: dict[str, Any] = field(default_factory=dict)
-    index: int = 0
-    #: Audio before the text: True/False as the task demands, None = the adapter's setting.
-    audio_first: bool | None = None
-    #: Label -> answer words of the task's prompt; None = the benchmark.md §7 words.
-    answer_words: dict[str, tuple[str, ...]] | None = None
-
-    @property
-    def clip_id(self) -> str:
-        """Id of the clip being judged (the last clip: few-shot examples come first)."""
-        return getattr(self.audios[-1], "clip_id", "?") if self.audios else "?"
-
-    def parts(self, default_audio_first: bool = False) -> list[tuple[str, Any]]:
-        """``("text", str)`` / ``("audio", clip)`` parts in the order the model must see them."""
-        first = default_audio_first if self.audio_first is None else self.audio_first
-        return layout(self.prompt, self.audios, audio_first=first)
-
-
-def layout(prompt: str, audios: Sequence[Any], *, audio_first: bool = False) -> list[tuple[str, Any]]:
-    """Order text and audio of one request.
-
-    Parameters
-    ----------
-    prompt : str
-        Request text. If it contains :data:`AUDIO_MARKER`, it must contain it once per clip; the
-        clips then go where the markers are (few-shot prompts) and ``audio_first`` is ignored.
-    audios : sequence
-        Clips of the request.
-    audio_first : bool
-        Without markers: all clips before the text (True) or after it (False).
-
-    Returns
-    -------
-    list of (kind, value)
-        ``kind`` is ``"text"`` (value: non-empty str) or ``"audio"`` (value: the clip).
-    """
-    if AUDIO_MARKER in prompt:
-        pieces = prompt.split(AUDIO_MARKER)
-        if len(pieces) - 1 != len(audios):
-            raise ValueError(f"prompt has {len(pieces) - 1} audio markers but the request has {len(audios)} clip(s)")
-        out: list[tuple[str, Any]] = []
-        for i, text in enumerate(pieces):
-            text = text.strip("\n")  # each text is its own content part; the marker's line breaks go
-            if text.strip():
-                out.append(("text", text))
-            if i < len(audios):
-                out.append(("audio", audios[i]))
-        return out
-    text = [("text", prompt)]
-    clips = [("audio", a) for a in audios]
-    return clips + text if audio_first else text + clips
-
-
-class VocalGradLM(LM):
+class VocalGradLM(ReasoningRoute, Distributed, LM):
     """Base adapter: request unpacking, ordering and the unparsed-answer retry.
 
     Parameters
@@ -261,8 +133,9 @@ class VocalGradLM(LM):
         return obj
 
     def __init__(self, *, retry_unparsed: Any = True, batch_size: Any = 1, answer_log: Any = "default",
-                 **kwargs: Any) -> None:
+                 reasoning_budget: Any = "auto", **kwargs: Any) -> None:
         super().__init__()
+        self._init_reasoning(reasoning_budget)
         self.retry_unparsed = as_bool(retry_unparsed, name="retry_unparsed") and self.RETRIES
         self.batch_size = self._parse_batch_size(batch_size)
         self.n_retried = 0
@@ -287,21 +160,27 @@ class VocalGradLM(LM):
     # -------------------------------------------------------------- lm-eval interface
     def generate_until(self, requests: Sequence[Any], disable_tqdm: bool = False) -> list[str]:
         queries = [self._to_query(i, req) for i, req in enumerate(requests)]
-        answers = self._run(queries, disable_tqdm=disable_tqdm)
+        extra = self.reasoning_budget           # reasoning tokens on top of the answer budget (.thinking)
+        for q in queries:
+            q.max_new_tokens += extra
+        answers = [self.restore_opening(a) for a in self._run(queries, disable_tqdm=disable_tqdm)]
         if self.retry_unparsed:
             todo = [q for q, a in zip(queries, answers)
-                    if classify_answer(a, q.answer_words)[1] in ("unparsed", "ambiguous")]
+                    if classify_answer(self.parser_text(a), q.answer_words)[1] in ("unparsed", "ambiguous")]
             if todo:
                 for q in todo:
-                    q.max_new_tokens = max(RETRY_MAX_NEW_TOKENS, q.max_new_tokens)
+                    q.max_new_tokens = max(RETRY_MAX_NEW_TOKENS + extra, q.max_new_tokens)
                 again = self._run(todo, disable_tqdm=True)
                 for q, a in zip(todo, again):
-                    answers[q.index] = Answer(a, retried=True)
+                    answers[q.index] = Answer(self.restore_opening(a), retried=True)
                     self.n_retried += 1
-                    self.n_retry_parsed += classify_answer(a, q.answer_words)[1] == "parsed"
+                    self.n_retry_parsed += classify_answer(self.parser_text(answers[q.index]),
+                                                           q.answer_words)[1] == "parsed"
                 log.info("retried %d unparsed answers with %d tokens; %d parsed after the retry",
-                         len(todo), RETRY_MAX_NEW_TOKENS,
-                         sum(classify_answer(answers[q.index], q.answer_words)[1] == "parsed" for q in todo))
+                         len(todo), RETRY_MAX_NEW_TOKENS + extra,
+                         sum(classify_answer(self.parser_text(answers[q.index]), q.answer_words)[1] == "parsed"
+                             for q in todo))
+        self.count_reasoning(answers)
         errors = [(q.clip_id, a) for q, a in zip(queries, answers) if is_error_answer(a)]
         count_answers(len(queries), errors)  # vocalgrad-eval: every request failed? (answer_tally)
         if errors:
@@ -367,14 +246,16 @@ class VocalGradLM(LM):
     #: How the route lays out a request (docs/models.md, the route table); adapters override it.
     PROMPT_LAYOUT: ClassVar[str] = "no model prompt (answers from the clip or a seed)"
     #: The parser that reads every adapter's answers (benchmark.md §7).
-    PARSER: ClassVar[str] = "harness_tasks.parsing: one unique direction word (docs/benchmark.md, the parser); logit tag when present"
+    PARSER: ClassVar[str] = ("harness_tasks.parsing: one unique direction word (docs/benchmark.md, the parser), read "
+                             "after a leading reasoning block (models.reasoning); logit tag when present")
 
     def model_card(self) -> dict[str, Any]:
         """The route's card (docs/models.md, "Routes"): route, environment, prompt layout, decoding,
         stop tokens and parser, as recorded under ``config.vocalgrad_model`` of every results file
         (:meth:`get_model_info`). Adapters extend :meth:`card_fields`."""
         card: dict[str, Any] = {"route": self.name, "environment": None, "prompt_layout": self.PROMPT_LAYOUT,
-                                "decoding": None, "stop_tokens": [], "parser": self.PARSER}
+                                "decoding": None, "stop_tokens": [], "parser": self.PARSER,
+                                "reasoning": self.reasoning_card()}
         card.update(self.card_fields())
         return _jsonable(card)
 
@@ -514,47 +395,3 @@ class VocalGradLM(LM):
             q = batch[0]
             log.warning("%s: clip %s failed: %s: %s", type(self).__name__, q.clip_id, type(exc).__name__, exc)
             return [error_answer(f"{q.clip_id}: {type(exc).__name__}: {exc}")]
-
-    # -------------------------------------------------------------- several processes
-    def _setup_distributed(self, device: Any = None) -> None:
-        """Under ``accelerate launch`` / ``torchrun``: lm-eval's rank and world size.
-
-        CPU processes (``--device cpu`` or no CUDA) talk over gloo, GPU processes over NCCL, one
-        GPU per process.
-        """
-        self.accelerator = None
-        try:
-            world = int(os.environ.get("WORLD_SIZE", "1") or 1)
-        except ValueError:
-            world = 1
-        if world <= 1:
-            return
-        import torch
-        from accelerate import Accelerator
-
-        cpu = str(device or "").startswith("cpu") or not torch.cuda.is_available()
-        acc = Accelerator(cpu=cpu)
-        self.accelerator = acc
-        self._rank, self._world_size = acc.process_index, acc.num_processes
-        if acc.device.type == "cuda":  # "cuda" then means this process's GPU
-            torch.cuda.set_device(acc.device)
-        self._device = acc.device
-        log.info("%s: process %d of %d on %s", type(self).__name__, self._rank, self._world_size, acc.device)
-
-    def all_gather(self, tensor):
-        if self.accelerator is None:
-            return tensor
-        return self.accelerator.gather(tensor)
-
-    def gather_object(self, obj, dst=0):
-        if self.accelerator is None:
-            return [obj]
-        import torch.distributed as dist
-
-        out: list[Any] = [None] * self.world_size
-        dist.all_gather_object(out, obj)
-        return out if self.rank == dst else None
-
-    def barrier(self) -> None:
-        if self.accelerator is not None:
-            self.accelerator.wait_for_everyone()

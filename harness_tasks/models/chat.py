@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Query, VocalGradLM, as_bool
+from .reasoning import split_reasoning
 
 __all__ = ["ChatLM"]
 
@@ -39,8 +40,15 @@ class ChatLM(VocalGradLM):
     @staticmethod
     def cut_at_stops(text: str, q: Query) -> str:
         """``text`` up to the first of the task's stop strings (``until``), as every chat adapter
-        applies them after decoding."""
-        for stop in q.gen_kwargs.get("until") or []:
-            if stop:
-                text = text.split(stop)[0]
-        return text
+        applies them after decoding; a leading reasoning block (:mod:`.reasoning`) is kept whole and
+        only the answer after it is cut."""
+        stops = [s for s in q.gen_kwargs.get("until") or [] if s]
+        if not stops or not isinstance(text, str):
+            return text
+        reasoning, answer, cut_off = split_reasoning(text)
+        if cut_off:
+            return text                      # all reasoning: no answer to cut
+        head = text[:len(text) - len(answer)] if (reasoning or answer != text) else ""
+        for stop in stops:
+            answer = answer.split(stop)[0]
+        return head + answer

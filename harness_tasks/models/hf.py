@@ -12,9 +12,14 @@ with a repetition penalty of 1.05), only its token ids; ``generation=checkpoint`
 checkpoint's settings. The resolved settings (:meth:`LoadedModel.generation_settings`) are part of
 the answer-log key, written on every answer-log line and into the ``config`` of lm-eval's results.
 Left-padded batches give the same answers as single requests (tested at batch size 1 and 8 for every
-family on tiny checkpoints); Phi-4, Granite and Gemma 3n drift with mixed audio lengths in one batch
-(their audio encoders see the padding), so their families say ``batchable = False`` and this adapter
-answers their clips one at a time whatever ``batch_size`` says (a warning at start says so). Audio Flamingo 3's chat template
+family on tiny checkpoints); Phi-4, Granite, Gemma 3n and Qwen3-Omni drift with mixed audio lengths in one
+batch (their audio encoders see the padding), so their families say ``batchable = False`` and this adapter
+answers their clips one at a time whatever ``batch_size`` says (a warning at start says so).
+
+Thinking checkpoints (Qwen3-Omni Thinking; a family's ``reasoning`` delimiters, e.g. Gemma 4's thought
+channel): the delimiters' special tokens are kept in the decoded reply, a reasoning model gets
+``reasoning_budget`` tokens (default 4096) on top of the task's budget, and the answer is read after
+the reasoning block (:mod:`harness_tasks.models.thinking`). Audio Flamingo 3's chat template
 writes one clip per turn, before the turn's text; its family lays out the audio-first and few-shot
 requests for that (docs/model-layer.md).
 
@@ -50,6 +55,10 @@ generation : str              ``greedy`` (default), ``checkpoint`` (the checkpoi
                               penalty kept: lmms-eval's decoding, docs/lmms-eval.md)
 retry_unparsed : bool         one retry with 256 new tokens for unparsed answers (default true;
                               off with ``scoring=logits``)
+thinking : bool               the checkpoint reasons before answering (default ``auto``: its family
+                              tells, e.g. Qwen3-Omni by the name ``-Thinking``)
+reasoning_budget : int        reasoning tokens added to every request's budget (default ``auto``:
+                              4096 for a thinking checkpoint, else 0)
 """
 
 from __future__ import annotations
@@ -107,6 +116,7 @@ class HFAudioLM(ChatLM):
         trust_remote_code: Any = False,
         attn_implementation: str | None = None,
         generation: str = "greedy",
+        thinking: Any = "auto",
         **kwargs: Any,
     ) -> None:
         kwargs.pop("max_batch_size", None)
@@ -121,7 +131,9 @@ class HFAudioLM(ChatLM):
                                     trust_remote_code=as_bool(trust_remote_code, name="trust_remote_code"),
                                     model_class=model_class, family=family, peft=peft, processor=processor,
                                     attn_implementation=attn_implementation,
-                                    generation=str(generation or "greedy").strip().lower())
+                                    generation=str(generation or "greedy").strip().lower(),
+                                    thinking=None if str(thinking).strip().lower() == "auto"
+                                    else as_bool(thinking, name="thinking"))
         self.model, self.processor, self.tokenizer = self.lm.model, self.lm.processor, self.lm.tokenizer
         self.model_name = self.lm.name
         self._device = self.lm.device
@@ -135,6 +147,15 @@ class HFAudioLM(ChatLM):
         if self.generation_settings.get("do_sample"):
             log.warning("vocalgrad-hf: generation=checkpoint samples (the checkpoint's generation_config): "
                         "answers change from run to run; the benchmark decodes greedily (generation=greedy)")
+
+    def reasoning_format(self) -> dict[str, Any]:
+        """The checkpoint's reasoning as its family declares it (:class:`.thinking.ReasoningRoute`)."""
+        from .reasoning import KNOWN_DELIMITERS
+
+        lm = self.lm
+        return {"thinks": bool(getattr(lm, "thinks", False)),
+                "delimiters": getattr(lm, "reasoning", ()) or KNOWN_DELIMITERS,
+                "opened": bool(getattr(lm, "reasoning_opened", False))}
 
     def identity(self) -> dict[str, Any]:
         """What decides the answers besides the request (used by the answer log where present)."""

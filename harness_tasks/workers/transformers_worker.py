@@ -15,7 +15,9 @@ with one line. ``scripts/worker_env.sh transformers_worker DIR`` makes the locke
 Arguments are ``vocalgrad-hf`` model arguments (``key=value`` words). Each request becomes one
 :class:`harness_tasks.models.base.Query` answered through the adapter's public
 ``answer(queries)``; the request's order (``audio_first``), token budget, stop strings and answer
-words travel with it.
+words travel with it. A thinking checkpoint's reasoning budget is added here, where its family is
+known. A family the installed transformers cannot serve (the lock's 4.57.6: Audio Flamingo 3, Music
+Flamingo, Gemma 4) stops the worker in one line naming the family and the release it needs.
 """
 
 from __future__ import annotations
@@ -61,7 +63,13 @@ def main(argv: list[str] | None = None) -> None:
     from harness_tasks.models.base import Query
     from harness_tasks.models.hf import HFAudioLM
 
-    lm = HFAudioLM(**args, answer_log="none")
+    from harness_tasks.models.families import FamilyUnavailable
+
+    try:
+        lm = HFAudioLM(**args, answer_log="none")
+    except FamilyUnavailable as exc:       # e.g. Gemma 4 under the lock's transformers 4.57.6: one line
+        raise SystemExit(f"transformers_worker: {exc}") from None
+    extra = lm.reasoning_budget            # a thinking checkpoint's reasoning tokens, added here
 
     def answer(req: Request) -> str:
         clips = [ClipAudio(a.get("clip_id") or f"clip{i}", {"bytes": data, "path": None})
@@ -69,10 +77,10 @@ def main(argv: list[str] | None = None) -> None:
         words = req.answer_words
         if words is not None:
             words = {str(k): tuple(v) for k, v in words.items()}
-        q = Query(prompt=req.prompt, audios=clips, max_new_tokens=req.max_new_tokens,
+        q = Query(prompt=req.prompt, audios=clips, max_new_tokens=req.max_new_tokens + extra,
                   gen_kwargs=dict(req.gen_kwargs), audio_first=req.audio_first, answer_words=words)
         (text,) = lm.answer([q])
-        return text
+        return lm.restore_opening(text)
 
     serve(answer, worker="transformers", model=args["pretrained"], version=f"transformers {transformers.__version__}")
 

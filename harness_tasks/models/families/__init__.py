@@ -54,11 +54,13 @@ from .phi4mm import Phi4Multimodal
 from .qwen2_5_omni import Qwen25Omni
 from .qwen2_audio import Qwen2Audio
 from .qwen3_omni import Qwen3Omni
+from .refused import Gemma4Unified, NemotronHOmni
+from .versions import FamilyUnavailable, check_transformers
 from .voxtral import Voxtral
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["AudioInfo", "FAMILIES", "Family", "Item", "LoadedModel", "as_item", "detect_family", "load",
+__all__ = ["AudioInfo", "FAMILIES", "Family", "FamilyUnavailable", "Item", "LoadedModel", "as_item", "detect_family", "load",
            "pick_device", "prepare_audio", "register", "resolve_model_class"]
 
 #: name -> family (the order is the detection order; ``generic`` last).
@@ -84,7 +86,7 @@ def register(family: Family) -> Family:
 
 
 for _f in (Qwen2Audio(), AudioFlamingo3(), Qwen25Omni(), Voxtral(), Gemma3n(), Phi4Multimodal(), GraniteSpeech(),
-           KimiAudioFamily(), Gemma4(), Qwen3Omni(), MusicFlamingo(), Generic()):
+           KimiAudioFamily(), Gemma4(), Qwen3Omni(), MusicFlamingo(), NemotronHOmni(), Gemma4Unified(), Generic()):
     register(_f)
 
 
@@ -104,13 +106,26 @@ def _self_loading_family(pretrained: str, revision: str | None, family: str | No
     """A family that loads its checkpoint itself (``loads_itself``; Kimi-Audio through
     ``kimia_infer``), by ``family=`` or by the checkpoint's raw ``config.json`` (read without
     transformers or remote code); None otherwise."""
-    import json
-    import os
     from types import SimpleNamespace
 
     if family:
         fam = detect_family(None, family)
         return fam if getattr(fam, "loads_itself", False) else None
+    raw = _raw_config(pretrained, revision)
+    if not isinstance(raw, dict):
+        return None
+    cfg = SimpleNamespace(**{k: raw.get(k) for k in ("model_type", "architectures", "auto_map")})
+    for fam in FAMILIES.values():
+        if getattr(fam, "loads_itself", False) and fam.matches(cfg):
+            return fam
+    return None
+
+
+def _raw_config(pretrained: str, revision: str | None) -> dict | None:
+    """The checkpoint's ``config.json`` as plain JSON (no transformers, no remote code), or None."""
+    import json
+    import os
+
     raw = None
     try:
         if os.path.isdir(pretrained):
@@ -123,13 +138,19 @@ def _self_loading_family(pretrained: str, revision: str | None, family: str | No
                                   encoding="utf-8").read())
     except Exception:          # no config to read here: the transformers path reports it
         raw = None
-    if not isinstance(raw, dict):
-        return None
-    cfg = SimpleNamespace(**{k: raw.get(k) for k in ("model_type", "architectures", "auto_map")})
-    for fam in FAMILIES.values():
-        if getattr(fam, "loads_itself", False) and fam.matches(cfg):
-            return fam
-    return None
+    return raw if isinstance(raw, dict) else None
+
+
+def _check_before_reading(pretrained: str, revision: str | None, family: str | None) -> None:
+    """Stop in one line before transformers reads the checkpoint when the installed transformers is
+    older than its family needs (an old transformers would otherwise fail on the unknown model type)."""
+    from types import SimpleNamespace
+
+    raw = _raw_config(pretrained, revision) if not family else None
+    fam = detect_family(SimpleNamespace(model_type=raw.get("model_type")) if raw else None, family) \
+        if (raw or family) else None
+    if fam is not None:
+        check_transformers(fam)
 
 
 def pick_device(device: Any) -> str:
@@ -161,7 +182,7 @@ def _torch_dtype(dtype: Any):
 def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", device: Any = "auto",
          trust_remote_code: bool = False, model_class: str | None = None, family: str | None = None,
          peft: str | None = None, processor: Any = None, attn_implementation: str | None = None,
-         generation: str = "greedy", **kw: Any) -> LoadedModel:
+         generation: str = "greedy", thinking: bool | None = None, **kw: Any) -> LoadedModel:
     """Load a checkpoint (folder or Hub id, or an already loaded model) as a :class:`LoadedModel`.
 
     Parameters
@@ -187,6 +208,9 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
         ``greedy`` (default): greedy decoding whatever the checkpoint's ``generation_config`` says
         (only its token ids are kept); ``checkpoint``: the checkpoint's own settings
         (:meth:`LoadedModel.generation_settings`).
+    thinking : bool, optional
+        Whether the checkpoint reasons before answering (default: the family tells, e.g. by the
+        checkpoint's name for Qwen3-Omni Thinking / Instruct).
     **kw
         Further ``from_pretrained`` keyword arguments of the model.
     """
@@ -201,9 +225,14 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
             raise ValueError(f"family {own.name} decodes greedily only (its own decoding loop); leave generation unset")
         return own.load(pretrained, revision=revision, dtype=_torch_dtype(dtype), device=dev, peft=peft)
     if isinstance(pretrained, str):
+        _check_before_reading(pretrained, revision, family)
         config = transformers.AutoConfig.from_pretrained(pretrained, revision=revision,
                                                          trust_remote_code=trust_remote_code)
         fam = detect_family(config, family)
+        check_transformers(fam)
+        why = fam.refusal(config, pretrained)
+        if why:
+            raise FamilyUnavailable(why)
         cls = resolve_model_class(config, model_class, default=fam.default_class,
                                   trust_remote_code=trust_remote_code)
         load_kw: dict[str, Any] = {"dtype": _torch_dtype(dtype), "revision": revision, **kw}
@@ -218,6 +247,9 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
         model = pretrained
         fam = detect_family(model.config, family)
         name = getattr(model.config, "_name_or_path", "") or type(model).__name__
+        why = fam.refusal(model.config, name)
+        if why:
+            raise FamilyUnavailable(why)
         if dtype not in (None, "auto"):
             model = model.to(_torch_dtype(dtype))
     if peft:
@@ -235,5 +267,8 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
             src, revision=revision if processor is None else None, trust_remote_code=trust_remote_code)
     if fam.needs_chat_template and not getattr(processor, "chat_template", None):
         raise ValueError(f"{name}: the processor has no chat template; VocalGrad needs one that takes audio parts")
-    return LoadedModel(model, processor, fam, name=name, revision=revision, device=dev,
-                       peft=str(peft) if peft else None, generation=generation)
+    lm = LoadedModel(model, processor, fam, name=name, revision=revision, device=dev,
+                     peft=str(peft) if peft else None, generation=generation)
+    if thinking is not None:
+        lm._set_reasoning(fam, thinks=thinking)
+    return lm

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import layout
-from .base import Family, Item
+from ..query import layout
+from .base import Family, Item, add_special_tokens
 
 __all__ = ["AudioFlamingo3"]
 
@@ -34,6 +34,8 @@ class AudioFlamingo3(Family):
     name = "audioflamingo3"
     model_types = ("audioflamingo3",)
     default_class = "AudioFlamingo3ForConditionalGeneration"
+    #: ``AudioFlamingo3ForConditionalGeneration`` first ships in 5.0.0 (none in 4.57.x)
+    min_transformers = "5.0"
 
     def conversation(self, item: Item, audios: list[np.ndarray], sr: int) -> list[dict]:
         order = layout(item.prompt, audios, audio_first=item.audio_first)
@@ -77,7 +79,8 @@ class AudioFlamingo3(Family):
             for piece in pieces[1:]:
                 out += head + token * int(next(runs)) + tail + piece
             expanded.append(out)
-        enc = lm.tokenizer(expanded, return_tensors="pt", padding=True, padding_side="left")
+        enc = lm.tokenizer(expanded, return_tensors="pt", padding=True, padding_side="left",
+                           add_special_tokens=add_special_tokens(lm, expanded))
         data = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
         data.update({k: v for k, v in per_clip.items() if k not in ("input_ids", "attention_mask", "num_audio_tokens")})
         return BatchFeature(data=data)

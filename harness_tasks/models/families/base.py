@@ -13,31 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from generation.audio import resample
-
-from ..base import layout
-from .decoding import GENERATION_MODES, generating_model, generation_config, resolved_generation
+from ..query import layout
+from .audio import AudioInfo, prepare_audio
+from .classes import resolve_model_class
+from .decoding import GENERATION_MODES, decode_answers, generating_model, generation_config, resolved_generation
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["AudioInfo", "Family", "Item", "LoadedModel", "as_item", "batch_items", "prepare_audio", "resolve_model_class"]
-
-#: transformers auto-mappings searched (in order) for a class that generates text.
-_MAPPINGS = (
-    "MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES",
-    "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
-    "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES",
-    "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES",
-    "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
-)
-#: ``auto_map`` keys of remote-code checkpoints, with the Auto class that loads each.
-_AUTO_MAP_KEYS = (
-    ("AutoModelForCausalLM", "AutoModelForCausalLM"),
-    ("AutoModelForSpeechSeq2Seq", "AutoModelForSpeechSeq2Seq"),
-    ("AutoModelForSeq2SeqLM", "AutoModelForSeq2SeqLM"),
-    ("AutoModelForImageTextToText", "AutoModelForImageTextToText"),
-    ("AutoModel", "AutoModel"),
-)
+__all__ = ["AudioInfo", "Family", "Item", "LoadedModel", "add_special_tokens", "as_item", "batch_items", "prepare_audio",
+           "resolve_model_class"]
 
 
 @dataclass(frozen=True)
@@ -67,86 +51,6 @@ class Item:
     target: str | None = None
 
 
-@dataclass(frozen=True)
-class AudioInfo:
-    """What happened to one clip on its way in (logged at DEBUG, kept on ``LoadedModel.last_audio``)."""
-
-    source_rate: int
-    rate: int
-    channels: int
-    seconds: float
-
-
-def prepare_audio(y: Any, sr: int, target_sr: int) -> tuple[np.ndarray, AudioInfo]:
-    """Mono float32 at ``target_sr`` (soxr, high quality).
-
-    Parameters
-    ----------
-    y : array-like [shape=(n,) or (channels, n) or (n, channels)]
-    sr, target_sr : int
-        Source and processor sample rates (Hz).
-
-    Returns
-    -------
-    (np.ndarray [shape=(m,)], AudioInfo)
-    """
-    a = np.asarray(y, dtype=np.float32)
-    channels = 1
-    if a.ndim == 2:
-        axis = 0 if a.shape[0] <= a.shape[1] else 1
-        channels = a.shape[axis]
-        a = a.mean(axis=axis)
-    elif a.ndim != 1:
-        raise ValueError(f"audio must be 1-D or 2-D (channels x samples), got shape {a.shape}")
-    if int(sr) <= 0:
-        raise ValueError(f"audio sample rate must be positive, got {sr}")
-    if int(sr) != int(target_sr):
-        a = resample(a, int(sr), int(target_sr))
-    info = AudioInfo(int(sr), int(target_sr), channels, a.size / float(target_sr))
-    log.debug("audio: %d Hz x %d ch -> %d Hz mono, %.3f s", info.source_rate, channels, info.rate, info.seconds)
-    return np.ascontiguousarray(a), info
-
-
-def resolve_model_class(config: Any, name: str | None = None, *, default: str | None = None,
-                        trust_remote_code: bool = False):
-    """The class whose ``from_pretrained`` loads the checkpoint.
-
-    Order: ``name`` (a transformers class, or an ``auto_map`` key such as
-    ``AutoModelForCausalLM``), the family's ``default``, the checkpoint's ``architectures`` when
-    transformers has them, the checkpoint's ``auto_map`` (remote code, through the matching
-    transformers Auto class; needs ``trust_remote_code``), then the auto-mappings by model type.
-    """
-    import transformers
-    from transformers.models.auto import modeling_auto
-
-    auto_map = getattr(config, "auto_map", None) or {}
-    if name:
-        cls = getattr(transformers, name, None)
-        if cls is None:
-            raise ValueError(f"model_class={name!r} is not a transformers class")
-        return cls
-    if default and getattr(transformers, default, None) is not None:
-        return getattr(transformers, default)
-    for arch in getattr(config, "architectures", None) or []:
-        cls = getattr(transformers, arch, None)
-        if cls is not None and hasattr(cls, "generate"):
-            return cls
-    for key, auto in _AUTO_MAP_KEYS:
-        if key in auto_map:
-            if not trust_remote_code:
-                raise ValueError(f"the checkpoint's code is remote ({key} -> {auto_map[key]}); "
-                                 f"pass trust_remote_code=true if you trust it")
-            return getattr(transformers, auto)
-    for mapping in _MAPPINGS:
-        names = getattr(modeling_auto, mapping, {})
-        if config.model_type in names:
-            return getattr(transformers, names[config.model_type])
-    raise ValueError(
-        f"cannot tell which transformers class generates text for model type {config.model_type!r}; "
-        f"pass model_class=<ClassName> in --model_args"
-    )
-
-
 class Family:
     """How one model family loads, builds batches and marks its audio positions.
 
@@ -171,6 +75,19 @@ class Family:
     #: The processor must carry a jinja chat template (False: the prompt is laid out by the
     #: family's own code or a tokenizer package, e.g. Voxtral's mistral-common).
     needs_chat_template: bool = True
+    #: Reasoning delimiters (``(open, close)`` pairs, :mod:`..reasoning`) the family's checkpoints
+    #: write; their special tokens are kept when decoding so the block can be split off; () = none.
+    reasoning: tuple[tuple[str, str], ...] = ()
+    #: Lowest transformers release whose classes the family needs (checked before loading, one line).
+    min_transformers: str = "4.57"
+
+    def thinks(self, config: Any, name: str) -> bool:
+        """Whether this checkpoint reasons before it answers (it then gets the reasoning budget)."""
+        return False
+
+    def refusal(self, config: Any, name: str) -> str | None:
+        """Why this checkpoint cannot answer the benchmark (one line), or None."""
+        return None
 
     # ------------------------------------------------------------------ detection
     def matches(self, config: Any) -> bool:
@@ -237,7 +154,7 @@ class Family:
                convs: list[list[dict]]) -> Any:
         """Processor call for the rendered texts and their clips (left padding)."""
         flat = [a for group in audios for a in group]
-        kw: dict[str, Any] = {"text": texts, "return_tensors": "pt",
+        kw: dict[str, Any] = {"text": texts, "return_tensors": "pt", "add_special_tokens": add_special_tokens(lm, texts),
                               "text_kwargs": {"padding": True, "padding_side": "left"}}
         if flat:
             kw.update(audio=flat, sampling_rate=lm.sampling_rate)
@@ -307,6 +224,7 @@ class LoadedModel:
         self.audio_token_id = family.audio_token_id(model, processor)
         #: The chat template's end-of-turn token ids (greedy decoding stops there too).
         self.stop_token_ids = [i for i in family.end_of_turn_ids(self) if i != self.audio_token_id]
+        self._set_reasoning(family)
 
     def _set_common(self, model: Any, processor: Any, family: Family, *, name: str, revision: str | None,
                     device: str, peft: str | None, generation: str = "greedy") -> None:
@@ -324,6 +242,19 @@ class LoadedModel:
         self.device = device
         self.last_audio: list[AudioInfo] = []
         self.stop_token_ids: list[int] = []
+        #: How the checkpoint reasons (:meth:`_set_reasoning`; families that load themselves: not at all).
+        self.thinks, self.reasoning, self.reasoning_opened, self.keep_token_ids = False, (), False, []
+
+    def _set_reasoning(self, family: Family, thinks: bool | None = None) -> None:
+        """The checkpoint's reasoning: whether it thinks (``thinks`` overrides the family's answer),
+        its delimiters, whether the chat template opens the block in the generation prompt, and the
+        special tokens of the delimiters that decoding keeps."""
+        from .reasoning_tokens import delimiter_token_ids, template_opens_reasoning
+
+        self.reasoning = tuple(family.reasoning)
+        self.thinks = bool(family.thinks(self.model.config, self.name) if thinks is None else thinks)
+        self.keep_token_ids = delimiter_token_ids(self.tokenizer, self.reasoning)
+        self.reasoning_opened = template_opens_reasoning(self, family, Item("x", [])) if self.reasoning else False
 
     @property
     def dtype(self):
@@ -442,7 +373,7 @@ class LoadedModel:
         if not isinstance(out, torch.Tensor):
             out = out.sequences
         new = out[:, inputs["input_ids"].shape[1]:]
-        return self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        return decode_answers(self.tokenizer, new, keep=self.keep_token_ids)
 
     def word_token_ids(self, word: str) -> list[int]:
         """First-token ids of ``word`` as the tokenizer writes it after the prompt: with and
@@ -487,6 +418,14 @@ class LoadedModel:
         if hs is None:
             raise RuntimeError(f"{self.name}: the model returned no hidden states (output_hidden_states)")
         return tuple(self._family.text_hidden_states(self.model, tuple(hs)))
+
+
+def add_special_tokens(lm: "LoadedModel", texts: Sequence[str]) -> bool:
+    """Whether the tokenizer may add its special tokens to rendered prompts: not when the first one
+    already starts with the BOS token (the chat template wrote it), exactly as a processor's
+    ``apply_chat_template(tokenize=True)`` decides; so no family gets ``<bos><bos>``."""
+    bos = getattr(lm.tokenizer, "bos_token", None)
+    return not (bos and texts and str(texts[0]).startswith(bos))
 
 
 def batch_items(items: Sequence[Item]) -> list[Item]:

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["GENERATION_MODES", "GREEDY_KEEPS", "generating_model", "generation_config", "resolved_generation"]
+__all__ = ["GENERATION_MODES", "GREEDY_KEEPS", "decode_answers", "generating_model", "generation_config",
+           "resolved_generation"]
 
 #: ``generation`` settings of a loaded model: ``greedy`` (the benchmark's decoding, default),
 #: ``checkpoint`` (the checkpoint's own ``generation_config``, sampling included) or
@@ -81,3 +82,25 @@ def resolved_generation(cfg: Any) -> dict[str, Any]:
             out[key] = value
     skip = {"transformers_version", "max_new_tokens", "max_length"}
     return {k: v for k, v in sorted(out.items()) if v is not None and not k.startswith("_") and k not in skip}
+
+
+def decode_answers(tokenizer: Any, rows: Any, *, keep: Sequence[int] = ()) -> list[str]:
+    """Text of generated token rows, special tokens removed except ``keep`` (the special tokens of
+    the family's reasoning delimiters, e.g. Gemma 4's ``<|channel>`` / ``<channel|>``: without them
+    the thought would read as part of the answer). Without ``keep``: ``batch_decode(...,
+    skip_special_tokens=True)``."""
+    if not keep:
+        return tokenizer.batch_decode(rows, skip_special_tokens=True)
+    keep = {int(k) for k in keep}
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    special |= {int(i) for i, t in _added(tokenizer).items()
+                if getattr(t, "special", False)}
+    drop = special - keep
+    return [tokenizer.decode([int(t) for t in row if int(t) not in drop], skip_special_tokens=False)
+            for row in rows.tolist()]
+
+
+def _added(tokenizer: Any) -> dict:
+    """The tokenizer's added tokens by id (empty for tokenizers without that mapping, e.g. mistral-common's)."""
+    dec = getattr(tokenizer, "added_tokens_decoder", None)
+    return dec if isinstance(dec, dict) else {}

@@ -9,8 +9,15 @@ lengths gives the logits of single runs (1e-6 on the tiny model here).
 The real chat template ships in the checkpoint (``chat_template.jinja``; transformers'
 ``convert_gemma4_weights.py`` downloads it from the Hub rather than writing it), so it was not
 read here: the tiny test template is hand-written and **unverified**.
+
+Gemma 4 can write a thought channel before its answer, ``<|channel>thought`` ... ``<channel|>``
+(the delimiters transformers' own server parses for ``gemma4``). Its markers are special tokens, so
+plain special-token skipping would leave the thought in the answer: decoding keeps them and the
+block is split off before the parser. Thinking is off unless asked for, so no reasoning budget is
+added by default (``reasoning_budget=N`` adds one). Gemma 4 first ships in transformers 5.5.0.
 """
 
+from ..reasoning import GEMMA4_CHANNEL
 from .base import Family
 
 
@@ -18,3 +25,5 @@ class Gemma4(Family):
     name = "gemma4"
     model_types = ("gemma4",)
     default_class = "Gemma4ForConditionalGeneration"
+    reasoning = (GEMMA4_CHANNEL,)
+    min_transformers = "5.5"

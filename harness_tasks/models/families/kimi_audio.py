@@ -392,6 +392,8 @@ class KimiAudioFamily(Family):
     #: :func:`harness_tasks.models.families.load` hands loading to :meth:`load`.
     loads_itself = True
     architectures = ("MoonshotKimiaForCausalLM",)
+    #: the lower end of :data:`TRANSFORMERS_RANGE` (its upper end, < 5, is checked by :func:`check_transformers`)
+    min_transformers = "4.34.1"
 
     def matches(self, config: Any) -> bool:
         if getattr(config, "model_type", None) in self.model_types:

@@ -7,6 +7,10 @@ with nothing between them) with its own default system turn ("You are Music Flam
 multimodal assistant for language and music. ..."); so the family lays requests out per turn
 exactly as :class:`~.audioflamingo3.AudioFlamingo3` does. The conversion's generation config has
 a single eos (the tokenizer's).
+
+Names: ``nvidia/audio-flamingo-next-hf`` is model type ``musicflamingo`` (this family), while
+``nvidia/music-flamingo-hf`` is model type ``audioflamingo3`` (the Audio Flamingo 3 family).
+Needs transformers 5.x (``MusicFlamingoForConditionalGeneration``; 5.24 tested here).
 """
 
 from .audioflamingo3 import AudioFlamingo3
@@ -16,3 +20,4 @@ class MusicFlamingo(AudioFlamingo3):
     name = "musicflamingo"
     model_types = ("musicflamingo",)
     default_class = "MusicFlamingoForConditionalGeneration"
+    min_transformers = "5.0"

@@ -13,9 +13,23 @@ Loading the thinker class from a full ``qwen3_omni_moe`` checkpoint (thinker + t
 transformers' key mapping for the ``thinker.`` prefix: not run here (the tiny test checkpoint is a
 thinker-only one). The tiny test chat template is hand-written, **unverified** against the
 checkpoint's.
+
+Three checkpoints share the model type ``qwen3_omni_moe``; they are told apart by name (the Hub
+id or the folder's name, else the config's ``_name_or_path``; ``thinking=true|false`` on
+``vocalgrad-hf`` overrides it for a renamed folder): ``Qwen3-Omni-30B-A3B-Instruct`` answers
+directly; ``-Thinking`` reasons in ``<think>`` ... ``</think>`` first (plain text, not special
+tokens) and gets the reasoning budget; ``-Captioner`` takes no instruction (audio in, a caption
+out) and is refused.
 """
 
+from typing import Any
+
+from ..reasoning import THINK
 from .base import Family
+
+
+def _names(config: Any, name: str) -> str:
+    return f"{name} {getattr(config, '_name_or_path', '') or ''}".lower()
 
 
 class Qwen3Omni(Family):
@@ -24,3 +38,14 @@ class Qwen3Omni(Family):
     default_class = "Qwen3OmniMoeThinkerForConditionalGeneration"
     length_sensitive = True
     batchable = False
+    reasoning = (THINK,)
+    min_transformers = "4.57"
+
+    def thinks(self, config: Any, name: str) -> bool:
+        return "thinking" in _names(config, name)
+
+    def refusal(self, config: Any, name: str) -> str | None:
+        if "captioner" in _names(config, name):
+            return (f"{name}: Qwen3-Omni-30B-A3B-Captioner takes no instruction (audio in, a caption out), so it "
+                    f"cannot answer the benchmark's question; use Qwen3-Omni-30B-A3B-Instruct or -Thinking")
+        return None

@@ -1,0 +1,72 @@
+"""Reading ``--model_args`` values: booleans, whole and real numbers, positive integers.
+
+Every reader raises :class:`ModelArgumentError` (one line naming the argument; exit 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vocalgrad import VocalGradError
+
+__all__ = ["ModelArgumentError", "as_bool", "float_arg", "int_arg", "positive_int"]
+
+
+def as_bool(value: Any, *, name: str = "flag") -> bool:
+    """Read a boolean model argument (lm-eval passes ``true``/``false`` as str or bool)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ModelArgumentError(f"{name} must be true or false, got {value!r}")
+
+
+class ModelArgumentError(VocalGradError, ValueError):
+    """A ``--model_args`` value that cannot be used; the message names the argument (one line, exit 2)."""
+
+
+def int_arg(value: Any, name: str) -> int:
+    """Read a whole-number model argument (``seed=1234``); the error names it."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ModelArgumentError(f"--model_args {name} must be a whole number, got {value!r}") from None
+
+
+def float_arg(value: Any, name: str) -> float:
+    """Read a finite numeric model argument (``timeout=60``); the error names it."""
+    import math
+
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ModelArgumentError(f"--model_args {name} must be a number, got {value!r}") from None
+    if not math.isfinite(out):
+        raise ModelArgumentError(f"--model_args {name} must be a finite number, got {value!r}")
+    return out
+
+
+def positive_int(value: Any, name: str, accepted: str = "a positive integer") -> int:
+    """Read a model argument that must be an integer >= 1.
+
+    Parameters
+    ----------
+    value : Any
+        What lm-eval passed (str or int).
+    name : str
+        The argument's name, for the error.
+    accepted : str
+        Every form the argument takes, for the error (``"an integer, 'task' or 'none'"``).
+    """
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ModelArgumentError(f"{name} must be {accepted}, got {value!r}") from None
+    if n < 1:
+        raise ModelArgumentError(f"{name} must be >= 1, got {n}")
+    return n
