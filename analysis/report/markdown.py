@@ -151,17 +151,21 @@ def _intro(s: dict[str, Any], n_models: int) -> list[str]:
     """How to read the figures: accuracy, intervals, the overall figures and the chance flags."""
     return [f"{n_models} evaluation(s). Accuracy counts unparsed answers as wrong (toolkit docs/benchmark.md "
             "§7–§8). "
-            f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
-            "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
-            "source utterances (the 24 conditions of a source per category are not independent); it needs at "
-            f"least {MIN_CLUSTERS} sources and reads *n/a (k sources)* with fewer. ", "",
+            f"95 % intervals: *binomial* is a percentile bootstrap with {s['bootstrap_draws']:,} draws, seed "
+            f"{s['seed']}, resampling clips independently (the paper's interval: the uncertainty of the answers on "
+            "these sources); *clustered* treats source utterances as the independent units (the 24 conditions of a "
+            "source per category are not independent: a jackknife over sources with a t quantile, for voices in "
+            f"general); it needs at least {MIN_CLUSTERS} sources and reads *n/a (k sources)* with fewer. Their "
+            "coverage is measured by simulation in the toolkit's docs/statistics.md. ", "",
             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
             "category (or each source with all its categories) and average the categories in every draw.", "",
             "**vs chance**: the overall row is *above/below chance* when its binomial interval excludes 50 %. The rows "
             "of a table (categories, tiers, ...) are flagged by "
             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
-            "comparisons); **not different from chance** otherwise.", ""]
+            "comparisons); **not different from chance** otherwise. A row's *clustered* verdict, shown where it "
+            "differs, is the sign-flip test over its sources (Holm-adjusted), from "
+            f"{MIN_CLUSTERS} sources.", ""]
 
 
 def _summary(models: list[dict[str, Any]]) -> list[str]:

@@ -19,12 +19,14 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from harness_tasks.cluster_ci import cluster_interval, jackknife_t
 from harness_tasks.metrics import MIN_CLUSTERS, bootstrap_ci
+from harness_tasks.stat_settings import STATS
 
 __all__ = [
     "ALPHA",
@@ -33,20 +35,22 @@ __all__ = [
     "SEED",
     "binomial_p",
     "chance_flags",
+    "chance_flags_clustered",
     "chance_verdict",
     "holm",
     "intervals",
     "mcnemar_clustered",
     "mcnemar_exact",
     "paired_bootstrap_diff",
+    "paired_clustered_diff",
 ]
 
-#: Bootstrap settings of the paper (benchmark.md §8).
-DRAWS = 10_000
-SEED = 1234
+#: Bootstrap settings of the paper (benchmark.md §8), from the one settings object.
+DRAWS = STATS.draws
+SEED = STATS.seed
 CHANCE = 0.5
 #: Family-wise error rate of the per-row chance flags (Holm).
-ALPHA = 0.05
+ALPHA = STATS.alpha
 #: Verdict of a row (or interval) that is not shown to differ from chance.
 NOT_DIFFERENT = "not different from chance"
 
@@ -56,16 +60,16 @@ def intervals(records: Sequence[dict[str, Any]], metric: str = "acc", *, draws: 
               macro_by: str | None = None) -> dict[str, list[float]]:
     """Both 95 % intervals of a metric: ``{"binomial": [lo, hi], "clustered": [lo, hi]}``.
 
-    ``binomial`` resamples clips independently (the paper's bootstrap); ``clustered`` resamples
-    whole source utterances (``cluster`` key), which accounts for the 24 conditions of a source
-    being correlated, and is ``[nan, nan]`` from fewer than
+    ``binomial`` resamples clips independently (the paper's bootstrap: the uncertainty of the answers on
+    these sources); ``clustered`` treats whole source utterances (``cluster`` key) as the independent units
+    (:func:`harness_tasks.cluster_ci.cluster_interval`: jackknife over sources with a t quantile), which
+    accounts for the 24 conditions of a source being correlated, and is ``[nan, nan]`` from fewer than
     :data:`~harness_tasks.metrics.MIN_CLUSTERS` sources. ``macro_by``: interval of the unweighted
     mean over that key's values (:data:`harness_tasks.metrics.OVERALL_RULE`).
     """
     return {
         "binomial": list(bootstrap_ci(records, metric, draws=draws, seed=seed, macro_by=macro_by)),
-        "clustered": list(bootstrap_ci(records, metric, draws=draws, seed=seed, cluster=cluster,
-                                       macro_by=macro_by)),
+        "clustered": list(cluster_interval(records, metric, cluster=cluster, macro_by=macro_by)),
     }
 
 
@@ -134,6 +138,60 @@ def chance_flags(rows: Sequence[tuple[int, int]], *, alpha: float = ALPHA,
             out.append((p, q, "above chance" if k / n > chance else "below chance"))
         else:
             out.append((p, q, NOT_DIFFERENT))
+    return out
+
+
+def chance_flags_clustered(rows: Sequence[Mapping[Any, tuple[int, int]]], *, alpha: float = ALPHA,
+                           min_clusters: int = MIN_CLUSTERS, draws: int = DRAWS,
+                           seed: int = SEED) -> list[tuple[float, float, str]] | None:
+    """Above/below-chance flags with source utterances as the units, adjusted over the rows of a table.
+
+    A row's statistic is ``T = sum_s d_s / sqrt(sum_s d_s^2)`` with ``d_s`` = its right minus wrong answers
+    on source ``s``. Under "no better than chance for voices in general" each source's vector of ``d_s``
+    over the rows is as likely negated as not, so the signs of whole sources are flipped at random
+    (``draws`` times, seeded) and each row's adjusted p-value is the share of flips whose largest ``|T|``
+    over the rows reaches the row's ``|T|`` (Westfall-Young max-T). Flipping whole sources keeps the
+    dependence between the rows (a voice the model finds hard is hard in every row), where Holm's
+    adjustment would be conservative (docs/statistics.md). Chance is 50 %.
+
+    Parameters
+    ----------
+    rows : sequence of mappings
+        Per row (category, tier, ...), ``{source: (correct, n)}``.
+    alpha, min_clusters, draws, seed
+        Family-wise error rate; fewer than ``min_clusters`` distinct sources give ``None``; flips and seed.
+
+    Returns
+    -------
+    list of (p, p_adjusted, verdict) or None
+        The row's own sign-flip p-value (exact, :func:`mcnemar_clustered`), its max-T adjusted p-value and
+        the verdict as in :func:`chance_flags`; ``None`` (verdict withheld) from too few sources.
+    """
+    keys = sorted({k for r in rows for k in r}, key=str)
+    if len(keys) < min_clusters:
+        return None
+    col = {k: i for i, k in enumerate(keys)}
+    d = np.zeros((len(keys), len(rows)))
+    for j, r in enumerate(rows):
+        for key, (k, n) in r.items():
+            d[col[key], j] = 2 * int(k) - int(n)
+    scale = np.sqrt((d ** 2).sum(axis=0))
+    live = scale > 0
+    t_obs = np.zeros(len(rows))
+    t_obs[live] = np.abs(d[:, live].sum(axis=0)) / scale[live]
+    rng = np.random.default_rng(seed)
+    flips = rng.integers(0, 2, size=(draws, len(keys)), dtype=np.int8) * 2 - 1
+    t_max = (np.abs(flips @ d[:, live]) / scale[live]).max(axis=1) if live.any() else np.zeros(draws)
+    out = []
+    for j, r in enumerate(rows):
+        k, n = sum(int(x) for x, _ in r.values()), sum(int(x) for _, x in r.values())
+        if n <= 0:
+            out.append((math.nan, math.nan, "n/a"))
+            continue
+        p = mcnemar_clustered(d[:, j].astype(int).tolist())
+        q = 1.0 if not live[j] else float((1 + np.sum(t_max >= t_obs[j] - 1e-9)) / (draws + 1))
+        verdict = NOT_DIFFERENT if q >= alpha else ("above chance" if k / n > CHANCE else "below chance")
+        out.append((p, q, verdict))
     return out
 
 
@@ -252,3 +310,26 @@ def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], 
     alpha = (1 - level) / 2
     lo, hi = np.quantile(vals, [alpha, 1 - alpha])
     return float(lo), float(hi)
+
+
+def paired_clustered_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], clusters: Sequence[Any], *,
+                          level: float = STATS.level, min_clusters: int = MIN_CLUSTERS) -> tuple[float, float]:
+    """Source-clustered interval of ``acc(A) - acc(B)`` on the same clips: jackknife over the clusters
+    with a t quantile (:func:`harness_tasks.cluster_ci.jackknife_t`).
+
+    Returns ``(nan, nan)`` for no clips and from fewer than ``min_clusters`` clusters.
+    """
+    a = np.asarray(correct_a, dtype=np.float64)
+    b = np.asarray(correct_b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or len(clusters) != a.size:
+        raise ValueError(f"correct_a, correct_b and clusters must be aligned 1-d sequences, got {a.shape}, "
+                         f"{b.shape} and {len(clusters)} keys")
+    keys = {c: i for i, c in enumerate(sorted(set(clusters), key=str))}
+    if a.size == 0 or len(keys) < min_clusters:
+        return math.nan, math.nan
+    idx = np.array([keys[c] for c in clusters])
+    dsum = np.bincount(idx, weights=a - b, minlength=len(keys))
+    nsum = np.bincount(idx, minlength=len(keys)).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        loo = (dsum.sum() - dsum) / (nsum.sum() - nsum)
+    return jackknife_t(float(dsum.sum() / nsum.sum()), loo, level=level, bounds=(-1.0, 1.0))
