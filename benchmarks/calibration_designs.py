@@ -131,9 +131,10 @@ def accuracy_intervals(rng, *, sources: int, sd: float, draws: int) -> dict[str,
             bootstrap_ci(cat0, "increase_ratio", **kw), _inc_ratio(d, p, 0)),
         "accuracy, clustered (jackknife t)": _covers(
             cluster_interval(recs, "acc", macro_by="category"), pop),
-        "accuracy, clustered percentile bootstrap (replaced)": _covers(
-            bootstrap_ci(recs, "acc", macro_by="category", cluster="source_id", min_clusters=2, **kw), pop),
     }
+    if sources <= STATS.min_clusters:  # the method it replaced (at 100 sources it is close to the t interval)
+        out["accuracy, clustered percentile bootstrap (replaced)"] = _covers(
+            bootstrap_ci(recs, "acc", macro_by="category", cluster="source_id", min_clusters=2, **kw), pop)
     if sources < STATS.min_clusters:  # what the withheld interval would do
         out["accuracy, clustered (jackknife t) if not withheld"] = _covers(
             cluster_interval(recs, "acc", macro_by="category", min_clusters=2), pop)
@@ -142,9 +143,10 @@ def accuracy_intervals(rng, *, sources: int, sd: float, draws: int) -> dict[str,
     return out
 
 
-def clustered_accuracy(rng, *, sources: int, sd: float, draws: int = 0) -> dict[str, bool | None]:
+def clustered_accuracy(rng, *, sources: int, sd: float, draws: int = 0,
+                       categories: int = len(CATS)) -> dict[str, bool | None]:
     """The clustered accuracy interval alone (a fast check of :func:`cluster_interval`)."""
-    d = Design(sources)
+    d = Design(sources, categories)
     eta = d.eta()
     u = rng.normal(0.0, sd, sources) if sd > 0 else np.zeros(sources)
     parsed, right = d.answers(rng, logistic(eta + u[d.src]))
@@ -212,6 +214,24 @@ def chance_tests(rng, *, sources: int, sd: float, draws: int) -> dict[str, bool 
     return out
 
 
+def chance_flag_errors(rng, *, sources: int, sd: float, draws: int) -> dict[str, bool | None]:
+    """The chance flags over the 9 categories alone (a fast check of Holm and of the max-T flags): does a
+    true null get any flag?"""
+    d = Design(sources)
+    u = rng.normal(0.0, sd, sources) if sd > 0 else np.zeros(sources)
+    _, right = d.answers(rng, logistic(u[d.src]), unparsed=0.0)
+    k = np.zeros((d.categories, sources), dtype=int)
+    np.add.at(k, (d.cat, d.src), right)
+    out = {}
+    if sd == 0:
+        flags = stats.chance_flags([(int(k[c].sum()), 24 * sources) for c in range(d.categories)])
+        out["exact binomial + Holm"] = any(v != stats.NOT_DIFFERENT for _, _, v in flags)
+    clustered = stats.chance_flags_clustered([{s: (int(k[c, s]), 24) for s in range(sources)}
+                                              for c in range(d.categories)], draws=draws, seed=int(rng.integers(2**31)))
+    out["clustered max-T"] = None if clustered is None else any(v != stats.NOT_DIFFERENT for _, _, v in clustered)
+    return out
+
+
 def paired_tests(rng, *, sources: int, sd: float, draws: int) -> dict[str, bool | None]:
     """Two equally accurate observers (the same answer probabilities per clip, answers drawn apart): does
     the McNemar test reject, overall and in one category?"""
@@ -223,10 +243,13 @@ def paired_tests(rng, *, sources: int, sd: float, draws: int) -> dict[str, bool 
     m = d.cat == 0
     alpha = STATS.alpha
 
-    def mc(x, y):
-        return stats.mcnemar_exact(int((x & ~y).sum()), int((y & ~x).sum())) < alpha
+    def mc(x, y, test):
+        return test(int((x & ~y).sum()), int((y & ~x).sum())) < alpha
 
-    return {"McNemar exact, all clips": mc(ra, rb), "McNemar exact, one category": mc(ra[m], rb[m])}
+    return {"McNemar mid-p (printed), all clips": mc(ra, rb, stats.mcnemar_midp),
+            "McNemar mid-p (printed), one category": mc(ra[m], rb[m], stats.mcnemar_midp),
+            "McNemar exact (report.json mcnemar_p_exact), all clips": mc(ra, rb, stats.mcnemar_exact),
+            "McNemar exact (report.json mcnemar_p_exact), one category": mc(ra[m], rb[m], stats.mcnemar_exact)}
 
 
 def annotator_tests(rng, *, sources: int, sd: float, draws: int) -> dict[str, bool | None]:
@@ -238,7 +261,9 @@ def annotator_tests(rng, *, sources: int, sd: float, draws: int) -> dict[str, bo
     ann = rng.random((n, 3)) < p[:, None]
     model = rng.random(n) < p
     disc = ann.sum(axis=1) - 3 * model.astype(int)
-    return {"clustered McNemar (3 annotators per clip)": stats.mcnemar_clustered(disc.tolist()) < STATS.alpha}
+    return {"clustered McNemar mid-p (printed, 3 annotators per clip)":
+            stats.mcnemar_clustered(disc.tolist(), mid=True) < STATS.alpha,
+            "clustered McNemar exact (3 annotators per clip)": stats.mcnemar_clustered(disc.tolist()) < STATS.alpha}
 
 
 def _cell(name, design, kind, sims, run) -> dict:

@@ -25,7 +25,7 @@ from .trajectory import trajectory_accuracy
 from harness_tasks.stat_settings import STATS
 
 from .stats import (ALPHA, DRAWS, SEED, chance_flags, chance_flags_clustered, chance_verdict, intervals,
-                    mcnemar_clustered, mcnemar_exact, paired_bootstrap_diff, paired_clustered_diff)
+                    mcnemar_clustered, mcnemar_exact, mcnemar_midp, paired_bootstrap_diff, paired_clustered_diff)
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
 
@@ -195,8 +195,10 @@ def _paired(ra: list[dict], rb: list[dict], *, draws: int, seed: int) -> dict[st
     return {
         "n": n, "n_clips": len(discordance), "acc_a": acc_a, "acc_b": acc_b, "diff": acc_a - acc_b,
         "only_a": only_a, "only_b": only_b,
-        "mcnemar_p": (mcnemar_clustered(list(discordance.values())) if several
-                      else mcnemar_exact(only_a, only_b)),
+        "mcnemar_p": (mcnemar_clustered(list(discordance.values()), mid=True) if several
+                      else mcnemar_midp(only_a, only_b)),
+        "mcnemar_p_exact": (mcnemar_clustered(list(discordance.values())) if several
+                            else mcnemar_exact(only_a, only_b)),
         "n_sources": len({r["source_id"] for r in ra}),
         "ci": {
             "binomial": list(paired_bootstrap_diff(a, b, clusters=clip if several else None, min_clusters=1,

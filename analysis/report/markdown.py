@@ -234,7 +234,7 @@ def _accuracy_row(m: dict[str, Any], cats: list[str]) -> list[str]:
 HUMAN_PAIRS_RULE = ("A human row is compared per annotator: each annotator's answer is paired with the model's "
                     "answer on the same clip (a clip answered by k annotators gives k pairs, *clips* then reads "
                     "\"clips (pairs)\"); the intervals resample clips or sources with all their pairs and the "
-                    "test is the exact sign-flip McNemar test over clips; rows *annotator X* compare the model "
+                    "test is the sign-flip McNemar test over clips (mid-p); rows *annotator X* compare the model "
                     "with one annotator.")
 
 
@@ -255,9 +255,10 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     if comparisons:
         lines = ["## Paired comparisons (same clips)", "",
-                  "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
-                  "intervals (clips / source utterances resampled) and the exact McNemar test on the "
-                  "clips only one of them got right."
+                  "Difference of accuracy A − B on the clips both models answered, with its binomial (paired "
+                  "bootstrap of clips) and clustered (jackknife over source utterances) intervals and the McNemar "
+                  "test on the clips only one of them got right (mid-p; the exact p-value, conservative on few "
+                  "clips, is `mcnemar_p_exact` in report.json)."
                  + (" " + HUMAN_PAIRS_RULE if any(c.get("by_annotator") for c in comparisons) else ""), ""]
         rows = []
         for c in comparisons:
@@ -267,7 +268,7 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
                              ci_clustered(p["ci"]["clustered"], p.get("n_sources")),
                              p["only_a"], p["only_b"], _pval(p["mcnemar_p"])])
         lines += _table(["A", "B", "scope", "clips", "acc A %", "acc B %", "A − B (pts)", "95 % CI binomial",
-                         "95 % CI clustered", "only A right", "only B right", "McNemar p"], rows)
+                         "95 % CI clustered", "only A right", "only B right", "McNemar p (mid-p)"], rows)
     return lines
 
 

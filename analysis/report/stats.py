@@ -41,6 +41,7 @@ __all__ = [
     "intervals",
     "mcnemar_clustered",
     "mcnemar_exact",
+    "mcnemar_midp",
     "paired_bootstrap_diff",
     "paired_clustered_diff",
 ]
@@ -94,6 +95,11 @@ def binomial_p(correct: int, n: int, *, chance: float = CHANCE) -> float:
     (``nan`` for ``n == 0``)."""
     if n <= 0:
         return math.nan
+    if chance == 0.5:  # symmetric: twice the smaller tail (what binomtest gives, to 1e-14, and 50x faster)
+        from scipy.special import bdtr
+
+        k, n = int(correct), int(n)
+        return float(min(1.0, 2.0 * bdtr(min(k, n - k), n, 0.5)))
     from scipy import stats as _sps  # lazy: scipy.stats costs ~0.4 s of every `vocalgrad` start-up
 
     return float(_sps.binomtest(int(correct), int(n), chance).pvalue)
@@ -218,7 +224,21 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(_sps.binomtest(b, b + c, 0.5).pvalue)
 
 
-def mcnemar_clustered(discordance: Sequence[int]) -> float:
+def mcnemar_midp(b: int, c: int) -> float:
+    """Two-sided mid-p McNemar test: :func:`mcnemar_exact` less half the probability of the observed split's
+    tail class (the report's printed p-value; the exact test rejects 3 % instead of 5 % at 48 clips, the mid-p
+    test 4.7-5.0 % from 48 clips up, docs/statistics.md).
+
+    >>> round(mcnemar_midp(10, 2), 4)
+    0.0225
+    """
+    b, c = int(b), int(c)
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
+    return mcnemar_clustered([1] * b + [-1] * c, mid=True)
+
+
+def mcnemar_clustered(discordance: Sequence[int], *, mid: bool = False) -> float:
     """Two-sided exact McNemar test when a clip holds several answer pairs (several annotators).
 
     The clips are the independent units: clip ``k`` contributes ``d_k = b_k - c_k``, its pairs only
@@ -233,6 +253,9 @@ def mcnemar_clustered(discordance: Sequence[int]) -> float:
     discordance : sequence of int
         ``b_k - c_k`` per clip (zeros may be left in or out).
 
+    mid : bool
+        The mid-p value: sign assignments with ``|sum| == |S|`` count one half (the report's printed value).
+
     Returns
     -------
     float
@@ -244,17 +267,20 @@ def mcnemar_clustered(discordance: Sequence[int]) -> float:
     observed = abs(sum(int(x) for x in discordance))
     # T = sum of |d_k| over the clips whose sign is +; S = 2 T - sum|d_k|. For each distinct |d| = v
     # shared by n clips, v * Binomial(n, 1/2); the distribution of T is their convolution.
-    from scipy import stats as _sps
+    from scipy.special import gammaln
 
     pmf = np.ones(1)
     for v in sorted(set(d)):
         n = d.count(v)
+        j = np.arange(n + 1)
         part = np.zeros(v * n + 1)
-        part[::v] = _sps.binom.pmf(np.arange(n + 1), n, 0.5)
+        part[::v] = np.exp(gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1) - n * math.log(2.0))  # Binomial(n, 1/2)
         pmf = np.convolve(pmf, part)
     total = sum(d)
-    s = 2 * np.arange(pmf.size) - total
-    return float(min(1.0, pmf[np.abs(s) >= observed].sum()))
+    s = np.abs(2 * np.arange(pmf.size) - total)
+    if mid:
+        return float(min(1.0, pmf[s > observed].sum() + 0.5 * pmf[s == observed].sum()))
+    return float(min(1.0, pmf[s >= observed].sum()))
 
 
 def paired_bootstrap_diff(correct_a: Sequence[bool], correct_b: Sequence[bool], *,
