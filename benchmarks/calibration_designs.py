@@ -126,7 +126,8 @@ def accuracy_intervals(rng, *, sources: int, sd: float, draws: int) -> dict[str,
     binomial = bootstrap_ci(recs, "acc", macro_by="category", **kw)
     out = {
         "accuracy, binomial bootstrap (paper)": _covers(binomial, cond),
-        "balanced accuracy, binomial bootstrap": _covers(bootstrap_ci(recs, "balanced_acc", **kw), cond),
+        "balanced accuracy, binomial bootstrap": _covers(
+            bootstrap_ci(recs, "balanced_acc", macro_by="category", **kw), cond),
         "increase ratio of a category, binomial bootstrap": _covers(
             bootstrap_ci(cat0, "increase_ratio", **kw), _inc_ratio(d, p, 0)),
         "accuracy, clustered (jackknife t)": _covers(
