@@ -68,15 +68,22 @@ BANDS = {"coverage": (0.93, 0.97), "size": (0.035, 0.065)}
 SEED = 20261204
 
 
-def gather_cells(quick: bool, draws: int | None = None, providers=PROVIDERS) -> list[dict]:
-    """Every provider's cells (a provider module or function that does not exist is skipped)."""
+def gather_cells(quick: bool, draws: int | None = None, providers=PROVIDERS, sources=None) -> list[dict]:
+    """Every provider's cells (a provider module or function that does not exist is skipped); ``draws`` and
+    ``sources`` (designs) go to this toolkit's own cells (``calibration_designs``), and with ``sources`` the
+    other providers are left out."""
     out = []
     for mod, fn in providers:
+        if sources and mod != "calibration_designs":
+            continue
         try:
             func = getattr(importlib.import_module(mod), fn)
         except (ImportError, AttributeError):
             continue
-        cells = func(quick, draws) if (draws is not None and mod == "calibration_designs") else func(quick)
+        if mod == "calibration_designs":
+            cells = func(quick, draws or 2000, tuple(sources) if sources else None)
+        else:
+            cells = func(quick)
         for c in cells:
             missing = {"name", "design", "kind", "nominal", "sims", "run"} - set(c)
             if missing or c["kind"] not in BANDS:
@@ -168,11 +175,13 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     p.add_argument("--draws", type=int, default=None,
                    help="bootstrap draws per interval in the simulations (default 2,000; the report uses 10,000)")
+    p.add_argument("--sources", type=int, nargs="+", default=None, metavar="K",
+                   help="only the designs with these numbers of sources (default: all; quick: 2 5 20)")
     p.add_argument("--out", default=None, help="folder for calibration.md and calibration.json (default: print)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
-    cells = gather_cells(args.quick, args.draws)
-    meta = {"quick": args.quick, "workers": args.workers, "seed": SEED, "bands": BANDS, "cells": len(cells)}
+    cells = gather_cells(args.quick, args.draws, sources=args.sources)
+    meta = {"quick": args.quick, "sources": args.sources, "workers": args.workers, "seed": SEED, "bands": BANDS, "cells": len(cells)}
 
     def write(rows, final=False):
         if not args.out:

@@ -272,10 +272,11 @@ def _cell(name, design, kind, sims, run) -> dict:
             "nominal": STATS.level if kind == "coverage" else STATS.alpha}
 
 
-def cells(quick: bool = False, draws: int = 2000) -> list:
-    """The calibration cells of this module (see ``benchmarks/calibration.py`` for the interface)."""
+def cells(quick: bool = False, draws: int = 2000, sources: tuple[int, ...] | None = None) -> list:
+    """The calibration cells of this module (see ``benchmarks/calibration.py`` for the interface);
+    ``sources``: only these designs (default: 2, 5, 20 and 100; quick: 2, 5 and 20)."""
     cov, size = (100, 200) if quick else (500, 1000)
-    sources = SOURCES[:3] if quick else SOURCES  # quick: 2, 5 and 20 sources
+    sources = sources or (SOURCES[:3] if quick else SOURCES)
     out = []
     for s in sources:  # small designs first: a stopped run leaves them
         out.append(_cell("annotator tests", f"{24 * s} clips x 3 annotators", "size", size,

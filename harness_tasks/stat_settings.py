@@ -46,8 +46,8 @@ class StatSettings:
     clustered: str = ("delete-one-source jackknife standard error with a Student t quantile on sources - 1 "
                       "degrees of freedom (source utterances are the independent units)")
     chance_flags: str = "exact two-sided binomial test per row, Holm-adjusted over the rows of each table"
-    paired_test: str = "exact McNemar test on the discordant clips (sign-flip test over clips when a clip holds "\
-                       "several answer pairs)"
+    paired_test: str = ("McNemar test on the discordant clips, mid-p (the exact p-value is kept as mcnemar_p_exact); "
+                        "the sign-flip test over clips when a clip holds several answer pairs")
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready mapping."""

@@ -305,7 +305,7 @@ def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SE
                      "chance_flags": f"{STATS.chance_flags}, alpha {ALPHA}",
                      "chance_flags_clustered": "sign flips of whole sources, max-T adjusted over the rows of each "
                                                f"table (Westfall-Young), alpha {ALPHA}, from {MIN_CLUSTERS} sources",
-                     "binomial": STATS.binomial, "clustered": STATS.clustered,
+                     "binomial": STATS.binomial, "clustered": STATS.clustered, "paired_test": STATS.paired_test,
                      "min_clusters": MIN_CLUSTERS, "calibration": "docs/statistics.md"},
         "models": models,
         "comparisons": comparisons,
