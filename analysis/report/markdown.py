@@ -164,7 +164,7 @@ def _intro(s: dict[str, Any], n_models: int) -> list[str]:
             "of a table (categories, tiers, ...) are flagged by "
             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
             "comparisons); **not different from chance** otherwise. A row's *clustered* verdict, shown where it "
-            "differs, is the sign-flip test over its sources (Holm-adjusted), from "
+            "differs, flips the signs of whole sources (max-T adjusted over the table's rows), from "
             f"{MIN_CLUSTERS} sources.", ""]
 
 
