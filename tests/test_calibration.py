@@ -43,9 +43,9 @@ def test_clustered_interval_is_withheld_below_twenty_sources():
 def test_chance_flags_keep_their_family_wise_error():
     """A coin over 9 categories: Holm's flags and the clustered max-T flags flag a category in about 5 % of
     simulations; without an adjustment it would be about 37 % (1 - 0.95^9) and fail."""
-    rows = _rate(partial(designs.chance_flag_errors, sources=20, sd=0.0, draws=400), sims=300, kind="size")
+    rows = _rate(partial(designs.chance_flag_errors, sources=20, sd=0.0, draws=400), sims=120, kind="size")
     for name in ("exact binomial + Holm", "clustered max-T"):
-        assert 0.01 <= rows[name]["actual"] <= 0.095, rows[name]
+        assert rows[name]["actual"] <= 0.12, rows[name]  # 5 % + 3.5 Monte-Carlo s.e. at 120 simulations
 
 
 def test_runs_are_seeded_per_cell_not_per_worker():
