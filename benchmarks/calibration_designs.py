@@ -275,7 +275,7 @@ def _cell(name, design, kind, sims, run) -> dict:
 def cells(quick: bool = False, draws: int = 2000, sources: tuple[int, ...] | None = None) -> list:
     """The calibration cells of this module (see ``benchmarks/calibration.py`` for the interface);
     ``sources``: only these designs (default: 2, 5, 20 and 100; quick: 2, 5 and 20)."""
-    cov, size = (100, 200) if quick else (500, 1000)
+    cov, size = (80, 160) if quick else (500, 1000)
     sources = sources or (SOURCES[:3] if quick else SOURCES)
     out = []
     for s in sources:  # small designs first: a stopped run leaves them
