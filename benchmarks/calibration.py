@@ -61,7 +61,7 @@ for _p in (str(ROOT), str(ROOT / "benchmarks")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-#: ``(module, function)`` of every cell provider; each is called with ``quick`` and (if it takes it) ``draws``.
+#: ``(module, function)`` of every cell provider, called with ``quick`` (this toolkit's own also with draws, sources).
 PROVIDERS = [("calibration_designs", "cells"), ("analysis.report.psychometric_sim", "calibration_cells")]
 #: The range within which a nominal 95 % interval / 5 % test is called calibrated.
 BANDS = {"coverage": (0.93, 0.97), "size": (0.035, 0.065)}
@@ -171,7 +171,8 @@ def markdown(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Coverage of every interval and size of every test, by simulation.")
-    p.add_argument("--quick", action="store_true", help="2, 5 and 20 sources, 80 / 160 simulations per cell (about a minute on 2 free cores)")
+    p.add_argument("--quick", action="store_true",
+                   help="2, 5 and 20 sources, 80 / 160 simulations per cell (about a minute on 2 free cores)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     p.add_argument("--draws", type=int, default=None,
                    help="bootstrap draws per interval in the simulations (default 2,000; the report uses 10,000)")
@@ -181,7 +182,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     cells = gather_cells(args.quick, args.draws, sources=args.sources)
-    meta = {"quick": args.quick, "sources": args.sources, "workers": args.workers, "seed": SEED, "bands": BANDS, "cells": len(cells)}
+    meta = {"quick": args.quick, "sources": args.sources, "workers": args.workers, "seed": SEED, "bands": BANDS,
+            "cells": len(cells)}
 
     def write(rows, final=False):
         if not args.out:

@@ -320,7 +320,8 @@ def _strata_tables(records, by: str, cluster: str | None = None):
         if isinstance(rec, str):
             raise ValueError(f"macro figures need records with a {by!r} key, not record codes")
         try:
-            key = (rec["direction"], rec.get("pred"), rec["status"], bool(rec.get("exact"))) if "status" in rec else None
+            key = ((rec["direction"], rec.get("pred"), rec["status"], bool(rec.get("exact")))
+                   if "status" in rec else None)
             cell = (memo.get(key) or memo.setdefault(key, _cell(rec))) if key else _cell(rec)
             keyed.append((rec[by], rec[cluster] if cluster else 0, cell))
         except KeyError as exc:
