@@ -2,7 +2,7 @@
 
 The 24 conditions of a source utterance share its voice, so a model's answers on them are not independent;
 the sources are the independent units. The percentile bootstrap over sources under-covers with few of them
-(it estimates the spread of a mean of ``k`` units with divisor ``k`` and uses a normal quantile: 92-93 %
+(it estimates the spread of a mean of ``k`` units with divisor ``k`` and uses a normal quantile: 91-92 %
 instead of 95 % at 20 sources, measured by ``benchmarks/calibration.py``). This interval uses the
 delete-one-source jackknife variance (exactly ``s^2 / k`` for a mean of equal sources) and the t quantile on
 ``k - 1`` degrees of freedom: deterministic (no draws, no seed) and at its nominal level from 20 sources

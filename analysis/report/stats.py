@@ -222,7 +222,7 @@ def mcnemar_exact(b: int, c: int) -> float:
 def mcnemar_midp(b: int, c: int) -> float:
     """Two-sided mid-p McNemar test: :func:`mcnemar_exact` less half the probability of the observed split's
     tail class (the report's printed p-value; the exact test rejects 3 % instead of 5 % at 48 clips, the mid-p
-    test 4.7-5.0 % from 48 clips up, docs/statistics.md).
+    test 4.3-6.1 % at 2 to 20 sources, docs/statistics.md).
 
     >>> round(mcnemar_midp(10, 2), 4)
     0.0225
