@@ -37,6 +37,7 @@ import vocalgrad
 
 from .models.reasoning import answer_text
 from .parsing import classify_answer, is_exact_match
+from .stat_settings import STATS
 
 __all__ = [
     "ANSWER_CELLS",
@@ -76,11 +77,10 @@ _DEC = (2, 3)
 _PARSED = (0, 1, 2, 3)
 _EXACT = (0, 2)
 
-#: Fewest clusters (source utterances) from which a clustered bootstrap interval is computed.
-#: Resampling k clusters gives few distinct draws when k is small (2 sources: 3 possible draws), so
-#: the percentile interval is far too narrow (a coin on 2 sources got [52.8, 55.1] % around its
-#: 53.9 %); below this count the interval is ``(nan, nan)``, never evidence (docs/report.md).
-MIN_CLUSTERS = 20
+#: Fewest clusters (source utterances) from which a clustered interval is computed (:data:`STATS`).
+#: Few clusters give no honest interval (docs/statistics.md: the percentile bootstrap over 2 sources
+#: has 3 possible draws); below this count the interval is ``(nan, nan)``, never evidence (docs/report.md).
+MIN_CLUSTERS = STATS.min_clusters
 
 
 def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any]:
@@ -318,18 +318,22 @@ def _strata_tables(records, by: str, cluster: str | None = None):
     depend on the order of the records.
     """
     keyed = []
+    memo: dict[tuple, tuple[int, int]] = {}  # parsed records: the cell depends on these four fields only
     for rec in records:
         if isinstance(rec, str):
             raise ValueError(f"macro figures need records with a {by!r} key, not record codes")
         try:
-            keyed.append((rec[by], rec[cluster] if cluster else 0, _cell(rec)))
+            key = ((rec["direction"], rec.get("pred"), rec["status"], bool(rec.get("exact")))
+                   if "status" in rec else None)
+            cell = (memo.get(key) or memo.setdefault(key, _cell(rec))) if key else _cell(rec)
+            keyed.append((rec[by], rec[cluster] if cluster else 0, cell))
         except KeyError as exc:
             raise KeyError(f"record has no key {exc.args[0]!r} (needed for the macro figure)") from None
     strata = {g: i for i, g in enumerate(sorted({k[0] for k in keyed}, key=str))}
     clusters = {c: i for i, c in enumerate(sorted({k[1] for k in keyed}, key=str))}
     t = np.zeros((max(len(clusters), 1), len(strata), 2, len(ANSWER_CELLS)), dtype=np.int64)
-    for g, c, (i, j) in keyed:
-        t[clusters[c], strata[g], i, j] += 1
+    if keyed:
+        np.add.at(t, tuple(np.array([(clusters[c], strata[g], i, j) for g, c, (i, j) in keyed], dtype=np.intp).T), 1)
     return t if cluster else t[0]
 
 
@@ -372,9 +376,9 @@ def bootstrap_ci(
     records: Sequence[Mapping[str, Any]],
     metric: str = "acc",
     *,
-    draws: int = 10_000,
-    seed: int = 1234,
-    level: float = 0.95,
+    draws: int = STATS.draws,
+    seed: int = STATS.seed,
+    level: float = STATS.level,
     cluster: str | None = None,
     macro_by: str | None = None,
     min_clusters: int = MIN_CLUSTERS,
@@ -390,7 +394,8 @@ def bootstrap_ci(
         Number of resamples, seed of ``numpy.random.default_rng``, coverage.
     cluster : str, optional
         Record key to resample by (e.g. ``"source_id"``: the 24 conditions of a source share
-        it). ``None`` resamples clips independently (the paper's binomial bootstrap).
+        it). ``None`` resamples clips independently (the paper's binomial bootstrap). The report's
+        clustered interval is :func:`harness_tasks.cluster_ci.cluster_interval` (docs/statistics.md).
     macro_by : str, optional
         Interval of the macro figure (:data:`OVERALL_RULE`) over this key (``"category"``): each
         category is resampled on its own (clips) or sources are resampled with all their

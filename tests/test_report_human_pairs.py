@@ -19,7 +19,7 @@ from analysis.listen import human_evaluation
 from analysis.report.analysis import compare
 from analysis.report.evaluation import Evaluation
 from analysis.report.markdown import _comparisons
-from analysis.report.stats import mcnemar_clustered, mcnemar_exact
+from analysis.report.stats import mcnemar_clustered, mcnemar_exact, mcnemar_midp
 from harness_tasks.metrics import score_answer
 
 FLIP = {"increase": "decrease", "decrease": "increase"}
@@ -64,7 +64,7 @@ def test_two_annotators_match_a_hand_computation_in_any_line_order(tmp_path):
     # By hand, pairs (model, annotator): ann1 TT TF FT TF FF TT, ann2 TF TF FT TT -> 10 pairs on 6 clips;
     # model right in 7, humans in 5; only the model right: ann1 c2 c4, ann2 c1 c2 (4); only the human: c3 twice (2).
     # Per clip d = b - c: c1 +1, c2 +2, c3 -2, c4 +1; S = 2; of the 16 sign flips of (1, 2, 2, 1) only the
-    # four with sum 0 have |S| < 2, so p = 12/16.
+    # four with sum 0 have |S| < 2, so p = 12/16; six have |S| = 2 exactly, so the printed mid-p is (6 + 3) / 16.
     results = []
     for k, order in enumerate([answers, answers[::-1], random.Random(3).sample(answers, len(answers))]):
         human = _answers(tmp_path / f"a{k}.jsonl", order)
@@ -73,12 +73,13 @@ def test_two_annotators_match_a_hand_computation_in_any_line_order(tmp_path):
     o = results[0]["overall"]
     assert (o["n"], o["n_clips"], o["only_a"], o["only_b"]) == (10, 6, 4, 2)
     assert o["acc_a"] == pytest.approx(0.7) and o["acc_b"] == pytest.approx(0.5) and o["diff"] == pytest.approx(0.2)
-    assert o["mcnemar_p"] == pytest.approx(12 / 16)
+    assert o["mcnemar_p_exact"] == pytest.approx(12 / 16) and o["mcnemar_p"] == pytest.approx(9 / 16)
     per = results[0]["by_annotator"]
     assert set(per) == {"ann1", "ann2"}
     assert (per["ann1"]["n"], per["ann1"]["only_a"], per["ann1"]["only_b"]) == (6, 2, 1)
     assert (per["ann2"]["n"], per["ann2"]["acc_a"], per["ann2"]["acc_b"]) == (4, 0.75, 0.5)
-    assert per["ann1"]["mcnemar_p"] == mcnemar_exact(2, 1)   # one pair per clip: the plain exact test
+    assert per["ann1"]["mcnemar_p_exact"] == mcnemar_exact(2, 1)   # one pair per clip: the plain exact test
+    assert per["ann1"]["mcnemar_p"] == mcnemar_midp(2, 1)          # and its mid-p, printed
     lo, hi = o["ci"]["binomial"]
     assert -1 <= lo <= 0.2 <= hi <= 1
 
@@ -107,6 +108,9 @@ def test_clustered_mcnemar_is_the_exact_sign_flip_test():
     assert mcnemar_clustered([1] * 10 + [-1] * 2) == pytest.approx(mcnemar_exact(10, 2))
     assert mcnemar_clustered([1] * 6 + [0] * 5) == pytest.approx(mcnemar_exact(6, 0))
     assert mcnemar_clustered([0, 0]) == 1.0 and mcnemar_clustered([]) == 1.0
+    assert mcnemar_clustered([1] * 10 + [-1] * 2, mid=True) == pytest.approx(mcnemar_midp(10, 2))
+    # mid-p = exact less half the probability of the observed |split|: 158/4096 - (132/4096) / 2
+    assert mcnemar_midp(10, 2) == pytest.approx((158 - 66) / 4096) and mcnemar_midp(0, 0) == 1.0
     rng = random.Random(5)
     for _ in range(20):   # against brute-force enumeration of the 2^m sign assignments
         d = [rng.choice([-3, -2, -1, 0, 1, 2, 3]) for _ in range(rng.randint(1, 9))]

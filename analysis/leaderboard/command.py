@@ -8,6 +8,7 @@ from pathlib import Path
 
 from generation.cli_errors import report_error
 from generation.identity import short
+from harness_tasks.stat_settings import STATS
 
 __all__ = ["register_cli"]
 
@@ -27,8 +28,9 @@ def register_cli(sub) -> None:
     p.add_argument("--title", default="VocalGrad leaderboard", help="page and card title")
     p.add_argument("--force", action="store_true",
                    help="replace files of --out that an earlier run did not write (or that were edited since)")
-    p.add_argument("--draws", type=int, default=1000, help="bootstrap draws of the intervals (default 1000)")
-    p.add_argument("--seed", type=int, default=1234, help="bootstrap seed (default 1234)")
+    p.add_argument("--draws", type=int, default=STATS.draws,
+                   help=f"bootstrap draws of the intervals (default {STATS.draws}, as the report)")
+    p.add_argument("--seed", type=int, default=STATS.seed, help=f"bootstrap seed (default {STATS.seed})")
     p.add_argument("--push-space", metavar="ORG/NAME", help="upload the page as a static Space")
     p.add_argument("--push-results", metavar="ORG/NAME", help="upload runs/*.json as a results dataset")
     p.add_argument("--dry-run", action="store_true",

@@ -22,6 +22,7 @@ from typing import Any
 
 import vocalgrad
 from generation.identity import short
+from harness_tasks.stat_settings import STATS
 
 __all__ = ["LeaderboardError", "Row", "gather", "run_rows"]
 
@@ -196,7 +197,7 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
     return rows
 
 
-def gather(specs, *, draws: int = 1000, seed: int = 1234) -> tuple[list[Row], list[str]]:
+def gather(specs, *, draws: int = STATS.draws, seed: int = STATS.seed) -> tuple[list[Row], list[str]]:
     """Rows of every results file under ``specs`` (folders or files; ``LABEL=PATH`` names the model).
 
     Returns

@@ -22,8 +22,10 @@ from .loading import Evaluation
 from .logits import logit_section
 from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
 from .trajectory import trajectory_accuracy
-from .stats import (ALPHA, DRAWS, SEED, chance_flags, chance_verdict, intervals, mcnemar_clustered, mcnemar_exact,
-                    paired_bootstrap_diff)
+from harness_tasks.stat_settings import STATS
+
+from .stats import (ALPHA, DRAWS, SEED, chance_flags, chance_flags_clustered, chance_verdict, intervals,
+                    mcnemar_clustered, mcnemar_exact, mcnemar_midp, paired_bootstrap_diff, paired_clustered_diff)
 from .stats import MAX_ERROR_RATE, error_verdict
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
@@ -77,11 +79,26 @@ def few_sources(n_sources: int) -> str:
     return f"n/a ({n_sources} source{'' if n_sources == 1 else 's'})"
 
 
-def _flag_rows(groups: dict[Any, dict]) -> None:
-    """Replace the rows' verdicts by Holm-adjusted exact binomial flags over the table."""
+def _flag_rows(groups: dict[Any, dict], split: dict[Any, list], *, draws: int, seed: int) -> None:
+    """Replace the rows' verdicts by flags adjusted over the table: Holm-adjusted exact binomial tests (clips),
+    and max-T sign-flip tests over the sources (clustered; withheld from fewer than MIN_CLUSTERS sources)."""
     flags = chance_flags([(g["n_correct"], g["n"]) for g in groups.values()], alpha=ALPHA)
-    for g, (p, q, verdict) in zip(groups.values(), flags):
-        g.update(p_chance=p, p_holm=q, verdict=verdict, verdict_clustered=verdict)  # rows: one exact test
+    per_source = []
+    for value in groups:
+        counts: dict[Any, list[int]] = {}
+        for r in split[value]:
+            c = counts.setdefault(r["source_id"], [0, 0])
+            c[0] += bool(r["correct"])
+            c[1] += 1
+        per_source.append({k: tuple(c) for k, c in counts.items()})
+    clustered = chance_flags_clustered(per_source, alpha=ALPHA, draws=draws, seed=seed)
+    for i, (g, (p, q, verdict)) in enumerate(zip(groups.values(), flags)):
+        g.update(p_chance=p, p_holm=q, verdict=verdict)
+        if clustered is None:
+            g["verdict_clustered"] = few_sources(g["n_sources"])
+        else:
+            g.update(p_chance_clustered=clustered[i][0], p_adjusted_clustered=clustered[i][1],
+                     verdict_clustered=clustered[i][2])
         _guard_errors(g)
 
 
@@ -119,7 +136,8 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
             f"cover the {len(sampled)} categories with one (lm-eval's accuracy: {accs})")
     out["categories_sampled"] = sampled
     overall = _group(recs, draws=draws, seed=seed)
-    overall["ci"]["balanced_acc"] = intervals(recs, "balanced_acc", draws=draws, seed=seed)
+    # the interval of the figure shown (the mean over categories), each category resampled on its own
+    overall["ci"]["balanced_acc"] = intervals(recs, "balanced_acc", draws=draws, seed=seed, macro_by="category")
     overall["n_retried"] = sum(bool(r.get("retried")) for r in recs)
     if overall["n_sources"] < MIN_CLUSTERS:
         out["warnings"].append(
@@ -136,7 +154,7 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         for r in recs:
             split.setdefault(r[key], []).append(r)
         groups = {value: _group(sub, draws=draws, seed=seed) for value, sub in split.items()}
-        _flag_rows(groups)
+        _flag_rows(groups, split, draws=draws, seed=seed)
         out[f"by_{key}"] = _ordered(groups, order)
     overall["category_mean_acc"] = overall["acc"]  # the overall figure is the category mean
     overall["pooled_acc"] = overall["n_correct"] / overall["n"] if overall["n"] else math.nan
@@ -195,14 +213,15 @@ def _paired(ra: list[dict], rb: list[dict], *, draws: int, seed: int) -> dict[st
     return {
         "n": n, "n_clips": len(discordance), "acc_a": acc_a, "acc_b": acc_b, "diff": acc_a - acc_b,
         "only_a": only_a, "only_b": only_b,
-        "mcnemar_p": (mcnemar_clustered(list(discordance.values())) if several
-                      else mcnemar_exact(only_a, only_b)),
+        "mcnemar_p": (mcnemar_clustered(list(discordance.values()), mid=True) if several
+                      else mcnemar_midp(only_a, only_b)),
+        "mcnemar_p_exact": (mcnemar_clustered(list(discordance.values())) if several
+                            else mcnemar_exact(only_a, only_b)),
         "n_sources": len({r["source_id"] for r in ra}),
         "ci": {
             "binomial": list(paired_bootstrap_diff(a, b, clusters=clip if several else None, min_clusters=1,
                                                    draws=draws, seed=seed)),
-            "clustered": list(paired_bootstrap_diff(a, b, clusters=[r["source_id"] for r in ra],
-                                                    draws=draws, seed=seed)),
+            "clustered": list(paired_clustered_diff(a, b, [r["source_id"] for r in ra])),
         },
     }
 
@@ -298,10 +317,13 @@ def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SE
     extra = {"not_paired": not_paired} if not_paired else {}
     return {
         "toolkit": "vocalgrad",
-        "settings": {"bootstrap_draws": draws, "seed": seed, "level": 0.95,
+        "settings": {"bootstrap_draws": draws, "seed": seed, "level": STATS.level,
                      "cluster": "source_id", "chance": 0.5, "overall_rule": OVERALL_RULE,
-                     "chance_flags": f"exact two-sided binomial test per row, Holm-adjusted over the rows "
-                                     f"of each table, alpha {ALPHA}"},
+                     "chance_flags": f"{STATS.chance_flags}, alpha {ALPHA}",
+                     "chance_flags_clustered": "sign flips of whole sources, max-T adjusted over the rows of each "
+                                               f"table (Westfall-Young), alpha {ALPHA}, from {MIN_CLUSTERS} sources",
+                     "binomial": STATS.binomial, "clustered": STATS.clustered, "paired_test": STATS.paired_test,
+                     "min_clusters": MIN_CLUSTERS, "calibration": "docs/statistics.md"},
         "models": models,
         "comparisons": comparisons,
         "paper": {"source": PAPER_SOURCE, "unit": "percent", "category_acc": PAPER_CATEGORY_ACC,

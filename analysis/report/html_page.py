@@ -167,8 +167,8 @@ def _page(report: dict, body: str, has: dict[str, bool]) -> str:
             "acoustic attribute of a clip <em>increases</em> or <em>decreases</em> (50 % is chance). The numbers of "
             "<a href=\"report.md\">report.md</a> (<a href=\"report.json\">report.json</a>).</p>"
             "<details class=\"note\"><summary>How the numbers are made</summary>"
-            f"<p>95 % intervals: percentile bootstrap, {s.get('bootstrap_draws', '?'):,} draws, seed "
-            f"{esc(s.get('seed', '?'))}.</p><p>{esc(s.get('overall_rule', ''))}.</p></details>"
+            f"<p>95 % intervals: binomial, percentile bootstrap of clips, {s.get('bootstrap_draws', '?'):,} draws, "
+            f"seed {esc(s.get('seed', '?'))}; clustered, jackknife over source utterances with a t quantile.</p><p>{esc(s.get('overall_rule', ''))}.</p></details>"
             f"{_nav(has)}</header><main>{body}</main>"
             "<p id=\"sort-status\" class=\"visually-hidden\" aria-live=\"polite\"></p>"
             f"<script>{static_text('report.js')}</script></body></html>\n")

@@ -261,7 +261,7 @@ def comparisons_section(report: dict[str, Any]) -> str:
     if comps:
         t = Table([("A vs B", "text"), ("scope", "text"), ("clips", "num"), ("acc A %", "num"), ("acc B %", "num"),
                    ("A − B (pts)", "num"), ("95 % CI (binomial)", "num"), ("95 % CI (clustered)", "num"),
-                   ("only A right", "num"), ("only B right", "num"), ("McNemar p", "num")],
+                   ("only A right", "num"), ("only B right", "num"), ("McNemar p (mid-p)", "num")],
                   caption="Paired comparisons")
         for c in comps:
             for scope, p in comparison_scopes(c):

@@ -152,19 +152,22 @@ def _intro(s: dict[str, Any], n_models: int) -> list[str]:
     """How to read the figures: accuracy, intervals, the overall figures and the chance flags."""
     return [f"{n_models} evaluation(s). Accuracy counts unparsed answers as wrong (toolkit docs/benchmark.md "
             "§7–§8). "
-            f"95 % intervals are percentile bootstraps with {s['bootstrap_draws']:,} draws, seed {s['seed']}: "
-            "*binomial* resamples clips independently (the paper's interval), *clustered* resamples "
-            "source utterances (the 24 conditions of a source per category are not independent); it needs at "
-            f"least {MIN_CLUSTERS} sources and reads *n/a (k sources)* with fewer. ", "",
+            f"95 % intervals: *binomial* is a percentile bootstrap with {s['bootstrap_draws']:,} draws, seed "
+            f"{s['seed']}, resampling clips independently (the paper's interval: the uncertainty of the answers on "
+            "these sources); *clustered* treats source utterances as the independent units (the 24 conditions of a "
+            "source per category are not independent: a jackknife over sources with a t quantile, for voices in "
+            f"general); it needs at least {MIN_CLUSTERS} sources and reads *n/a (k sources)* with fewer. Their "
+            "coverage is measured by simulation in the toolkit's docs/statistics.md. ", "",
             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
             "category (or each source with all its categories) and average the categories in every draw.", "",
             "**vs chance**: the overall row is *above/below chance* when its binomial interval excludes 50 %. The rows "
             "of a table (categories, tiers, ...) are flagged by "
             f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
-            "comparisons); **not different from chance** otherwise. A row with more than "
-            f"{100 * MAX_ERROR_RATE:.0f} % error answers (failed requests) is not a measurement and gets none "
-            "(*n/a: k % error answers*).", ""]
+            "comparisons); **not different from chance** otherwise. A row's *clustered* verdict, shown where it "
+            "differs, flips the signs of whole sources (max-T adjusted over the table's rows), from "
+            f"{MIN_CLUSTERS} sources. A row with more than {100 * MAX_ERROR_RATE:.0f} % error answers (failed "
+            "requests) is not a measurement and gets none (*n/a: k % error answers*).", ""]
 
 
 def _summary(models: list[dict[str, Any]]) -> list[str]:
@@ -233,7 +236,7 @@ def _accuracy_row(m: dict[str, Any], cats: list[str]) -> list[str]:
 HUMAN_PAIRS_RULE = ("A human row is compared per annotator: each annotator's answer is paired with the model's "
                     "answer on the same clip (a clip answered by k annotators gives k pairs, *clips* then reads "
                     "\"clips (pairs)\"); the intervals resample clips or sources with all their pairs and the "
-                    "test is the exact sign-flip McNemar test over clips; rows *annotator X* compare the model "
+                    "test is the sign-flip McNemar test over clips (mid-p); rows *annotator X* compare the model "
                     "with one annotator.")
 
 
@@ -254,9 +257,10 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     if comparisons:
         lines = ["## Paired comparisons (same clips)", "",
-                  "Difference of accuracy A − B on the clips both models answered, with paired bootstrap "
-                  "intervals (clips / source utterances resampled) and the exact McNemar test on the "
-                  "clips only one of them got right."
+                  "Difference of accuracy A − B on the clips both models answered, with its binomial (paired "
+                  "bootstrap of clips) and clustered (jackknife over source utterances) intervals and the McNemar "
+                  "test on the clips only one of them got right (mid-p; the exact p-value, conservative on few "
+                  "clips, is `mcnemar_p_exact` in report.json)."
                  + (" " + HUMAN_PAIRS_RULE if any(c.get("by_annotator") for c in comparisons) else ""), ""]
         rows = []
         for c in comparisons:
@@ -266,7 +270,7 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> list[str]:
                              ci_clustered(p["ci"]["clustered"], p.get("n_sources")),
                              p["only_a"], p["only_b"], _pval(p["mcnemar_p"])])
         lines += _table(["A", "B", "scope", "clips", "acc A %", "acc B %", "A − B (pts)", "95 % CI binomial",
-                         "95 % CI clustered", "only A right", "only B right", "McNemar p"], rows)
+                         "95 % CI clustered", "only A right", "only B right", "McNemar p (mid-p)"], rows)
     return lines
 
 

@@ -15,7 +15,9 @@ Load it offline from the toolkit folder::
 import datasets
 import evaluate
 
+from harness_tasks.cluster_ci import cluster_interval
 from harness_tasks.metrics import OVERALL_RULE, bootstrap_ci, macro_summary, score_answer, summarize
+from harness_tasks.stat_settings import STATS
 
 _CITATION = """\
 @inproceedings{ryu2026vocalgrad,
@@ -34,8 +36,9 @@ official rule (case-insensitive whole words increase/increases/decrease/decrease
 direction); anything else is unparsed and counts as wrong. Returns accuracy, accuracy over parsed
 answers, balanced accuracy, per-direction accuracy, the increase ratio (response bias, over parsed
 answers and over all), unparsed/ambiguous/error counts and rates, the exact-match rate, and 95 %
-percentile bootstrap intervals of the accuracy (10,000 draws, seed 1234; binomial, and clustered by
-source utterance when `clusters` is given).
+intervals of the accuracy, as the report gives them: binomial (percentile bootstrap of clips, 10,000
+draws, seed 1234) and, when `clusters` is given, clustered by source utterance (jackknife over the
+sources with a t quantile, from 20 sources; the toolkit's docs/statistics.md).
 
 With `groups` (the category of each clip) the top-level numbers follow the toolkit's one
 definition of an overall figure: the unweighted mean over groups of each group's value
@@ -85,7 +88,7 @@ class VocalgradAccuracy(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, groups=None, clusters=None, bootstrap=True,
-                 draws=10_000, seed=1234):
+                 draws=STATS.draws, seed=STATS.seed):
         n = len(predictions)
         for name, extra in (("groups", groups), ("clusters", clusters)):
             if extra is not None and len(extra) != n:
@@ -105,8 +108,7 @@ class VocalgradAccuracy(evaluate.Metric):
             if bootstrap:
                 out["acc_ci"] = list(bootstrap_ci(recs, "acc", draws=draws, seed=seed, macro_by=by))
                 if clusters is not None:
-                    out["acc_ci_clustered"] = list(bootstrap_ci(recs, "acc", draws=draws, seed=seed,
-                                                                cluster="cluster", macro_by=by))
+                    out["acc_ci_clustered"] = list(cluster_interval(recs, "acc", cluster="cluster", macro_by=by))
             return out
 
         result = numbers(records, macro=groups is not None)
