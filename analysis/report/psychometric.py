@@ -167,7 +167,7 @@ def _problem(x, per, rest) -> str | None:
     return None
 
 
-def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int) -> dict[str, Any] | None:
+def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_draws: int) -> dict[str, Any] | None:
     x, per, rest = _counts(obs.records[category], category)
     if not obs.records[category]:
         return None
@@ -188,8 +188,8 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int) -> d
     t = per.sum(0)
     c = Counts(x, t[0], t[1], t[2], t[3])
     f = fit(c)
-    chance = chance_test(c, f, draws=MC_DRAWS, seed=seed)
-    gof = gof_test(c, f, draws=MC_DRAWS, seed=seed + 1)
+    chance = chance_test(c, f, draws=mc_draws, seed=seed)
+    gof = gof_test(c, f, draws=mc_draws, seed=seed + 1)
     n_src = per.shape[0]
     boot = bootstrap(x, per, draws=draws, seed=seed, f=f) if n_src >= MIN_SOURCES_CI and draws > 0 else None
     largest = float(x.max())
@@ -216,8 +216,11 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int) -> d
     return entry
 
 
-def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: int = 1234) -> dict[str, Any]:
+def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: int = 1234,
+                   mc_draws: int = MC_DRAWS) -> dict[str, Any]:
     """``report.json``'s ``psychometric`` block: per attribute its sweep and every observer's fit.
+
+    ``draws`` bootstrap refits per interval (0: none); ``mc_draws`` refits per Monte-Carlo test.
 
     Returns ``{}`` when no observer has sweep answers.
     """
@@ -236,7 +239,7 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
         except ValueError:
             levels, unit = [], "?"
         entries = [e for o in sorted(observers, key=lambda o: order.get(o.kind, 0)) if o.records.get(cat)
-                   for e in [_observer_entry(o, cat, draws=draws, seed=seed)] if e is not None]
+                   for e in [_observer_entry(o, cat, draws=draws, seed=seed, mc_draws=mc_draws)] if e is not None]
         if not entries:
             continue
         pts = [p["magnitude"] for e in entries for p in e.get("points", [])]
@@ -252,7 +255,7 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
             "threshold": "the magnitude where the sensitivity alone gives 75 % correct (d' = 1.349)",
             "bootstrap": (f"expanded percentile, over sources, {draws} draws, seed {seed}; "
                           f"withheld below {MIN_SOURCES_CI} sources"),
-            "tests": f"chance and goodness of fit: Monte-Carlo p-values, {MC_DRAWS} refitted draws, level {ALPHA}",
+            "tests": f"chance and goodness of fit: Monte-Carlo p-values, {mc_draws} refitted draws, level {ALPHA}",
             "attributes": out}
 
 
