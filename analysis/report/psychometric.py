@@ -10,10 +10,10 @@ point (bias and lapses included) is reported beside it.
 * Unparsed answers are missing (not wrong): they carry no direction; their share is reported.
 * "> largest magnitude" (``None`` in report.json with ``reached: false``): the threshold lies beyond
   the sweep, or the answers cannot be told from answers that ignore the direction (Monte-Carlo
-  likelihood-ratio test, p >= :data:`ALPHA`). Never extrapolated.
+  likelihood-ratio test, p > :data:`ALPHA`). Never extrapolated.
 * Intervals: expanded percentile bootstrap over **sources** (:func:`.psychometric_fit.bootstrap`),
   withheld below :data:`MIN_SOURCES_CI` sources, where the calibration shows they undercover.
-* Goodness of fit: deviance with a Monte-Carlo p-value; p < :data:`ALPHA` flags a poor fit. A
+* Goodness of fit: deviance with a Monte-Carlo p-value; p <= :data:`ALPHA` flags a poor fit. A
   parameter at a bound of the fit is flagged too.
 * The zero-change control (magnitude 0) has no right answer and is left out of the fit; its
   accuracy and share of "increase" answers are reported apart. A clip whose record says
@@ -193,7 +193,7 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_d
     n_src = per.shape[0]
     boot = bootstrap(x, per, draws=draws, seed=seed, f=f) if n_src >= MIN_SOURCES_CI and draws > 0 else None
     largest = float(x.max())
-    reached = f.threshold <= largest * (1 + 1e-9) and chance["p"] < ALPHA
+    reached = f.threshold <= largest * (1 + 1e-9) and chance["p"] <= ALPHA
     pooled = pooled_threshold(f, largest)
     entry.update({
         "threshold": f.threshold if reached else None, "reached": reached,
@@ -207,7 +207,7 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_d
         "beta": f.beta, "beta_ci": boot["beta_ci"] if boot else None, "lapse": f.lapse, "alpha": f.alpha,
         "at_bound": f.at_bound, "converged": f.converged,
         "p_chance": chance["p"], "chance_lr": chance["lr"],
-        "gof": {"deviance": gof["deviance"], "p": gof["p"], "poor": gof["p"] < ALPHA, "draws": gof["draws"]},
+        "gof": {"deviance": gof["deviance"], "p": gof["p"], "poor": gof["p"] <= ALPHA, "draws": gof["draws"]},
         "points": [{"magnitude": float(m), "n": int(t[1, j] + t[3, j]), "correct": int(t[0, j] + t[3, j] - t[2, j]),
                     "n_increase": int(t[1, j]), "said_increase_on_increase": int(t[0, j]),
                     "n_decrease": int(t[3, j]), "said_increase_on_decrease": int(t[2, j])}
@@ -328,7 +328,7 @@ def sweep_markdown(block: dict, plots: dict | None = None) -> str:
              f"{block['threshold']}: free of the observer's response bias (criterion c; c < 0 says "
              "\"increase\" more often) and of its lapses; \"pooled 75 %\" is where its share correct, bias and "
              "lapses included, reaches 75 %. \"> X\": not reached within the sweep (X = its largest magnitude) or "
-             f"the answers do not depend on the direction (chance p >= {ALPHA}); \"< Y\": passed already at the "
+             f"the answers do not depend on the direction (chance p > {ALPHA}); \"< Y\": passed already at the "
              f"smallest non-zero magnitude Y. Intervals: {block['bootstrap']}. Tests: {block['tests']}; \"fit\" "
              "flags a poor fit (the function does not describe the answers) and parameters at a bound. Unparsed "
              "answers are left out (their share is shown); the zero-change control has no right answer and is "
@@ -353,7 +353,8 @@ def sweep_html(report: dict) -> str:
         return ""
     plots = (report.get("plots") or {}).get("sweep") or {}
     parts = ['<h2 id="thresholds">Psychometric thresholds (magnitude sweeps)</h2>',
-             f'<p class="note">{esc(block["form"])}; threshold = {esc(block.get("threshold", ""))}; "&gt; X": not reached within the sweep. '
+             f'<p class="note">{esc(block["form"])}; threshold = {esc(block.get("threshold", ""))}; '
+             '"&gt; X": not reached within the sweep. '
              f'Intervals: {esc(block["bootstrap"])}. '
              "Not part of the paper's benchmark (docs/sweep.md).</p>"]
     for cat, e in block["attributes"].items():

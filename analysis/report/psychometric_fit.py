@@ -43,8 +43,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import ndtr, ndtri
 
-__all__ = ["ALPHA", "BOUNDS", "bootstrap", "interval_tail", "D_TARGET", "LAPSE_PRIOR_B", "MC_DRAWS", "Counts", "Fit", "chance_test",
-           "fit", "fit_batch", "gof_test", "p_increase", "pooled_correct", "pooled_threshold", "sensitivity_threshold", "thresholds_of"]
+__all__ = ["ALPHA", "BOUNDS", "D_TARGET", "LAPSE_PRIOR_B", "MC_DRAWS", "Counts", "Fit", "bootstrap", "chance_test",
+           "deviance", "fit", "fit_batch", "gof_test", "interval_tail", "lr_statistic", "p_increase", "pooled_correct",
+           "pooled_threshold", "sensitivity_threshold", "thresholds_of"]
 
 #: d' at which the sensitivity alone gives 75 % correct: 2 * Phi^-1(0.75).
 D_TARGET = float(2.0 * ndtri(0.75))
@@ -317,12 +318,14 @@ def deviance(c: Counts, f: Fit) -> float:
 
 
 def _mc_p(observed: float, simulated: np.ndarray) -> float:
-    """Monte-Carlo p-value: (1 + draws at or above ``observed``) / (1 + draws)."""
+    """Monte-Carlo p-value: (1 + draws at or above ``observed``) / (1 + draws). A test at level ``a`` rejects
+    when ``p <= a`` (exact level when ``a * (1 + draws)`` is a whole number: 199 or 39 draws for 5 %)."""
     return float((1 + np.sum(simulated >= observed - 1e-9)) / (1 + simulated.size))
 
 
 def _draw(rng, n, p, draws):
-    return rng.binomial(np.broadcast_to(n.astype(int), (draws, n.size)), np.broadcast_to(p, (draws, n.size))).astype(float)
+    shape = (draws, n.size)
+    return rng.binomial(np.broadcast_to(n.astype(int), shape), np.broadcast_to(p, shape)).astype(float)
 
 
 def chance_test(c: Counts, f: Fit, *, draws: int = MC_DRAWS, seed: int = 0) -> dict:
@@ -401,5 +404,7 @@ def bootstrap(x, per_source, *, draws: int, seed: int, f: Fit | None = None) -> 
     def ci(v, t=tail):
         return [float(u) for u in np.quantile(v, [t, 1 - t], method="inverted_cdf")]
 
-    return {"threshold_ci": ci(ts), "percentile_ci": ci(ts, 0.025), "beta_ci": ci(np.exp(theta[:, 1])), "criterion_ci": ci(theta[:, 2]),
-            "tail": tail, "p_reached": float(np.mean(ts <= float(np.max(x)) * (1 + 1e-9))), "draws": int(draws)}
+    return {"threshold_ci": ci(ts), "percentile_ci": ci(ts, 0.025), "beta_ci": ci(np.exp(theta[:, 1])),
+            "criterion_ci": ci(theta[:, 2]),
+            "tail": tail, "p_reached": float(np.mean(ts <= float(np.max(x)) * (1 + 1e-9))),
+            "draws": int(draws)}

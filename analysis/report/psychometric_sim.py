@@ -118,9 +118,9 @@ def _size_job(args) -> tuple:
     c = _counts(data)
     f = fit(c)
     if which == "gof":
-        return (False, False, gof_test(c, f, draws=mc_draws, seed=seed)["p"] < ALPHA)
+        return (False, False, gof_test(c, f, draws=mc_draws, seed=seed)["p"] <= ALPHA)
     p = chance_test(c, f, draws=mc_draws, seed=seed)["p"]
-    return (p < ALPHA, p < ALPHA and f.threshold <= MAGS.max(), False)
+    return (p <= ALPHA, p <= ALPHA and f.threshold <= MAGS.max(), False)
 
 
 def _describe(obs: dict) -> str:
@@ -193,7 +193,7 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
         cells.append({"method": method, "design": design, "truth": truth, "kind": kind, "nominal": nominal,
                       "actual": float(v.mean()), "mc_se": se, "n_sims": int(v.size), "note": note})
 
-    for i, (obs, s) in enumerate(cov):
+    for i, (obs, s) in enumerate(cov if n_cov else []):
         r = rc[i * n_cov:(i + 1) * n_cov]
         design, truth = _design(s, obs), _describe(obs)
         width = float(np.median([w for *_, w in r]))
@@ -203,14 +203,14 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
              [b for _, b, *_ in r], f"{draws} draws")
         cell("threshold (relative error of the estimate)", design, truth, "bias", 0.0,
              [(e - t) / t for _, _, e, t, _ in r], "mean of (estimate - truth) / truth")
-    for i, (obs, s, which) in enumerate(size):
+    for i, (obs, s, which) in enumerate(size if n_size else []):
         r = rs[i * n_size:(i + 1) * n_size]
         design, truth = _design(s, obs), _describe(obs)
         if which == "gof":
-            cell("goodness of fit flag (deviance, Monte-Carlo p < 0.05)", design, truth, "size", ALPHA,
+            cell("goodness of fit flag (deviance, Monte-Carlo p <= 0.05)", design, truth, "size", ALPHA,
                  [g for _, _, g in r], f"{mc} Monte-Carlo draws per fit")
             continue
-        cell("chance test (likelihood ratio, Monte-Carlo p < 0.05)", design, truth, "size", ALPHA,
+        cell("chance test (likelihood ratio, Monte-Carlo p <= 0.05)", design, truth, "size", ALPHA,
              [a for a, _, _ in r], f"{mc} Monte-Carlo draws per fit")
         cell("coin given a threshold within the sweep", design, truth, "size", ALPHA, [b for _, b, _ in r],
              "at most the chance test's size")
