@@ -1,28 +1,25 @@
-"""Psychometric functions and thresholds from the magnitude sweeps (``vocalgrad_sweep``, docs/sweep.md).
+"""Psychometric thresholds from the magnitude sweeps (``vocalgrad_sweep``, docs/sweep.md): observers, fits, tables.
 
 For every observer (a model's ``vocalgrad_sweep_<attribute>`` sample log, or the listening test's
-sweep answers) and attribute, the share of correct increase/decrease answers is modelled as a
-Weibull function of the magnitude ``x`` of the change, with the guess rate fixed at 0.5 (two
-answers) and a lapse rate ``lam`` in [0, :data:`MAX_LAPSE`]::
+sweep answers) and attribute, the answers on increase and decrease clips at each non-zero
+magnitude are counted and fitted together by :mod:`.psychometric_fit`: a sensitivity ``d'(x) = (x /
+alpha) ** beta``, a criterion (the response bias) and a lapse rate. The **threshold** is the
+magnitude where the sensitivity alone gives 75 % correct (free of bias and lapses); the pooled 75 %
+point (bias and lapses included) is reported beside it.
 
-    P(x) = 0.5 + (0.5 - lam) * (1 - exp(-(x / alpha) ** beta))
-
-fitted by maximum likelihood (binomial counts per magnitude; ``scipy.optimize.minimize``, SLSQP
-within bounds, analytic gradient, from a few starts). The **threshold** is the magnitude answered
-correctly 75 % of the time; the **slope** is ``beta`` (the steepness of the rise: 1 gentle, 4 steep). An
-unparsed answer counts as wrong, as in the paper's accuracy.
-
-* When the fitted function does not reach 75 % within the sweep, or the answers cannot be told
-  from a coin's (likelihood ratio against 50 % everywhere, p >= :data:`ALPHA_CHANCE`), the
-  threshold is reported as "> largest magnitude" (``None`` in report.json with ``reached:
-  false``), never extrapolated. With few sources a lucky coin would otherwise cross 75 %.
-* Intervals: percentile bootstrap over **sources** (all clips of a source are drawn together, as
-  the report's clustered intervals): :data:`BOOT_DRAWS` refits; a draw that reaches no threshold
-  counts as +infinity, so an interval's upper end can be "> largest magnitude".
-* The zero-change control (magnitude 0) has no right answer (its two directions are the same
-  audio): every observer's expected score there is 50 % and the fixed guess rate already says so,
-  so it carries no information about the threshold and is left out of the fit. It is reported
-  apart: accuracy (should be near 50 %) and the share of "increase" answers (the response bias).
+* Unparsed answers are missing (not wrong): they carry no direction; their share is reported.
+* "> largest magnitude" (``None`` in report.json with ``reached: false``): the threshold lies beyond
+  the sweep, or the answers cannot be told from answers that ignore the direction (Monte-Carlo
+  likelihood-ratio test, p > :data:`ALPHA`). Never extrapolated.
+* Intervals: expanded percentile bootstrap over **sources** (:func:`.psychometric_fit.bootstrap`),
+  withheld below :data:`MIN_SOURCES_CI` sources, where the calibration shows they undercover.
+* Goodness of fit: deviance with a Monte-Carlo p-value; p <= :data:`ALPHA` flags a poor fit. A
+  parameter at a bound of the fit is flagged too.
+* The zero-change control (magnitude 0) has no right answer and is left out of the fit; its
+  accuracy and share of "increase" answers are reported apart. A clip whose record says
+  ``level_null`` (a level that cannot change its source) is left out of the fit like it.
+* An observer whose answers cannot give a threshold (no parsed answer, one non-zero magnitude,
+  only zero-change clips) gets a row saying so.
 """
 
 from __future__ import annotations
@@ -38,145 +35,19 @@ import numpy as np
 
 import vocalgrad
 
-__all__ = ["ALPHA_CHANCE", "BOOT_DRAWS", "GUESS", "MAX_LAPSE", "TARGET", "Fit", "Observer", "analyse_sweeps", "bootstrap",
-           "fit_weibull", "load_sweep_observers", "sweep_html", "sweep_markdown", "plot_sweeps",
-           "threshold_of", "weibull"]
+from .psychometric_fit import ALPHA, MC_DRAWS, Counts, bootstrap, chance_test, fit, gof_test, pooled_correct, \
+    pooled_threshold
 
-#: Guess rate (two answers) and the largest lapse rate the fit may use (Wichmann & Hill 2001: 0-0.06).
-GUESS, MAX_LAPSE = 0.5, 0.06
-#: Share correct that defines the threshold.
+__all__ = ["ALPHA", "BOOT_DRAWS", "MIN_SOURCES_CI", "TARGET", "Observer", "analyse_sweeps", "load_sweep_observers",
+           "sweep_html", "sweep_markdown", "plot_sweeps", "threshold_text"]
+
+#: Share correct that defines the threshold (from the sensitivity alone).
 TARGET = 0.75
-#: A threshold is reported only when a coin is rejected at this level (:func:`chance_p`).
-ALPHA_CHANCE = 0.05
 #: Bootstrap refits per observer x attribute (the report's ``--draws`` caps it).
 BOOT_DRAWS = 400
+#: Fewest sources for a threshold interval (docs/statistics.md: fewer undercover).
+MIN_SOURCES_CI = 10
 SWEEP_TASK = re.compile(r"^vocalgrad_sweep_([a-z][a-z0-9]{1,31})$")
-
-
-def weibull(x, alpha: float, beta: float, lapse: float):
-    """P(correct) at magnitude ``x`` (array-like, >= 0) of the two-answer Weibull (guess rate 0.5)."""
-    x = np.asarray(x, dtype=float)
-    return GUESS + (1.0 - GUESS - lapse) * (1.0 - np.exp(-np.power(np.maximum(x, 0.0) / alpha, beta)))
-
-
-def threshold_of(alpha: float, beta: float, lapse: float, target: float = TARGET) -> float:
-    """Magnitude where :func:`weibull` equals ``target`` (inf when it never does)."""
-    f = (target - GUESS) / (1.0 - GUESS - lapse)
-    if not 0 < f < 1:
-        return math.inf
-    return float(alpha * (-math.log1p(-f)) ** (1.0 / beta))
-
-
-@dataclass
-class Fit:
-    """A maximum-likelihood fit: ``alpha, beta, lapse``, the 75 % ``threshold`` (inf when beyond reach)."""
-
-    alpha: float
-    beta: float
-    lapse: float
-    nll: float
-    threshold: float
-    converged: bool
-    p_chance: float = 0.0
-
-
-def _nll(theta, x, k, n):
-    """Negative log-likelihood of binomial counts and its gradient in ``(log alpha, log beta, lapse)``."""
-    la, lb, lam = theta
-    alpha, beta = math.exp(la), math.exp(lb)
-    r = x / alpha
-    u = r ** beta
-    e = np.exp(-u)
-    scale = 1.0 - GUESS - lam
-    p = GUESS + scale * (1.0 - e)
-    p = np.clip(p, 1e-9, 1 - 1e-9)
-    nll = -float(np.sum(k * np.log(p) + (n - k) * np.log1p(-p)))
-    dp = -(k / p - (n - k) / (1.0 - p))  # d nll / d p
-    grad = np.array([np.sum(dp * scale * e * (-beta * u)),
-                     np.sum(dp * scale * e * u * beta * np.log(r)),
-                     np.sum(dp * -(1.0 - e))])
-    return nll, grad
-
-
-def fit_weibull(x, k, n, *, starts=None) -> Fit:
-    """Fit :func:`weibull` to ``k`` correct of ``n`` answers at magnitudes ``x`` (> 0) by maximum likelihood.
-
-    Parameters
-    ----------
-    x, k, n : array-like, shape (levels,)
-    starts : list of (alpha, beta, lapse), optional
-        Starting points (default: a grid over the sweep).
-
-    Returns
-    -------
-    Fit
-        ``threshold`` is inf when the fitted function stays below 75 % up to the largest magnitude.
-    """
-    from scipy.optimize import minimize
-
-    x, k, n = (np.asarray(v, dtype=float) for v in (x, k, n))
-    keep = n > 0
-    x, k, n = x[keep], k[keep], n[keep]
-    lo, hi = float(x.min()), float(x.max())
-    bounds = [(math.log(lo / 20), math.log(hi * 20)), (math.log(0.5), math.log(12.0)), (0.0, MAX_LAPSE)]
-    if starts is None:
-        starts = [(a, b, 0.02) for a in np.geomspace(lo, hi * 2, 4) for b in (1.5, 4.0)]
-    best = None
-    for a, b, lam in starts:
-        theta0 = np.clip([math.log(a), math.log(b), lam], [b_[0] for b_ in bounds], [b_[1] for b_ in bounds])
-        res = minimize(_nll, theta0, args=(x, k, n), method="SLSQP", jac=True, bounds=bounds)
-        if best is None or res.fun < best.fun:
-            best = res
-    alpha, beta, lapse = math.exp(best.x[0]), math.exp(best.x[1]), float(best.x[2])
-    t = threshold_of(alpha, beta, lapse)
-    p_chance = chance_p(float(best.fun), k, n)
-    reached = t <= hi * (1 + 1e-9) and p_chance < ALPHA_CHANCE
-    return Fit(alpha, beta, lapse, float(best.fun), t if reached else math.inf, bool(best.success), p_chance)
-
-
-def chance_p(nll: float, k, n) -> float:
-    """p-value of the answers under a coin (50 % at every magnitude) against the fitted function:
-    likelihood ratio, chi-square with 3 degrees of freedom (alpha, beta, lapse)."""
-    from scipy.stats import chi2
-
-    nll0 = -float(np.sum(np.asarray(n, float) * math.log(0.5)))
-    return float(chi2.sf(max(0.0, 2.0 * (nll0 - nll)), 3))
-
-
-def bootstrap(x, k_by_source, n_by_source, *, draws: int = BOOT_DRAWS, seed: int = 1234, fit: Fit | None = None):
-    """Percentile bootstrap over sources of the threshold and the slope.
-
-    Parameters
-    ----------
-    x : array, shape (levels,)
-    k_by_source, n_by_source : array, shape (sources, levels)
-    fit : Fit, optional
-        The full-data fit (a start of every refit).
-
-    Returns
-    -------
-    dict
-        ``threshold_ci`` (inf as the upper end when draws reach no threshold), ``beta_ci``,
-        ``p_reached`` (share of draws with a threshold within the sweep), ``draws``.
-    """
-    k_by_source, n_by_source = np.asarray(k_by_source, float), np.asarray(n_by_source, float)
-    s = k_by_source.shape[0]
-    rng = np.random.default_rng(seed)
-    fit = fit or fit_weibull(x, k_by_source.sum(0), n_by_source.sum(0))
-    lo, hi = float(np.min(x)), float(np.max(x))
-    starts = [(fit.alpha, fit.beta, min(fit.lapse, MAX_LAPSE)), (math.sqrt(lo * hi), 2.5, 0.02), (hi * 2, 1.5, 0.02)]
-    ts, bs = [], []
-    for _ in range(draws):
-        idx = rng.integers(0, s, s)
-        f = fit_weibull(x, k_by_source[idx].sum(0), n_by_source[idx].sum(0), starts=starts)
-        ts.append(f.threshold)
-        bs.append(f.beta)
-    ts, bs = np.array(ts), np.array(bs)
-    big = np.where(np.isfinite(ts), ts, 1e300)  # a draw without a threshold sorts last (+inf)
-    ci = [float(v) if v < 1e299 else math.inf for v in np.quantile(big, [0.025, 0.975], method="inverted_cdf")]
-    return {"threshold_ci": ci,
-            "beta_ci": [float(np.quantile(bs, 0.025)), float(np.quantile(bs, 0.975))],
-            "p_reached": float(np.mean(np.isfinite(ts))), "draws": int(draws)}
 
 
 # ---- observers --------------------------------------------------------------------------------
@@ -236,56 +107,120 @@ def is_sweep_record(r: dict) -> bool:
 
 # ---- analysis ---------------------------------------------------------------------------------
 def _counts(records: list[dict], category: str):
-    """Magnitudes (> 0), per-source correct/total counts, and the zero-control summary."""
+    """Magnitudes (> 0), per-source counts (sources, 4, levels) of ``k1, n1, k0, n0``, and a summary of the
+    rest: zero-change control, unparsed answers, null levels, records without a known magnitude."""
     from generation.sweep_plan import magnitude_of
 
-    mags: dict[str, float] = {}
+    mags: dict[str, float | None] = {}
     for r in records:
-        if r["tier"] not in mags:
-            mags[r["tier"]] = magnitude_of(category, r["tier"])
-    levels = sorted({m for m in mags.values() if m is not None and m > 0})
-    sources = sorted({r["source_id"] for r in records})
+        if r.get("tier") not in mags:
+            mags[r.get("tier")] = magnitude_of(category, r["tier"]) if isinstance(r.get("tier"), str) else None
+    rest = {"zero_n": 0, "zero_correct": 0, "zero_increase": 0, "zero_parsed": 0, "unparsed": 0, "answers": 0,
+            "null_level": 0, "unknown": 0}
+    use = []
+    for r in records:
+        m = mags.get(r.get("tier"))
+        if m is None or not math.isfinite(m) or r.get("direction") not in ("increase", "decrease"):
+            rest["unknown"] += 1
+        elif m == 0:
+            rest["zero_n"] += 1
+            rest["zero_correct"] += bool(r.get("correct"))
+            rest["zero_parsed"] += r.get("pred") in ("increase", "decrease")
+            rest["zero_increase"] += r.get("pred") == "increase"
+        elif r.get("level_null") is True:  # a level that cannot change this source (docs/sweep.md)
+            rest["null_level"] += 1
+        else:
+            rest["answers"] += 1
+            if r.get("pred") in ("increase", "decrease"):
+                use.append((r, m))
+            else:
+                rest["unparsed"] += 1
+    levels = sorted({m for _, m in use})
+    sources = sorted({str(r.get("source_id")) for r, _ in use})
     si, li = {s: i for i, s in enumerate(sources)}, {m: j for j, m in enumerate(levels)}
-    k = np.zeros((len(sources), len(levels)))
-    n = np.zeros_like(k)
-    zero = {"n": 0, "correct": 0, "increase": 0}
-    for r in records:
-        m = mags.get(r["tier"])
-        if m is None:
-            continue
-        if m == 0:
-            zero["n"] += 1
-            zero["correct"] += bool(r["correct"])
-            zero["increase"] += r.get("pred") == "increase"
-            continue
-        k[si[r["source_id"]], li[m]] += bool(r["correct"])
-        n[si[r["source_id"]], li[m]] += 1
-    return np.array(levels), k, n, zero
+    per = np.zeros((len(sources), 4, len(levels)))
+    for r, m in use:
+        inc = r["direction"] == "increase"
+        row = per[si[str(r.get("source_id"))]]
+        row[0 if inc else 2, li[m]] += r["pred"] == "increase"
+        row[1 if inc else 3, li[m]] += 1
+    return np.array(levels), per, rest
 
 
-def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int) -> dict[str, Any] | None:
-    x, k, n, zero = _counts(obs.records[category], category)
-    if x.size < 2 or n.sum() == 0:
+def _problem(x, per, rest) -> str | None:
+    """Why no threshold can be fitted to these answers (None when one can)."""
+    if rest["answers"] == 0:
+        if rest["zero_n"]:
+            return (f"only zero-change clips ({rest['zero_n']}): no change to hear, so no threshold can be fitted; "
+                    "sweep clips with non-zero magnitudes are needed")
+        return f"no clips with a known magnitude ({rest['unknown']} records): no threshold can be fitted"
+    if x.size == 0:
+        return (f"all {rest['answers']} answers at non-zero magnitudes are unparsed (no direction): "
+                "no threshold can be fitted")
+    if x.size < 2:
+        return (f"answers at one non-zero magnitude only ({x[0]:g}): a threshold needs at least two magnitudes "
+                "(a function's rise cannot be placed from one point)")
+    t = per.sum(0)
+    if t[1].sum() == 0 or t[3].sum() == 0:
+        which = "decrease" if t[1].sum() else "increase"
+        return f"no parsed answers on {which} clips: bias and sensitivity cannot be told apart, no threshold fitted"
+    return None
+
+
+def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_draws: int) -> dict[str, Any] | None:
+    x, per, rest = _counts(obs.records[category], category)
+    if not obs.records[category]:
         return None
-    fit = fit_weibull(x, k.sum(0), n.sum(0))
-    boot = bootstrap(x, k, n, draws=draws, seed=seed, fit=fit) if k.shape[0] > 1 and draws > 0 else None
-    reached = math.isfinite(fit.threshold)
-    return {
-        "label": obs.label, "kind": obs.kind, "n_sources": int(k.shape[0]), "n_clips": int(n.sum() + zero["n"]),
-        "threshold": fit.threshold if reached else None, "reached": reached,
-        "below_sweep": reached and fit.threshold < float(x.min()),
-        "threshold_ci": boot["threshold_ci"] if boot else None, "p_reached": boot["p_reached"] if boot else None,
-        "beta": fit.beta, "beta_ci": boot["beta_ci"] if boot else None, "lapse": fit.lapse, "alpha": fit.alpha,
-        "converged": fit.converged, "p_chance": fit.p_chance,
-        "points": [{"magnitude": float(m), "n": int(n[:, j].sum()), "correct": int(k[:, j].sum())}
-                   for j, m in enumerate(x)],
-        "zero": {"n": zero["n"], "acc": zero["correct"] / zero["n"] if zero["n"] else None,
-                 "increase_share": zero["increase"] / zero["n"] if zero["n"] else None},
+    zero_n = rest["zero_n"]
+    entry: dict[str, Any] = {
+        "label": obs.label, "kind": obs.kind, "n_sources": int(per.shape[0]),
+        "n_clips": int(rest["answers"] + zero_n + rest["null_level"]),
+        "unparsed_share": rest["unparsed"] / rest["answers"] if rest["answers"] else None,
+        "null_level_clips": rest["null_level"], "unknown_records": rest["unknown"],
+        "zero": {"n": zero_n, "acc": rest["zero_correct"] / zero_n if zero_n else None,
+                 "increase_share": rest["zero_increase"] / rest["zero_parsed"] if rest["zero_parsed"] else None},
+        "threshold": None, "reached": False, "below_sweep": False, "threshold_ci": None, "problem": None,
     }
+    problem = _problem(x, per, rest)
+    if problem:
+        entry["problem"] = problem
+        return entry
+    t = per.sum(0)
+    c = Counts(x, t[0], t[1], t[2], t[3])
+    f = fit(c)
+    chance = chance_test(c, f, draws=mc_draws, seed=seed)
+    gof = gof_test(c, f, draws=mc_draws, seed=seed + 1)
+    n_src = per.shape[0]
+    boot = bootstrap(x, per, draws=draws, seed=seed, f=f) if n_src >= MIN_SOURCES_CI and draws > 0 else None
+    largest = float(x.max())
+    reached = f.threshold <= largest * (1 + 1e-9) and chance["p"] <= ALPHA
+    pooled = pooled_threshold(f, largest)
+    entry.update({
+        "threshold": f.threshold if reached else None, "reached": reached,
+        "below_sweep": reached and f.threshold < float(x.min()),
+        "threshold_ci": boot["threshold_ci"] if boot else None,
+        "ci_note": None if boot else (f"withheld: {n_src} source{'s' * (n_src != 1)} (an interval needs "
+                                      f"{MIN_SOURCES_CI} or more to hold its 95 %, docs/statistics.md)"),
+        "p_reached": boot["p_reached"] if boot else None,
+        "pooled_threshold": pooled if reached and math.isfinite(pooled) else None,
+        "criterion": f.criterion, "criterion_ci": boot["criterion_ci"] if boot else None,
+        "beta": f.beta, "beta_ci": boot["beta_ci"] if boot else None, "lapse": f.lapse, "alpha": f.alpha,
+        "at_bound": f.at_bound, "converged": f.converged,
+        "p_chance": chance["p"], "chance_lr": chance["lr"],
+        "gof": {"deviance": gof["deviance"], "p": gof["p"], "poor": gof["p"] <= ALPHA, "draws": gof["draws"]},
+        "points": [{"magnitude": float(m), "n": int(t[1, j] + t[3, j]), "correct": int(t[0, j] + t[3, j] - t[2, j]),
+                    "n_increase": int(t[1, j]), "said_increase_on_increase": int(t[0, j]),
+                    "n_decrease": int(t[3, j]), "said_increase_on_decrease": int(t[2, j])}
+                   for j, m in enumerate(x)],
+    })
+    return entry
 
 
-def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: int = 1234) -> dict[str, Any]:
+def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: int = 1234,
+                   mc_draws: int = MC_DRAWS) -> dict[str, Any]:
     """``report.json``'s ``psychometric`` block: per attribute its sweep and every observer's fit.
+
+    ``draws`` bootstrap refits per interval (0: none); ``mc_draws`` refits per Monte-Carlo test.
 
     Returns ``{}`` when no observer has sweep answers.
     """
@@ -304,18 +239,23 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
         except ValueError:
             levels, unit = [], "?"
         entries = [e for o in sorted(observers, key=lambda o: order.get(o.kind, 0)) if o.records.get(cat)
-                   for e in [_observer_entry(o, cat, draws=draws, seed=seed)] if e is not None]
+                   for e in [_observer_entry(o, cat, draws=draws, seed=seed, mc_draws=mc_draws)] if e is not None]
         if not entries:
             continue
+        pts = [p["magnitude"] for e in entries for p in e.get("points", [])]
         out[cat] = {"unit": unit, "magnitudes": [lv.magnitude for lv in levels],
                     "tiers": {lv.tier: lv.magnitude for lv in levels if lv.tier},
-                    "largest": max((p["magnitude"] for e in entries for p in e["points"]), default=None),
-                    "smallest": min((p["magnitude"] for e in entries for p in e["points"]), default=None),
+                    "largest": max(pts, default=None), "smallest": min(pts, default=None),
                     "observers": entries}
     if not out:
         return {}
-    return {"form": "Weibull, guess rate 0.5, lapse rate in [0, %g], maximum likelihood (scipy SLSQP)" % MAX_LAPSE,
-            "target": TARGET, "bootstrap": f"percentile, over sources, {draws} draws, seed {seed}",
+    return {"form": ("two directions fitted together: sensitivity d' = (x / alpha) ^ beta, a criterion "
+                     "(response bias) and a lapse rate (prior Beta(1, 10) on [0, 0.5]); maximum a posteriori"),
+            "target": TARGET,
+            "threshold": "the magnitude where the sensitivity alone gives 75 % correct (d' = 1.349)",
+            "bootstrap": (f"expanded percentile, over sources, {draws} draws, seed {seed}; "
+                          f"withheld below {MIN_SOURCES_CI} sources"),
+            "tests": f"chance and goodness of fit: Monte-Carlo p-values, {mc_draws} refitted draws, level {ALPHA}",
             "attributes": out}
 
 
@@ -334,10 +274,21 @@ def threshold_text(value, largest, smallest=None) -> str:
     return f"{value:.3g}"
 
 
-def _ci_text(ci, largest, smallest=None) -> str:
+def _ci_text(o: dict, largest, smallest=None) -> str:
+    ci = o.get("threshold_ci")
     if not ci:
-        return "n/a (1 source)"
+        return "n/a (1 source)" if o.get("n_sources") == 1 else "withheld (< %d sources)" % MIN_SOURCES_CI
     return f"[{threshold_text(ci[0], largest, smallest)}, {threshold_text(ci[1], largest, smallest)}]"
+
+
+def _fit_text(o: dict) -> str:
+    """The fit's flags: poor fit, parameters at a bound; "ok" without."""
+    flags = []
+    if o["gof"]["poor"]:
+        flags.append(f"poor fit (p {o['gof']['p']:.3f})")
+    if o["at_bound"]:
+        flags.append("at bound: " + ", ".join(o["at_bound"]))
+    return "; ".join(flags) or f"ok (p {o['gof']['p']:.2f})"
 
 
 def table_rows(entry: dict) -> list[list[str]]:
@@ -346,16 +297,26 @@ def table_rows(entry: dict) -> list[list[str]]:
     big, small = entry["largest"], entry.get("smallest")
     for o in entry["observers"]:
         z = o["zero"]
-        zero = "" if z["acc"] is None else f"{100 * z['acc']:.0f} / {100 * z['increase_share']:.0f}"
-        rows.append([o["label"] + ("" if o["kind"] in ("model", o["label"]) else f" ({o['kind']})"),
-                     threshold_text(o["threshold"], big, small), _ci_text(o["threshold_ci"], big, small),
+        zero = "" if z["acc"] is None else \
+            f"{100 * z['acc']:.0f} / " + ("" if z["increase_share"] is None else f"{100 * z['increase_share']:.0f}")
+        name = o["label"] + ("" if o["kind"] in ("model", o["label"]) else f" ({o['kind']})")
+        unparsed = "" if o.get("unparsed_share") is None else f"{100 * o['unparsed_share']:.0f}"
+        if o.get("problem"):
+            rows.append([name, "no threshold: " + o["problem"]] + [""] * 7 + [zero, unparsed, str(o["n_sources"]),
+                                                                              str(o["n_clips"])])
+            continue
+        crit = f"{o['criterion']:+.2f}" + (f" [{o['criterion_ci'][0]:+.2f}, {o['criterion_ci'][1]:+.2f}]"
+                                            if o.get("criterion_ci") else "")
+        rows.append([name, threshold_text(o["threshold"], big, small), _ci_text(o, big, small), crit,
+                     threshold_text(o.get("pooled_threshold"), big, small),
                      f"{o['beta']:.2g}" + (f" [{o['beta_ci'][0]:.2g}, {o['beta_ci'][1]:.2g}]" if o["beta_ci"] else ""),
-                     f"{100 * o['lapse']:.1f}", zero, str(o["n_sources"]), str(o["n_clips"])])
+                     f"{100 * o['lapse']:.1f}", _fit_text(o), f"{o['p_chance']:.3f}", zero, unparsed,
+                     str(o["n_sources"]), str(o["n_clips"])])
     return rows
 
 
-HEAD = ["observer", "threshold (75 %)", "95 % interval", "slope β", "lapse %", "zero change: acc / increase %",
-        "sources", "clips"]
+HEAD = ["observer", "threshold (d' 1.35)", "95 % interval", "criterion c", "pooled 75 %", "slope β", "lapse %",
+        "fit", "chance p", "zero change: acc / increase %", "unparsed %", "sources", "clips"]
 
 
 def sweep_markdown(block: dict, plots: dict | None = None) -> str:
@@ -363,12 +324,15 @@ def sweep_markdown(block: dict, plots: dict | None = None) -> str:
     if not block:
         return ""
     lines = ["", "## Psychometric thresholds (magnitude sweeps; not part of the paper's benchmark)", "",
-             f"Share correct as a function of the size of the change, {block['form']}; threshold = the "
-             f"magnitude answered correctly {100 * block['target']:.0f} % of the time, \"> X\" when it is not "
-             f"reached within the sweep (X = its largest magnitude), \"< Y\" when it is passed already at the "
-             f"smallest non-zero magnitude Y (the sweep cannot place it lower). Intervals: {block['bootstrap']}. The zero-change "
-             "control has no right answer and is left out of the fit; its accuracy (about 50 % expected) and "
-             "share of \"increase\" answers are shown apart. See docs/sweep.md.", ""]
+             f"Increase and decrease answers fitted together ({block['form']}). Threshold = "
+             f"{block['threshold']}: free of the observer's response bias (criterion c; c < 0 says "
+             "\"increase\" more often) and of its lapses; \"pooled 75 %\" is where its share correct, bias and "
+             "lapses included, reaches 75 %. \"> X\": not reached within the sweep (X = its largest magnitude) or "
+             f"the answers do not depend on the direction (chance p > {ALPHA}); \"< Y\": passed already at the "
+             f"smallest non-zero magnitude Y. Intervals: {block['bootstrap']}. Tests: {block['tests']}; \"fit\" "
+             "flags a poor fit (the function does not describe the answers) and parameters at a bound. Unparsed "
+             "answers are left out (their share is shown); the zero-change control has no right answer and is "
+             "shown apart. See docs/sweep.md and docs/statistics.md.", ""]
     for cat, e in block["attributes"].items():
         tiers = ", ".join(f"{t} {m:.3g}" for t, m in e["tiers"].items())
         lines += [f"### {cat} (magnitude in {e['unit']}; paper tiers: {tiers or 'n/a'})", "",
@@ -389,8 +353,9 @@ def sweep_html(report: dict) -> str:
         return ""
     plots = (report.get("plots") or {}).get("sweep") or {}
     parts = ['<h2 id="thresholds">Psychometric thresholds (magnitude sweeps)</h2>',
-             f'<p class="note">{esc(block["form"])}; threshold = {100 * block["target"]:.0f} % correct; '
-             f'"&gt; X": not reached within the sweep. Intervals: {esc(block["bootstrap"])}. '
+             f'<p class="note">{esc(block["form"])}; threshold = {esc(block.get("threshold", ""))}; '
+             '"&gt; X": not reached within the sweep. '
+             f'Intervals: {esc(block["bootstrap"])}. '
              "Not part of the paper's benchmark (docs/sweep.md).</p>"]
     for cat, e in block["attributes"].items():
         parts.append(f"<h3>{esc(cat)} <small>({esc(e['unit'])})</small></h3><table><thead><tr>"
@@ -413,16 +378,18 @@ def plot_sweeps(block: dict, out: Path) -> dict[str, str]:
 
     paths = {}
     for cat, e in (block.get("attributes") or {}).items():
+        if all(o.get("problem") for o in e["observers"]):
+            continue  # nothing fitted: the table says why
         fig, ax = plt.subplots(figsize=(6.0, 3.8))
         big = e["largest"] or 1.0
         xs = np.linspace(0.0, big, 200)
-        for i, o in enumerate(e["observers"]):
+        for i, o in enumerate(o for o in e["observers"] if not o.get("problem")):
             colour = f"C{i % 10}"
             human = o["kind"] == "human"
             px = [p["magnitude"] for p in o["points"]]
             py = [p["correct"] / p["n"] if p["n"] else np.nan for p in o["points"]]
-            ax.plot(xs, weibull(xs, o["alpha"], o["beta"], o["lapse"]), "--" if human else "-", color=colour,
-                    label=o["label"])
+            ax.plot(xs, pooled_correct(xs, o["alpha"], o["beta"], o["criterion"], o["lapse"]), "--" if human else "-",
+                    color=colour, label=o["label"])
             ax.plot(px, py, "s" if human else "o", color=colour, ms=6 if human else 4)
             if o["zero"]["acc"] is not None:  # the zero-change control: not fitted, 50 % expected
                 ax.plot([0.0], [o["zero"]["acc"]], "x", color=colour, ms=6)

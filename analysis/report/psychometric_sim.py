@@ -1,79 +1,245 @@
-"""Simulated observers for the psychometric fit (:mod:`.psychometric`): recovery checks and the sources needed.
+"""Simulated observers for the psychometric fit (:mod:`.psychometric_fit`) and its calibration.
 
-A simulated observer answers every clip of a sweep independently, correct with the probability
-its Weibull function (:func:`analysis.report.psychometric.weibull`) gives at the clip's
-magnitude. Each source contributes ``per_source`` clips per magnitude (a sweep render: 4
-trajectories x 2 directions = 8). The tests check that known thresholds are recovered within the
-bootstrap intervals and that a coin reaches no threshold; :func:`interval_widths` measures how the
-interval narrows with the number of sources (docs/sweep.md's table:
-``python -m analysis.report.psychometric_sim``).
+A simulated observer answers every clip of a sweep independently with the model's probabilities
+(:func:`analysis.report.psychometric_fit.p_increase`): a sensitivity threshold, slope, criterion
+(set from the share of "increase" answers it gives at no change) and lapse rate. Each source
+contributes ``per_source`` clips per magnitude, half of them increases (a sweep render: 4
+trajectories x 2 directions = 8). With ``source_sd`` the sources differ: every source's threshold
+is the observer's times ``exp(N(0, source_sd))`` (voices are not equally easy), and the truth the
+interval must hold is the threshold of the average source's answers (:func:`population_threshold`).
+
+:func:`calibration_cells` measures the fit's claims: the coverage of its 95 % threshold interval,
+the size of its 5 % chance test and goodness-of-fit flag, the share of coins given a threshold, and
+the bias of the threshold for biased and lapsing observers. ``python -m
+analysis.report.psychometric_sim [--quick] [--workers N]`` prints the table (docs/statistics.md).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
-import sys
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
-from .psychometric import TARGET, GUESS, bootstrap, fit_weibull, weibull
+from .psychometric_fit import ALPHA, D_TARGET, Counts, bootstrap, chance_test, fit, gof_test, p_increase
 
-__all__ = ["alpha_for", "interval_widths", "simulate"]
+__all__ = ["alpha_for", "calibration_cells", "criterion_for", "population_threshold", "simulate"]
 
-
-def alpha_for(threshold: float, beta: float, lapse: float) -> float:
-    """The Weibull scale whose 75 % point is ``threshold``."""
-    f = (TARGET - GUESS) / (1.0 - GUESS - lapse)
-    return threshold / (-math.log1p(-f)) ** (1.0 / beta)
+#: The calibration's sweep: a pitch-like sweep of 1..8 units, threshold 3, slope 3 (docs/sweep.md).
+MAGS = np.arange(1.0, 9.0)
+TRUE_THRESHOLD, TRUE_BETA = 3.0, 3.0
 
 
-def simulate(magnitudes, *, threshold: float | None, beta: float = 3.0, lapse: float = 0.02, n_sources: int,
-             per_source: int = 8, seed: int = 0):
-    """Correct counts of a simulated observer.
+def alpha_for(threshold: float, beta: float) -> float:
+    """The scale ``alpha`` whose sensitivity threshold (d' = 1.349) is ``threshold``."""
+    return threshold / D_TARGET ** (1.0 / beta)
+
+
+def criterion_for(increase_share: float) -> float:
+    """The criterion of an observer that says "increase" to ``increase_share`` of no-change clips."""
+    return float(-ndtri(increase_share))
+
+
+def simulate(magnitudes, *, threshold: float | None, beta: float = TRUE_BETA, increase_share: float = 0.5,
+             lapse: float = 0.02, n_sources: int, per_source: int = 8, source_sd: float = 0.0, unparsed: float = 0.0,
+             seed: int = 0) -> np.ndarray:
+    """Answers of a simulated observer, per source: array (n_sources, 4, levels) of ``k1, n1, k0, n0``.
 
     Parameters
     ----------
-    magnitudes : array-like
-        Non-zero magnitudes of the sweep.
     threshold : float or None
-        The observer's 75 % threshold; None: a coin (50 % at every magnitude).
-
-    Returns
-    -------
-    (k, n) : arrays of shape (n_sources, levels)
+        Sensitivity threshold; None: a coin (no sensitivity; its criterion still applies).
+    increase_share : float
+        Share of "increase" answers at no change (0.5: unbiased).
+    unparsed : float
+        Share of answers that are unparsed (missing: they leave ``n1``/``n0``).
     """
     x = np.asarray(magnitudes, float)
-    p = np.full(x.shape, 0.5) if threshold is None else weibull(x, alpha_for(threshold, beta, lapse), beta, lapse)
     rng = np.random.default_rng(seed)
-    n = np.full((n_sources, x.size), per_source, dtype=float)
-    return rng.binomial(per_source, np.broadcast_to(p, n.shape)).astype(float), n
-
-
-def interval_widths(magnitudes, *, threshold: float, sources=(5, 10, 20, 30, 40, 80), observers: int = 20,
-                    draws: int = 100, beta: float = 3.0, lapse: float = 0.02, seed: int = 0) -> list[dict]:
-    """Median 95 % interval width of the threshold (in magnitude units and relative to the threshold),
-    coverage and share of intervals open above, per number of sources, over ``observers`` simulated observers."""
-    x = np.asarray(magnitudes, float)
-    out = []
-    for s in sources:
-        widths, covered, open_ = [], 0, 0
-        for i in range(observers):
-            k, n = simulate(x, threshold=threshold, beta=beta, lapse=lapse, n_sources=s, seed=seed + 1000 * s + i)
-            b = bootstrap(x, k, n, draws=draws, seed=i, fit=fit_weibull(x, k.sum(0), n.sum(0)))
-            lo, hi = b["threshold_ci"]
-            covered += lo <= threshold <= hi
-            open_ += not math.isfinite(hi)
-            widths.append(hi - lo)
-        w = float(np.median(widths))
-        out.append({"sources": s, "median_width": w, "relative_width": w / threshold,
-                    "coverage": covered / observers, "open_above": open_ / observers})
+    crit = criterion_for(increase_share)
+    out = np.zeros((n_sources, 4, x.size))
+    half = per_source // 2
+    for s in range(n_sources):
+        if threshold is None:
+            p1 = p0 = np.full(x.size, lapse / 2 + (1 - lapse) * ndtr(-crit))
+        else:
+            t = threshold * math.exp(source_sd * rng.standard_normal()) if source_sd else threshold
+            p1, p0 = p_increase(x, alpha_for(t, beta), beta, crit, lapse)
+        n1 = rng.binomial(half, 1 - unparsed, x.size) if unparsed else np.full(x.size, half)
+        n0 = rng.binomial(per_source - half, 1 - unparsed, x.size) if unparsed else np.full(x.size, per_source - half)
+        out[s] = [rng.binomial(n1, p1), n1, rng.binomial(n0, p0), n0]
     return out
 
 
-if __name__ == "__main__":  # the table of docs/sweep.md (a pitch-like sweep, threshold 3 semitones)
-    mags = [1, 2, 3, 4, 5, 6, 7, 8]
-    print("| sources | median 95 % width | relative to threshold | coverage | open above |")
-    print("|---|---|---|---|---|")
-    for r in interval_widths(mags, threshold=3.0, observers=int(sys.argv[1]) if len(sys.argv) > 1 else 12, draws=60):
-        print(f"| {r['sources']} | {r['median_width']:.2f} | {100 * r['relative_width']:.0f} % | "
-              f"{100 * r['coverage']:.0f} % | {100 * r['open_above']:.0f} % |")
+def population_threshold(threshold: float, beta: float, source_sd: float) -> float:
+    """The threshold of the average source's unbiased share correct when thresholds vary by ``exp(N(0, sd))``."""
+    if not source_sd:
+        return threshold
+    z, w = np.polynomial.hermite_e.hermegauss(61)
+    w = w / w.sum()
+
+    def pc(x):
+        d = (x / alpha_for(1.0, beta) / (threshold * np.exp(source_sd * z))) ** beta
+        return float(np.sum(w * ndtr(d / 2)))
+
+    lo, hi = threshold / 4, threshold * 4
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if pc(mid) < 0.75 else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def _counts(per_source) -> Counts:
+    t = per_source.sum(0)
+    return Counts(MAGS, t[0], t[1], t[2], t[3])
+
+
+# ---- calibration ------------------------------------------------------------------------------
+def _coverage_job(args) -> tuple:
+    """One simulated observer: (covered by expanded, covered by plain percentile, estimate, truth, relative width)."""
+    obs, sources, draws, seed = args
+    data = simulate(MAGS, n_sources=sources, seed=seed, **obs)
+    truth = population_threshold(obs["threshold"], obs.get("beta", TRUE_BETA), obs.get("source_sd", 0.0))
+    f = fit(_counts(data))
+    b = bootstrap(MAGS, data, draws=draws, seed=seed, f=f)
+    lo, hi = b["threshold_ci"]
+    p = b["percentile_ci"]  # the plain percentile interval from the same draws
+    return lo <= truth <= hi, p[0] <= truth <= p[1], f.threshold, truth, (hi - lo) / truth
+
+
+def _size_job(args) -> tuple:
+    """One observer under a null: (chance test rejects, threshold reported, gof rejects)."""
+    obs, sources, mc_draws, seed, which = args
+    data = simulate(MAGS, n_sources=sources, seed=seed, **obs)
+    c = _counts(data)
+    f = fit(c)
+    if which == "gof":
+        return (False, False, gof_test(c, f, draws=mc_draws, seed=seed)["p"] <= ALPHA)
+    p = chance_test(c, f, draws=mc_draws, seed=seed)["p"]
+    return (p <= ALPHA, p <= ALPHA and f.threshold <= MAGS.max(), False)
+
+
+def _describe(obs: dict) -> str:
+    if obs.get("threshold") is None:
+        what = "coin"
+    else:
+        what = f"threshold {obs['threshold']:g}, slope {obs.get('beta', TRUE_BETA):g}"
+    extra = [f"{100 * obs['increase_share']:.0f} % 'increase'" if obs.get("increase_share", 0.5) != 0.5 else "",
+             f"lapse {obs.get('lapse', 0.02):g}",
+             f"unparsed {obs['unparsed']:g}" if obs.get("unparsed") else ""]
+    return ", ".join([what] + [e for e in extra if e])
+
+
+def _design(sources: int, obs: dict) -> str:
+    sd = obs.get("source_sd", 0.0)
+    return f"{sources} sources, " + (f"sources differ (sd {sd:g} in log threshold)" if sd else "sources alike")
+
+
+def _plan(quick: bool):
+    """(coverage cells, size cells, coverage sims, bootstrap draws, size sims, Monte-Carlo draws).
+
+    The full run's counts can be lowered with ``VOCALGRAD_CAL_COVERAGE_SIMS``, ``VOCALGRAD_CAL_DRAWS``,
+    ``VOCALGRAD_CAL_SIZE_SIMS`` and ``VOCALGRAD_CAL_MC_DRAWS`` (the table says what was run)."""
+    base = {"threshold": TRUE_THRESHOLD, "beta": TRUE_BETA, "lapse": 0.02}
+    cov = [(base, 20), ({**base, "source_sd": 0.25}, 20), ({**base, "increase_share": 0.9}, 20),
+           ({**base, "lapse": 0.15}, 20)]
+    size = [({"threshold": None, "lapse": 0.0}, 20, "chance"), ({"threshold": None, "lapse": 0.0,
+                                                                  "increase_share": 0.8}, 20, "chance")]
+    if quick:
+        return cov[:2], size[:1], 12, 100, 40, 39
+    cov += [({**base, "lapse": 0.2, "increase_share": 0.8}, 20), (base, 5), (base, 10), (base, 100),
+            ({**base, "source_sd": 0.25}, 100)]
+    size += [({"threshold": None, "lapse": 0.0}, 5, "chance"), (base, 20, "gof")]
+    env = os.environ.get
+    return (cov, size, int(env("VOCALGRAD_CAL_COVERAGE_SIMS", 500)), int(env("VOCALGRAD_CAL_DRAWS", 400)),
+            int(env("VOCALGRAD_CAL_SIZE_SIMS", 1000)), int(env("VOCALGRAD_CAL_MC_DRAWS", 99)))
+
+
+def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
+    """Measure the fit's claims on simulated observers (docs/statistics.md, "Psychometric thresholds").
+
+    Parameters
+    ----------
+    quick : bool
+        A small run (about 30 s on 2 cores; Monte-Carlo errors of several points).
+    workers : int, optional
+        Processes (default: the cores available).
+
+    Returns
+    -------
+    list of dict
+        ``method, design, truth, kind ('coverage' | 'size' | 'bias'), nominal, actual, mc_se, n_sims, note``.
+    """
+    cov, size, n_cov, draws, n_size, mc = _plan(quick)
+    jobs_c = [(obs, s, draws, 1000 * i + j) for i, (obs, s) in enumerate(cov) for j in range(n_cov)]
+    jobs_s = [(obs, s, mc, 500_000 + 1000 * i + j, which) for i, (obs, s, which) in enumerate(size)
+              for j in range(n_size)]
+    workers = workers or len(os.sched_getaffinity(0))
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            rc = list(pool.map(_coverage_job, jobs_c, chunksize=4))
+            rs = list(pool.map(_size_job, jobs_s, chunksize=8))
+    else:
+        rc, rs = [_coverage_job(j) for j in jobs_c], [_size_job(j) for j in jobs_s]
+    cells = []
+
+    def cell(method, design, truth, kind, nominal, values, note=""):
+        v = np.asarray(values, float)
+        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+        cells.append({"method": method, "design": design, "truth": truth, "kind": kind, "nominal": nominal,
+                      "actual": float(v.mean()), "mc_se": se, "n_sims": int(v.size), "note": note})
+
+    for i, (obs, s) in enumerate(cov if n_cov else []):
+        r = rc[i * n_cov:(i + 1) * n_cov]
+        design, truth = _design(s, obs), _describe(obs)
+        width = float(np.median([w for *_, w in r]))
+        cell("threshold 95 % interval (expanded percentile, sources resampled)", design, truth, "coverage", 0.95,
+             [a for a, *_ in r], f"{draws} draws; median width {100 * width:.0f} % of the threshold")
+        cell("threshold 95 % interval (plain percentile, for comparison)", design, truth, "coverage", 0.95,
+             [b for _, b, *_ in r], f"{draws} draws")
+        cell("threshold (relative error of the estimate)", design, truth, "bias", 0.0,
+             [(e - t) / t for _, _, e, t, _ in r], "mean of (estimate - truth) / truth")
+    for i, (obs, s, which) in enumerate(size if n_size else []):
+        r = rs[i * n_size:(i + 1) * n_size]
+        design, truth = _design(s, obs), _describe(obs)
+        if which == "gof":
+            cell("goodness of fit flag (deviance, Monte-Carlo p <= 0.05)", design, truth, "size", ALPHA,
+                 [g for _, _, g in r], f"{mc} Monte-Carlo draws per fit")
+            continue
+        cell("chance test (likelihood ratio, Monte-Carlo p <= 0.05)", design, truth, "size", ALPHA,
+             [a for a, _, _ in r], f"{mc} Monte-Carlo draws per fit")
+        cell("coin given a threshold within the sweep", design, truth, "size", ALPHA, [b for _, b, _ in r],
+             "at most the chance test's size")
+    return cells
+
+
+def format_table(cells: list[dict]) -> str:
+    """The cells as a markdown table."""
+    rows = ["| method | design | observer | kind | nominal | actual | MC error | sims | note |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for c in cells:
+        pct = c["kind"] != "bias"
+        f = (lambda v: f"{100 * v:.1f} %") if pct else (lambda v: f"{100 * v:+.1f} %")
+        rows.append(f"| {c['method']} | {c['design']} | {c['truth']} | {c['kind']} | {f(c['nominal'])} | "
+                    f"{f(c['actual'])} | ±{100 * c['mc_se']:.1f} | {c['n_sims']} | {c['note']} |")
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m analysis.report.psychometric_sim",
+                                 description="Calibrate the psychometric fit on simulated observers.")
+    ap.add_argument("--quick", action="store_true", help="a small run (about 30 s on 2 cores)")
+    ap.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    a = ap.parse_args(argv)
+    t0 = time.time()
+    print(format_table(calibration_cells(a.quick, a.workers)))
+    print(f"\n({time.time() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
