@@ -36,6 +36,12 @@ A provider is a function ``calibration_cells(quick: bool) -> list`` of cells. A 
 ``note`` (str, optional)
     One line printed under the table.
 
+A provider may instead return *measured* cells, simulated by itself (the sweep fit refits each simulated
+observer, and runs its own pool): a ``dict`` with ``method``, ``design``, ``kind`` (``"coverage"``,
+``"size"`` or ``"bias"``: the mean relative error of an estimate, nominal 0, band ±5 %), ``nominal``,
+``actual``, ``mc_se``, ``n_sims`` and optionally ``truth`` and ``note``. They are added to the table as
+rows, after the simulated cells.
+
 Providers: :func:`benchmarks.calibration_designs.cells` (accuracy intervals, chance verdicts, paired
 comparisons) and ``analysis.report.psychometric_sim.calibration_cells`` when that function exists (the sweep
 fit's threshold intervals and chance test); a missing provider is skipped.
@@ -64,7 +70,9 @@ for _p in (str(ROOT), str(ROOT / "benchmarks")):
 #: ``(module, function)`` of every cell provider, called with ``quick`` (this toolkit's own also with draws, sources).
 PROVIDERS = [("calibration_designs", "cells"), ("analysis.report.psychometric_sim", "calibration_cells")]
 #: The range within which a nominal 95 % interval / 5 % test is called calibrated.
-BANDS = {"coverage": (0.93, 0.97), "size": (0.035, 0.065)}
+BANDS = {"coverage": (0.93, 0.97), "size": (0.035, 0.065), "bias": (-0.05, 0.05)}
+#: Keys of a measured cell (a provider that simulates by itself).
+MEASURED = {"method", "design", "kind", "nominal", "actual", "mc_se", "n_sims"}
 SEED = 20261204
 
 
@@ -85,12 +93,29 @@ def gather_cells(quick: bool, draws: int | None = None, providers=PROVIDERS, sou
         else:
             cells = func(quick)
         for c in cells:
+            if MEASURED <= set(c) and c["kind"] in BANDS:
+                out.append(c)
+                continue
             missing = {"name", "design", "kind", "nominal", "sims", "run"} - set(c)
-            if missing or c["kind"] not in BANDS:
+            if missing or c["kind"] not in BANDS or c["kind"] == "bias":
                 raise ValueError(f"{mod}.{fn}: a cell lacks {sorted(missing)} or has kind {c.get('kind')!r} "
                                  f"(coverage or size); see the interface in benchmarks/calibration.py")
             out.append(c)
     return out
+
+
+def measured_row(cell: dict) -> dict:
+    """The table row of a measured cell (see the interface above)."""
+    lo, hi = BANDS[cell["kind"]]
+    p, se = cell["actual"], cell["mc_se"]
+    what = cell["method"] + (f" ({cell['truth']})" if cell.get("truth") else "")
+    row = {"cell": "psychometric thresholds", "design": cell["design"], "statistic": what, "kind": cell["kind"],
+           "nominal": cell["nominal"], "sims": cell["n_sims"], "defined": cell["n_sims"], "note": cell.get("note", "")}
+    if p is None or not math.isfinite(p):
+        return {**row, "actual": None, "mc_se": None, "verdict": "withheld"}
+    se = se if se is not None and math.isfinite(se) else 0.0
+    verdict = "ok" if lo <= p <= hi else ("off" if (p + 2 * se < lo or p - 2 * se > hi) else "borderline")
+    return {**row, "actual": p, "mc_se": se, "verdict": verdict}
 
 
 def _seed(cell: dict, i: int) -> np.random.Generator:
@@ -162,7 +187,8 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| what | design | statistic | nominal | actual (MC s.e.) | sims | verdict |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        act = ("–" if r["actual"] is None else f"{100 * r['actual']:.1f} % (±{100 * r['mc_se']:.1f})")
+        act = ("–" if r["actual"] is None else f"{100 * r['actual']:+.1f} % (±{100 * r['mc_se']:.1f})" if r["kind"] == "bias"
+               else f"{100 * r['actual']:.1f} % (±{100 * r['mc_se']:.1f})")
         lines.append(f"| {r['cell']} | {r['design']} | {r['statistic']} | {100 * r['nominal']:.0f} % | {act} | "
                      f"{r['defined']} | {r['verdict']} |")
     notes = sorted({r["note"] for r in rows if r["note"]})
@@ -197,7 +223,9 @@ def main(argv=None) -> int:
             tmp.write_text(text, encoding="utf-8")
             tmp.replace(out / name)  # after each finished cell: a stopped run leaves the cells it finished
 
-    rows = run_cells(cells, workers=max(1, args.workers), progress=write)
+    measured = [measured_row(c) for c in cells if "run" not in c]
+    cells = [c for c in cells if "run" in c]
+    rows = run_cells(cells, workers=max(1, args.workers), progress=lambda r: write(r + measured)) + measured
     took = time.perf_counter() - t0
     write(rows, final=True)
     print(markdown(rows))

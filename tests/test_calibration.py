@@ -76,6 +76,23 @@ def test_providers_are_pluggable_and_a_missing_one_is_skipped(monkeypatch):
         cal.gather_cells(True, providers=[("fake_cells", "calibration_cells")])
 
 
+def test_measured_cells_of_a_provider_become_rows_with_their_verdict(monkeypatch):
+    """The sweep fit simulates by itself and hands over measured cells: they pass the gate and are judged by
+    the same bands (a bias row by +-5 %)."""
+    mod = types.ModuleType("fake_measured")
+    base = {"method": "threshold interval", "design": "20 sources", "nominal": 0.95, "mc_se": 0.01, "n_sims": 500}
+    mod.calibration_cells = lambda quick: [
+        {**base, "kind": "coverage", "actual": 0.95}, {**base, "kind": "coverage", "actual": 0.85},
+        {**base, "kind": "bias", "nominal": 0.0, "actual": 0.012, "truth": "lapse 0.2"},
+        {**base, "kind": "bias", "nominal": 0.0, "actual": 0.30}]
+    monkeypatch.setitem(sys.modules, "fake_measured", mod)
+    cells = cal.gather_cells(True, providers=[("fake_measured", "calibration_cells")])
+    rows = [cal.measured_row(c) for c in cells]
+    assert [r["verdict"] for r in rows] == ["ok", "off", "ok", "off"]
+    assert rows[2]["statistic"] == "threshold interval (lapse 0.2)" and rows[2]["sims"] == 500
+    assert "+1.2 % (±1.0)" in cal.markdown(rows)
+
+
 def test_report_and_leaderboard_print_the_same_interval(tmp_path):
     """One settings object (harness_tasks.stat_settings.STATS): with their default options the report and the
     leaderboard give the same run the same interval, to the last digit."""
