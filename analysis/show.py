@@ -24,7 +24,7 @@ from generation.audio import atomic_write_bytes
 from generation import attributes
 from generation.measures import curve
 
-__all__ = ["figure_png", "schedule_curve", "show_clip", "register_cli"]
+__all__ = ["figure_png", "schedule_curve", "show_clip", "source_data", "register_cli"]
 
 def _decode(data) -> tuple[np.ndarray, int]:
     from generation.audio import decode_mono
@@ -90,12 +90,42 @@ def _curve(category: str, y, sr, *, source=None, on_off=None):
     return None if fn is None else fn(y, sr, source)
 
 
+#: Rows of the drawn spectrogram: the STFT's bins are merged (their maximum) into bands at least
+#: 1/LOG_ROWS of the log-frequency axis wide; below ~1.7 kHz at 48 kHz every bin stays its own row. A
+#: picture is a few hundred pixels tall, so the merged bands look the same and draw about 4x faster.
+LOG_ROWS: int | None = 512  # None: one row per bin (benchmarks/report_html_speed.py's "before")
+#: Fixed margins (the figure's size is fixed); False: matplotlib's constrained layout, which measures
+#: every label and takes a third of the drawing time (the "before" of benchmarks/report_html_speed.py).
+FIXED_LAYOUT = True
+
+
+def _log_bands(n_bins: int, sr: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start index of each merged band of an STFT's ``n_bins`` bins, and the band edges in Hz."""
+    hz = np.linspace(0, sr / 2, n_bins)
+    step = hz[1]
+    starts, k = [0], 1
+    ratio = (sr / 2 / step) ** (1 / LOG_ROWS)
+    while k < n_bins:
+        starts.append(k)
+        k = max(k + 1, int(np.ceil(hz[k] * ratio / step)))
+    starts = np.asarray(starts)
+    edges = np.append(np.maximum(hz[starts] - step / 2, 0.0), sr / 2)
+    return starts, edges
+
+
 def _spectrogram(ax, y, sr, span, title):
     import librosa
     import librosa.display
 
     s = librosa.amplitude_to_db(np.abs(librosa.stft(y, n_fft=2048, hop_length=256)), ref=np.max, top_db=90)
-    librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma")
+    if LOG_ROWS is None:
+        librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma")
+    else:
+        starts, edges = _log_bands(s.shape[0], sr)
+        s = np.maximum.reduceat(s, starts, axis=0)
+        librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma",
+                                 x_coords=librosa.frames_to_time(np.arange(s.shape[1] + 1), sr=sr, hop_length=256),
+                                 y_coords=edges)
     dur = y.size / sr
     ax.axvspan(0, span[0], color="white", alpha=0.35, lw=0)
     ax.axvspan(span[1], dur, color="white", alpha=0.35, lw=0)
@@ -126,6 +156,16 @@ def _hub_source(catalog, source_id: str) -> tuple[bytes | None, str]:
                   "split's sources only); pass the render folder")
 
 
+def source_data(catalog, source_id: str) -> tuple[bytes | None, str]:
+    """The encoded audio of a clip's source (``sources/<id>.flac`` of a render folder, the ``sources``
+    config of a Hub folder), or None and why not; kept on ``catalog`` for the next clip of the source."""
+    memo = catalog.__dict__.setdefault("_show_sources", {})
+    if source_id not in memo:
+        path = catalog.source_path(source_id)
+        memo[source_id] = (path.read_bytes(), "") if path is not None else _hub_source(catalog, source_id)
+    return memo[source_id]
+
+
 def _figure(catalog, clip_id: str):
     import matplotlib
 
@@ -134,9 +174,8 @@ def _figure(catalog, clip_id: str):
 
     info = catalog.clips[clip_id]
     y, sr = _decode(catalog.audio_bytes(clip_id))
-    src_path = catalog.source_path(info.source_id)
     src = None
-    src_data, no_source = (str(src_path), "") if src_path is not None else _hub_source(catalog, info.source_id)
+    src_data, no_source = source_data(catalog, info.source_id)
     if src_data is not None:
         src, src_sr = _decode(src_data)
         if src_sr != sr:
@@ -145,8 +184,12 @@ def _figure(catalog, clip_id: str):
             src = resample(src, src_sr, sr)
     cat = vocalgrad.category(info.category)
     ncols = 1 if src is None else 2
-    fig, axes = plt.subplots(2, ncols, figsize=(6.5 * ncols, 6.5), sharex="col",
-                             gridspec_kw={"height_ratios": [3, 2]}, squeeze=False, constrained_layout=True)
+    grid = {"height_ratios": [3, 2]}
+    if FIXED_LAYOUT:
+        grid.update(left=0.065 if ncols == 2 else 0.12, right=0.985 if ncols == 2 else 0.9, bottom=0.08, top=0.93,
+                    wspace=0.25, hspace=0.15)
+    fig, axes = plt.subplots(2, ncols, figsize=(6.5 * ncols, 6.5), sharex="col", squeeze=False, gridspec_kw=grid,
+                             constrained_layout=not FIXED_LAYOUT)
     on, off = float(info.get("onset_sec", 0.0)), float(info.get("offset_sec", y.size / sr))
     _spectrogram(axes[0, 0], y, sr, (on, off), f"clip: {clip_id}")
     t, v, unit = schedule_curve(info)

@@ -200,6 +200,9 @@ def exclude_own_output(items: list[SourceItem], out_dir: Path, source: str) -> l
     source folder, the source folder itself included (its ``sources/`` sub-folder may be read: it holds no
     marker). Warns with a :class:`SourceWarning` naming the folder(s) and the number of files left out.
     """
+    from .option_types import refuse_symlink_loop
+
+    refuse_symlink_loop(out_dir, what=f"--out {out_dir}")
     out = out_dir.expanduser().resolve()
     written = [out / "clips", out / "sources", out / RenderDir.PARTS]  # what a render writes audio into
     kind, _, arg = source.partition(":")
@@ -213,7 +216,11 @@ def exclude_own_output(items: list[SourceItem], out_dir: Path, source: str) -> l
             kept.append(it)
             continue
         path = Path(it.audio).expanduser().absolute()
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except (RuntimeError, OSError):  # a symbolic link loop: kept, the render skips it with the reason
+            kept.append(it)
+            continue
         owner = out if any(resolved.is_relative_to(w) or path.is_relative_to(w) for w in written) else None
         if owner is None and root is not None and resolved.is_relative_to(root):
             owner = _toolkit_folder(resolved.parent, cache)
