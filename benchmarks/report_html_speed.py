@@ -7,10 +7,10 @@ Usage::
 
 Prints one table from one run, each row the whole report (tables, plots, page, clips) into a fresh folder:
 
-* before: the clip pictures drawn one after another, every STFT bin drawn, matplotlib's constrained
+* before: the figures and clip pictures drawn one after another, every STFT bin drawn, matplotlib's constrained
   layout, no picture cache (what ``report --html`` did before);
-* after, cold: merged log-frequency bands, fixed margins, pictures drawn by worker processes into an
-  empty picture cache;
+* after, cold: merged log-frequency bands, fixed margins, figures and pictures drawn by worker processes
+  (one per CPU), pictures into an empty picture cache;
 * after, warm: the same report again (every picture read from the cache).
 
 The target: the demo's page in at most 20 s on 2 idle cores (after, cold).
@@ -48,21 +48,21 @@ def main() -> int:
     if not (demo / "results").is_dir() or not (demo / "hub").is_dir():
         ap.error(f"{demo}: no results/ and hub/; run `vocalgrad demo --out {demo} --sources 1` first")
 
-    import analysis.report.html_pictures as hp
+    import analysis.report.parallel as par
     import analysis.show as show
 
-    real_workers = hp._workers
+    real_cpus = par.cpu_count
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         os.environ["VOCALGRAD_CACHE"] = str(tmp / "cache-before")
-        show.LOG_ROWS, show.FIXED_LAYOUT, hp._workers = None, False, lambda: 1
+        show.LOG_ROWS, show.FIXED_LAYOUT, par.cpu_count = None, False, lambda: 1
         rows.append(("before (serial, every bin, constrained layout, no cache)",
                      _report(demo, tmp / "before", max_clips=args.max_clips)))
         show.LOG_ROWS, show.FIXED_LAYOUT = 512, True
-        hp._workers = (lambda: args.jobs) if args.jobs else real_workers
+        par.cpu_count = (lambda: args.jobs) if args.jobs else real_cpus
         os.environ["VOCALGRAD_CACHE"] = str(tmp / "cache-after")
-        rows.append((f"after, cold cache ({hp._workers()} worker processes)",
+        rows.append((f"after, cold cache ({par.cpu_count()} worker processes)",
                      _report(demo, tmp / "after", max_clips=args.max_clips)))
         rows.append(("after, warm cache (same report again)", _report(demo, tmp / "again", max_clips=args.max_clips)))
         same = (tmp / "after" / "index.html").read_bytes() == (tmp / "again" / "index.html").read_bytes()

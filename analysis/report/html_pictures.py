@@ -28,8 +28,6 @@ PICTURE_COLOURS = 128
 #: Version of the drawing (part of every cache key): raise it when :mod:`analysis.show` draws differently.
 PICTURE_STYLE = 2
 
-_CATALOG = None  # the catalog of the worker processes (inherited when they are forked)
-
 
 def small_png(png: bytes, colours: int = PICTURE_COLOURS) -> bytes:
     """``png`` with its colours reduced to a palette of ``colours`` (Pillow, which matplotlib requires);
@@ -88,19 +86,6 @@ def _draw(catalog, clip_id: str, dpi: int, colours: int) -> tuple[bytes, str]:
         return b"", f"picture not drawn: {type(exc).__name__}: {exc}"
 
 
-def _worker_draw(job: tuple[str, int, int]) -> tuple[str, bytes, str]:
-    clip_id, dpi, colours = job
-    png, error = _draw(_CATALOG, clip_id, dpi, colours)
-    return clip_id, png, error
-
-
-def _workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def pictures(catalog, clip_ids: list[str], *, dpi: int = PICTURE_DPI, colours: int = PICTURE_COLOURS,
              jobs: int | None = None, cache: Path | None = None, progress: bool | None = None
              ) -> dict[str, tuple[bytes, str]]:
@@ -140,17 +125,8 @@ def pictures(catalog, clip_ids: list[str], *, dpi: int = PICTURE_DPI, colours: i
 
 def _drawn(catalog, todo: list[str], dpi: int, colours: int, jobs: int | None):
     """``(clip id, png, error)`` of every clip of ``todo``, drawn here or by forked worker processes."""
-    import multiprocessing as mp
+    from .parallel import run_tasks
 
-    n = min(jobs or _workers(), len(todo))
-    if n <= 1 or "fork" not in mp.get_all_start_methods():
-        for cid in todo:
-            yield cid, *_draw(catalog, cid, dpi, colours)
-        return
-    global _CATALOG
-    _CATALOG = catalog
-    try:
-        with mp.get_context("fork").Pool(n) as pool:
-            yield from pool.imap_unordered(_worker_draw, [(cid, dpi, colours) for cid in todo])
-    finally:
-        _CATALOG = None
+    for i, (png, error) in run_tasks([(_draw, (catalog, cid, dpi, colours)) for cid in todo], jobs=jobs,
+                                     ordered=False):
+        yield todo[i], png, error
