@@ -247,7 +247,8 @@ def figure_png(catalog, clip_id: str, *, dpi: int = 100) -> bytes:
 
 
 def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 100) -> Path:
-    """Write the inspector figure of one clip to ``out`` (PNG; temp name then rename).
+    """Write the inspector figure of one clip to ``out`` (PNG; temp name then rename); ``out`` a
+    folder: ``out/CLIP_ID.png``. Returns the path written.
 
     Raises
     ------
@@ -262,8 +263,13 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
     if clip_id not in catalog:
         close = difflib.get_close_matches(clip_id, list(catalog.clips), n=3, cutoff=0.6)
         raise KeyError(f"clip {clip_id!r} is not in {data}" + (f"; did you mean {', '.join(close)}?" if close else ""))
-    png = figure_png(catalog, clip_id, dpi=dpi)
+    from generation.option_types import refuse_symlink_loop
+
     out = Path(out)
+    refuse_symlink_loop(out, what=f"--out {out}")
+    if out.is_dir():  # a folder, as cp takes one: the picture goes in it under the clip's name
+        out = out / f"{clip_id}.png"
+    png = figure_png(catalog, clip_id, dpi=dpi)
     atomic_write_bytes(out, png)
     return out
 
@@ -278,7 +284,8 @@ def register_cli(sub) -> None:
     p.add_argument("clip_id", metavar="CLIP_ID", help="clip id, e.g. p226_01__pitch__jump__high__increase")
     p.add_argument("--data", required=True, help="render folder (manifest.parquet), Hub folder or a local copy of "
                    "the authors' published release (metadata.csv)")
-    p.add_argument("--out", default=None, help="PNG to write (default CLIP_ID.png)")
+    p.add_argument("--out", default=None, help="PNG to write, or a folder to write CLIP_ID.png into "
+                   "(default CLIP_ID.png)")
     p.add_argument("--config", help="Hub folder only: config holding the clip (default: the categories)")
     p.add_argument("--dpi", type=dpi, default=100,
                    help=f"resolution of the PNG in dots per inch, 10-{MAX_DPI} (default %(default)d)")

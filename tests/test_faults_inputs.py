@@ -214,6 +214,31 @@ def test_listen_says_nothing_when_a_browser_resets_a_connection(listen_render, t
     assert "Traceback" not in err and "ConnectionResetError" not in err and len(err.strip().splitlines()) <= 3
 
 
+def test_show_out_a_folder_writes_the_picture_into_it(listen_render, tmp_path, capsys):
+    """``show --out DIR``: DIR/CLIP_ID.png (was: an error naming an internal temp file)."""
+    from analysis.listen import open_catalog
+
+    clip = next(iter(open_catalog(listen_render).clips))
+    assert main(["show", clip, "--data", str(listen_render), "--out", str(tmp_path), "--dpi", "20"]) == 0
+    cap = capsys.readouterr()
+    assert cap.out.strip() == str(tmp_path / f"{clip}.png") and ".tmp" not in cap.err
+    assert (tmp_path / f"{clip}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{clip}.png"]
+
+
+def test_report_human_on_a_binary_file_is_one_line(tmp_path, capsys):
+    """``report --human FILE`` on a binary file: refused in one line, as listen refuses it (was: one warning per
+    line, exit 0, no human row)."""
+    bad = tmp_path / "photo.jsonl"
+    bad.write_bytes(bytes(range(256)) * 12 + b"\n" + bytes(range(255, -1, -1)) * 4 + b"\n")
+    assert main(["report", "--human", str(bad), "--out", str(tmp_path / "rep"), "--no-plots"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"vocalgrad report: error: {bad}: not an answers file of `vocalgrad listen` (line 1 is not a JSON "
+                   "answer line with annotator, clip_id, answer, direction); give the .jsonl file `vocalgrad listen "
+                   "--answers` wrote"]
+    assert not (tmp_path / "rep").exists()
+
+
 # ------------------------------------------------------------------------------------------ plugins
 def test_a_plugin_calling_sys_exit_is_left_out_with_a_warning(tmp_path, monkeypatch, capsys):
     from generation import attributes
