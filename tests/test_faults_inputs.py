@@ -239,6 +239,28 @@ def test_report_human_on_a_binary_file_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "rep").exists()
 
 
+def test_report_pictures_are_drawn_in_parallel_once_then_read_from_the_cache(listen_render, tmp_path, monkeypatch):
+    """``report --html``'s clip pictures: drawn by worker processes, the same bytes as drawn one by one, and a
+    second report redraws nothing (cache keyed by the sha256 of audio, source, metadata and settings)."""
+    import analysis.report.html_pictures as hp
+    from analysis.listen import open_catalog
+
+    cat = open_catalog(listen_render)
+    ids = list(cat.clips)[:2]
+    serial = hp.pictures(cat, ids[:1], dpi=20, jobs=1, cache=tmp_path / "serial")  # (the workers inherit its imports)
+    first = hp.pictures(cat, ids, dpi=20, jobs=2, cache=tmp_path / "c")
+    assert all(png[:8] == b"\x89PNG\r\n\x1a\n" and not err for png, err in first.values())
+    assert len(list((tmp_path / "c").rglob("*.png"))) == 2 and serial[ids[0]] == first[ids[0]]
+
+    def never(*args):
+        raise AssertionError("redrawn")
+
+    monkeypatch.setattr(hp, "_draw", never)
+    assert hp.pictures(cat, ids, dpi=20, jobs=2, cache=tmp_path / "c") == first
+    keys = {hp.picture_key(cat, i, dpi=20) for i in ids}
+    assert len(keys) == 2 and hp.picture_key(cat, ids[0], dpi=21) not in keys
+
+
 # ------------------------------------------------------------------------------------------ plugins
 def test_a_plugin_calling_sys_exit_is_left_out_with_a_warning(tmp_path, monkeypatch, capsys):
     from generation import attributes
