@@ -70,6 +70,22 @@ def hub(tmp_path_factory):
     return make_hub_folder(tmp_path_factory.mktemp("hub") / "hub", categories=("volume",))
 
 
+def test_a_hub_folder_of_sweeps_only_is_a_data_folder(hub, tmp_path):
+    """``report --data`` (and listen, show) on a Hub folder holding only sweep configs reads its clips (was:
+    "neither a render folder nor a Hub folder")."""
+    import shutil
+
+    from analysis.listen.catalog import open_catalog
+
+    dst = tmp_path / "hub"
+    shutil.copytree(hub, dst)
+    (dst / "volume").rename(dst / "sweep_volume")
+    catalog = open_catalog(dst)
+    assert catalog.kind == "hub" and list(catalog.clips) == list(open_catalog(hub).clips)
+    clip = next(iter(catalog.clips))
+    assert catalog.audio_bytes(clip) == open_catalog(hub).audio_bytes(clip)
+
+
 def _truncated_copy(hub, tmp_path) -> tuple[Path, Path]:
     import shutil
 
