@@ -42,7 +42,7 @@ from .render_dir import RenderDir
 from .sources import SourceItem, SourceWarning
 
 __all__ = ["IdentityError", "RecipeNameWarning", "check_recipe", "check_sources", "exclude_own_output",
-           "identity_fields", "recorded_sources", "shipped_name_warning", "source_digests", "source_record_path",
+           "edited_recipe_record", "identity_fields", "recipe_seal", "recorded_sources", "shipped_name_warning", "source_digests", "source_record_path",
            "source_sha256", "write_source_record"]
 
 #: Sources named in a refusal before "and N more".
@@ -145,6 +145,23 @@ def check_sources(out_dir: Path, digests: dict[str, str | None]) -> None:
                         "nothing was written. Restore the source audio, or render the new audio into another --out")
 
 
+def recipe_seal(name, digest) -> str:
+    """The seal of render.json's recipe record (``recipe_seal``): the content digest of its ``recipe`` and
+    ``recipe_digest``, so a record edited by hand is named as such instead of blamed on a recipe."""
+    return content_digest(["recipe_seal", name, digest])
+
+
+def edited_recipe_record(meta: dict, where) -> str | None:
+    """The problem of a render.json whose ``recipe``/``recipe_digest`` no longer match its ``recipe_seal``
+    (edited after the render), else None (also for renders of earlier versions, which have no seal)."""
+    seal = meta.get("recipe_seal")
+    if not seal or seal == recipe_seal(meta.get("recipe"), meta.get("recipe_digest")):
+        return None
+    return (f"{where}: its recipe record was edited after the render (recipe {meta.get('recipe')!r}, recipe_digest "
+            f"{short(str(meta.get('recipe_digest')))} do not match the recipe_seal written with them); restore "
+            "render.json's recipe_digest (a backup, or rerun the render into a new --out)")
+
+
 def check_recipe(out_dir: Path, old_meta: dict, recipe) -> None:
     """Refuse a recipe whose content differs from the one the folder was rendered with.
 
@@ -152,7 +169,12 @@ def check_recipe(out_dir: Path, old_meta: dict, recipe) -> None:
     ------
     generation.identity.DigestMismatch
         (a ``ValueError``) naming both digests; nothing has been written.
+    IdentityError
+        render.json's recipe record edited after the render (:func:`edited_recipe_record`).
     """
+    edited = edited_recipe_record(old_meta, RenderDir(out_dir).meta_path)
+    if edited:
+        raise IdentityError(edited + "; nothing was written")
     old = old_meta.get("recipe_digest")
     if old and old != recipe.digest:
         raise DigestMismatch(
@@ -256,5 +278,5 @@ def identity_fields(out_dir: Path, rows: list[dict], digests: dict[str, str | No
         if rec.get("sha256") and rec.get("flac_sha256") and recorded.get(sid) != rec:
             write_source_record(out_dir, sid, rec["sha256"], rec["flac_sha256"])
         sources[sid] = rec
-    return {"recipe_digest": recipe.digest, "sources": sources,
+    return {"recipe_digest": recipe.digest, "recipe_seal": recipe_seal(recipe.name, recipe.digest), "sources": sources,
             "build_digest": build_digest((r["clip_id"], r["sha256"]) for r in rows), "n_clips": len(rows)}
