@@ -94,6 +94,9 @@ def _curve(category: str, y, sr, *, source=None, on_off=None):
 #: 1/LOG_ROWS of the log-frequency axis wide; below ~1.7 kHz at 48 kHz every bin stays its own row. A
 #: picture is a few hundred pixels tall, so the merged bands look the same and draw about 4x faster.
 LOG_ROWS: int | None = 512  # None: one row per bin (benchmarks/report_html_speed.py's "before")
+#: Columns of the drawn spectrogram at most (a panel is ~450 pixels wide at 80 dpi): longer clips have
+#: their frames merged (maximum) in twos, threes...
+MAX_COLUMNS = 300
 #: Fixed margins (the figure's size is fixed); False: matplotlib's constrained layout, which measures
 #: every label and takes a third of the drawing time (the "before" of benchmarks/report_html_speed.py).
 FIXED_LAYOUT = True
@@ -123,9 +126,11 @@ def _spectrogram(ax, y, sr, span, title):
     else:
         starts, edges = _log_bands(s.shape[0], sr)
         s = np.maximum.reduceat(s, starts, axis=0)
+        step = max(1, s.shape[1] // MAX_COLUMNS)  # frames merged in pairs (or more) beyond the panel's pixels
+        s = np.maximum.reduceat(s, np.arange(0, s.shape[1], step), axis=1)
+        frames = np.append(np.arange(0, s.shape[1] * step, step), s.shape[1] * step)
         librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma",
-                                 x_coords=librosa.frames_to_time(np.arange(s.shape[1] + 1), sr=sr, hop_length=256),
-                                 y_coords=edges)
+                                 x_coords=librosa.frames_to_time(frames, sr=sr, hop_length=256), y_coords=edges)
     dur = y.size / sr
     ax.axvspan(0, span[0], color="white", alpha=0.35, lw=0)
     ax.axvspan(span[1], dur, color="white", alpha=0.35, lw=0)
@@ -233,14 +238,15 @@ def _figure(catalog, clip_id: str):
     return fig
 
 
-def figure_png(catalog, clip_id: str, *, dpi: int = 100) -> bytes:
-    """PNG bytes of the inspector figure of ``clip_id`` (see the module docstring)."""
+def figure_png(catalog, clip_id: str, *, dpi: int = 100, compress_level: int = 6) -> bytes:
+    """PNG bytes of the inspector figure of ``clip_id`` (see the module docstring); ``compress_level``
+    (0-9, zlib's) 1 is for a PNG about to be re-encoded (the report's pictures: :mod:`analysis.report.html_pictures`)."""
     import matplotlib.pyplot as plt
 
     fig = _figure(catalog, clip_id)
     buf = io.BytesIO()
     try:
-        fig.savefig(buf, format="png", dpi=dpi)
+        fig.savefig(buf, format="png", dpi=dpi, pil_kwargs={"compress_level": compress_level})
     finally:
         plt.close(fig)
     return buf.getvalue()

@@ -56,10 +56,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         os.environ["VOCALGRAD_CACHE"] = str(tmp / "cache-before")
-        show.LOG_ROWS, show.FIXED_LAYOUT, par.cpu_count = None, False, lambda: 1
+        show.LOG_ROWS, show.MAX_COLUMNS, show.FIXED_LAYOUT, par.cpu_count = None, 10**9, False, lambda: 1
         rows.append(("before (serial, every bin, constrained layout, no cache)",
                      _report(demo, tmp / "before", max_clips=args.max_clips)))
-        show.LOG_ROWS, show.FIXED_LAYOUT = 512, True
+        show.LOG_ROWS, show.MAX_COLUMNS, show.FIXED_LAYOUT = 512, 300, True
         par.cpu_count = (lambda: args.jobs) if args.jobs else real_cpus
         os.environ["VOCALGRAD_CACHE"] = str(tmp / "cache-after")
         rows.append((f"after, cold cache ({par.cpu_count()} worker processes)",

@@ -26,7 +26,7 @@ __all__ = ["PICTURE_COLOURS", "PICTURE_DPI", "PICTURE_STYLE", "picture_cache_dir
 PICTURE_DPI = 80
 PICTURE_COLOURS = 128
 #: Version of the drawing (part of every cache key): raise it when :mod:`analysis.show` draws differently.
-PICTURE_STYLE = 2
+PICTURE_STYLE = 3
 
 
 def small_png(png: bytes, colours: int = PICTURE_COLOURS) -> bytes:
@@ -81,7 +81,7 @@ def _draw(catalog, clip_id: str, dpi: int, colours: int) -> tuple[bytes, str]:
     from analysis.show import figure_png
 
     try:
-        return small_png(figure_png(catalog, clip_id, dpi=dpi), colours), ""
+        return small_png(figure_png(catalog, clip_id, dpi=dpi, compress_level=1), colours), ""
     except Exception as exc:  # a picture that cannot be drawn must not cost the clip its player
         return b"", f"picture not drawn: {type(exc).__name__}: {exc}"
 
