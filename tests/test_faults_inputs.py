@@ -387,7 +387,8 @@ def test_a_dc_offset_does_not_move_the_speech_span_and_is_warned(odd_sources):
     import pyarrow.parquet as pq
 
     out, summary, said = odd_sources
-    assert summary.clips_rendered == 48 and sorted(dict(summary.skipped)) == ["dangling", "inverted", "quiet", "trunc"]
+    assert summary.clips_rendered == 48 and sorted(dict(summary.skipped)) == ["dangling", "inverted", "loop_a", "loop_b",
+                                                                                    "quiet", "self", "trunc"]
     rows = pq.read_table(out / "manifest.parquet").to_pylist()
     spans = {(r["source_id"], r["source_onset_sec"], r["source_offset_sec"], r["speech_found"]) for r in rows}
     assert len(spans) == 2 and {s[1:] for s in spans} == {(0.25, 1.26, True)}  # dc as normal (was: a shrunken span)
