@@ -291,7 +291,7 @@ class RenderDir:
         ``sources/<source_id>.flac`` against its ``sources.<id>.flac_sha256``."""
         from .identity import sha256_file, short
 
-        from .render_identity import edited_recipe_record
+        from .identity import edited_recipe_record
 
         meta, problems = self.meta, []
         edited = edited_recipe_record(meta, self.meta_path)

@@ -37,7 +37,8 @@ from pathlib import Path
 import vocalgrad as vg
 
 from . import audio as aio
-from .identity import DigestMismatch, build_digest, content_digest, sha256_bytes, sha256_file, short
+from .identity import (DigestMismatch, build_digest, content_digest, edited_recipe_record,  # noqa: F401
+                       recipe_seal, sha256_bytes, sha256_file, short)
 from .render_dir import RenderDir
 from .sources import SourceItem, SourceWarning
 
@@ -143,23 +144,6 @@ def check_sources(out_dir: Path, digests: dict[str, str | None]) -> None:
     more = f" and {len(changed) - _NAME_AT_MOST} more" if len(changed) > _NAME_AT_MOST else ""
     raise IdentityError(f"{out_dir}: {len(changed)} source(s) changed since their clips were rendered: {named}{more}; "
                         "nothing was written. Restore the source audio, or render the new audio into another --out")
-
-
-def recipe_seal(name, digest) -> str:
-    """The seal of render.json's recipe record (``recipe_seal``): the content digest of its ``recipe`` and
-    ``recipe_digest``, so a record edited by hand is named as such instead of blamed on a recipe."""
-    return content_digest(["recipe_seal", name, digest])
-
-
-def edited_recipe_record(meta: dict, where) -> str | None:
-    """The problem of a render.json whose ``recipe``/``recipe_digest`` no longer match its ``recipe_seal``
-    (edited after the render), else None (also for renders of earlier versions, which have no seal)."""
-    seal = meta.get("recipe_seal")
-    if not seal or seal == recipe_seal(meta.get("recipe"), meta.get("recipe_digest")):
-        return None
-    return (f"{where}: its recipe record was edited after the render (recipe {meta.get('recipe')!r}, recipe_digest "
-            f"{short(str(meta.get('recipe_digest')))} do not match the recipe_seal written with them); restore "
-            "render.json's recipe_digest (a backup, or rerun the render into a new --out)")
 
 
 def check_recipe(out_dir: Path, old_meta: dict, recipe) -> None:
