@@ -24,7 +24,7 @@ from generation.audio import atomic_write_bytes
 from generation import attributes
 from generation.measures import curve
 
-__all__ = ["figure_png", "schedule_curve", "show_clip", "register_cli"]
+__all__ = ["figure_png", "schedule_curve", "show_clip", "source_data", "register_cli"]
 
 def _decode(data) -> tuple[np.ndarray, int]:
     from generation.audio import decode_mono
@@ -90,12 +90,47 @@ def _curve(category: str, y, sr, *, source=None, on_off=None):
     return None if fn is None else fn(y, sr, source)
 
 
+#: Rows of the drawn spectrogram: the STFT's bins are merged (their maximum) into bands at least
+#: 1/LOG_ROWS of the log-frequency axis wide; below ~1.7 kHz at 48 kHz every bin stays its own row. A
+#: picture is a few hundred pixels tall, so the merged bands look the same and draw about 4x faster.
+LOG_ROWS: int | None = 512  # None: one row per bin (benchmarks/report_html_speed.py's "before")
+#: Columns of the drawn spectrogram at most (a panel is ~450 pixels wide at 80 dpi): longer clips have
+#: their frames merged (maximum) in twos, threes...
+MAX_COLUMNS = 300
+#: Fixed margins (the figure's size is fixed); False: matplotlib's constrained layout, which measures
+#: every label and takes a third of the drawing time (the "before" of benchmarks/report_html_speed.py).
+FIXED_LAYOUT = True
+
+
+def _log_bands(n_bins: int, sr: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start index of each merged band of an STFT's ``n_bins`` bins, and the band edges in Hz."""
+    hz = np.linspace(0, sr / 2, n_bins)
+    step = hz[1]
+    starts, k = [0], 1
+    ratio = (sr / 2 / step) ** (1 / LOG_ROWS)
+    while k < n_bins:
+        starts.append(k)
+        k = max(k + 1, int(np.ceil(hz[k] * ratio / step)))
+    starts = np.asarray(starts)
+    edges = np.append(np.maximum(hz[starts] - step / 2, 0.0), sr / 2)
+    return starts, edges
+
+
 def _spectrogram(ax, y, sr, span, title):
     import librosa
     import librosa.display
 
     s = librosa.amplitude_to_db(np.abs(librosa.stft(y, n_fft=2048, hop_length=256)), ref=np.max, top_db=90)
-    librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma")
+    if LOG_ROWS is None:
+        librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma")
+    else:
+        starts, edges = _log_bands(s.shape[0], sr)
+        s = np.maximum.reduceat(s, starts, axis=0)
+        step = max(1, s.shape[1] // MAX_COLUMNS)  # frames merged in pairs (or more) beyond the panel's pixels
+        s = np.maximum.reduceat(s, np.arange(0, s.shape[1], step), axis=1)
+        frames = np.append(np.arange(0, s.shape[1] * step, step), s.shape[1] * step)
+        librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma",
+                                 x_coords=librosa.frames_to_time(frames, sr=sr, hop_length=256), y_coords=edges)
     dur = y.size / sr
     ax.axvspan(0, span[0], color="white", alpha=0.35, lw=0)
     ax.axvspan(span[1], dur, color="white", alpha=0.35, lw=0)
@@ -126,6 +161,16 @@ def _hub_source(catalog, source_id: str) -> tuple[bytes | None, str]:
                   "split's sources only); pass the render folder")
 
 
+def source_data(catalog, source_id: str) -> tuple[bytes | None, str]:
+    """The encoded audio of a clip's source (``sources/<id>.flac`` of a render folder, the ``sources``
+    config of a Hub folder), or None and why not; kept on ``catalog`` for the next clip of the source."""
+    memo = catalog.__dict__.setdefault("_show_sources", {})
+    if source_id not in memo:
+        path = catalog.source_path(source_id)
+        memo[source_id] = (path.read_bytes(), "") if path is not None else _hub_source(catalog, source_id)
+    return memo[source_id]
+
+
 def _figure(catalog, clip_id: str):
     import matplotlib
 
@@ -134,9 +179,8 @@ def _figure(catalog, clip_id: str):
 
     info = catalog.clips[clip_id]
     y, sr = _decode(catalog.audio_bytes(clip_id))
-    src_path = catalog.source_path(info.source_id)
     src = None
-    src_data, no_source = (str(src_path), "") if src_path is not None else _hub_source(catalog, info.source_id)
+    src_data, no_source = source_data(catalog, info.source_id)
     if src_data is not None:
         src, src_sr = _decode(src_data)
         if src_sr != sr:
@@ -145,8 +189,12 @@ def _figure(catalog, clip_id: str):
             src = resample(src, src_sr, sr)
     cat = vocalgrad.category(info.category)
     ncols = 1 if src is None else 2
-    fig, axes = plt.subplots(2, ncols, figsize=(6.5 * ncols, 6.5), sharex="col",
-                             gridspec_kw={"height_ratios": [3, 2]}, squeeze=False, constrained_layout=True)
+    grid = {"height_ratios": [3, 2]}
+    if FIXED_LAYOUT:
+        grid.update(left=0.065 if ncols == 2 else 0.12, right=0.985 if ncols == 2 else 0.9, bottom=0.08, top=0.93,
+                    wspace=0.25, hspace=0.15)
+    fig, axes = plt.subplots(2, ncols, figsize=(6.5 * ncols, 6.5), sharex="col", squeeze=False, gridspec_kw=grid,
+                             constrained_layout=not FIXED_LAYOUT)
     on, off = float(info.get("onset_sec", 0.0)), float(info.get("offset_sec", y.size / sr))
     _spectrogram(axes[0, 0], y, sr, (on, off), f"clip: {clip_id}")
     t, v, unit = schedule_curve(info)
@@ -190,21 +238,23 @@ def _figure(catalog, clip_id: str):
     return fig
 
 
-def figure_png(catalog, clip_id: str, *, dpi: int = 100) -> bytes:
-    """PNG bytes of the inspector figure of ``clip_id`` (see the module docstring)."""
+def figure_png(catalog, clip_id: str, *, dpi: int = 100, compress_level: int = 6) -> bytes:
+    """PNG bytes of the inspector figure of ``clip_id`` (see the module docstring); ``compress_level``
+    (0-9, zlib's) 1 is for a PNG about to be re-encoded (the report's pictures: :mod:`analysis.report.html_pictures`)."""
     import matplotlib.pyplot as plt
 
     fig = _figure(catalog, clip_id)
     buf = io.BytesIO()
     try:
-        fig.savefig(buf, format="png", dpi=dpi)
+        fig.savefig(buf, format="png", dpi=dpi, pil_kwargs={"compress_level": compress_level})
     finally:
         plt.close(fig)
     return buf.getvalue()
 
 
 def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 100) -> Path:
-    """Write the inspector figure of one clip to ``out`` (PNG; temp name then rename).
+    """Write the inspector figure of one clip to ``out`` (PNG; temp name then rename); ``out`` a
+    folder: ``out/CLIP_ID.png``. Returns the path written.
 
     Raises
     ------
@@ -219,8 +269,13 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
     if clip_id not in catalog:
         close = difflib.get_close_matches(clip_id, list(catalog.clips), n=3, cutoff=0.6)
         raise KeyError(f"clip {clip_id!r} is not in {data}" + (f"; did you mean {', '.join(close)}?" if close else ""))
-    png = figure_png(catalog, clip_id, dpi=dpi)
+    from generation.option_types import refuse_symlink_loop
+
     out = Path(out)
+    refuse_symlink_loop(out, what=f"--out {out}")
+    if out.is_dir():  # a folder, as cp takes one: the picture goes in it under the clip's name
+        out = out / f"{clip_id}.png"
+    png = figure_png(catalog, clip_id, dpi=dpi)
     atomic_write_bytes(out, png)
     return out
 
@@ -235,7 +290,8 @@ def register_cli(sub) -> None:
     p.add_argument("clip_id", metavar="CLIP_ID", help="clip id, e.g. p226_01__pitch__jump__high__increase")
     p.add_argument("--data", required=True, help="render folder (manifest.parquet), Hub folder or a local copy of "
                    "the authors' published release (metadata.csv)")
-    p.add_argument("--out", default=None, help="PNG to write (default CLIP_ID.png)")
+    p.add_argument("--out", default=None, help="PNG to write, or a folder to write CLIP_ID.png into "
+                   "(default CLIP_ID.png)")
     p.add_argument("--config", help="Hub folder only: config holding the clip (default: the categories)")
     p.add_argument("--dpi", type=dpi, default=100,
                    help=f"resolution of the PNG in dots per inch, 10-{MAX_DPI} (default %(default)d)")

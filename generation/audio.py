@@ -50,6 +50,7 @@ __all__ = [
     "resample",
     "sha256_bytes",
     "staged_folder",
+    "symlink_loop",
     "to_int16",
     "to_mono_float",
     "write_if_changed",
@@ -118,6 +119,9 @@ def read_audio(path: str | os.PathLike) -> tuple[np.ndarray, int]:
     """
     path = Path(path)
     if path.is_symlink() and not path.exists():
+        if symlink_loop(path):
+            raise AudioReadError(f"{path}: symbolic link loop (to {os.readlink(path)}, which leads back to itself); "
+                                 "point the link at an audio file or remove it")
         raise AudioReadError(f"{path}: broken symbolic link (to {os.readlink(path)}, which does not exist)")
     if not path.is_file():
         raise AudioReadError(f"{path}: no such audio file")
@@ -125,6 +129,15 @@ def read_audio(path: str | os.PathLike) -> tuple[np.ndarray, int]:
         return decode_mono(str(path))
     except Exception as exc:  # soundfile raises several types; the cause is kept in the message
         raise AudioReadError(f"{path}: cannot decode audio ({type(exc).__name__}: {exc})") from exc
+
+
+def symlink_loop(path) -> bool:
+    """Whether ``path`` is a symbolic link that leads back to itself (a self-link, a cycle of links)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def resample(y: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:

@@ -262,9 +262,45 @@ def _check_inputs(render_dirs, out: Path, *, allow_partial: bool, verify_sha256:
         problems += _sources_problems(by_split)
     template, bad_template = card_template_path(card_template)
     problems += bad_template
+    if not problems:
+        problems += space_problems(out, by_split, sources=sources)
     if problems:
         raise HubBuildError("cannot build the Hub folder:\n  " + "\n  ".join(problems))
     return _Inputs(out, by_split, rates.pop(), sources, template)
+
+
+#: Room a Hub build needs beyond its audio bytes: the parquet metadata, the card and build.json
+#: (a fraction of the audio, and a fixed amount for the small files).
+SPACE_MARGIN_FRACTION = 0.05
+SPACE_MARGIN_BYTES = 16 * 1024**2
+
+
+def needed_bytes(by_split: dict, *, sources: bool) -> int:
+    """Bytes a Hub build of ``by_split`` writes (an upper estimate): every clip's FLAC file (the
+    manifest's rows), the test render's source files with ``sources``, and the margin."""
+    audio = 0
+    for check in by_split.values():
+        rd = RenderDir(check.path)
+        audio += sum(rd.clip_path(r).stat().st_size for r in check.rows)
+        if sources and check is by_split.get("test"):
+            audio += sum(rd.source_path(sid).stat().st_size for sid in {r["source_id"] for r in check.rows})
+    return int(audio * (1 + SPACE_MARGIN_FRACTION)) + SPACE_MARGIN_BYTES
+
+
+def space_problems(out: Path, by_split: dict, *, sources: bool) -> list[str]:
+    """The problem of a file system with less free space than the build needs (checked before any
+    write: a parquet writer that meets a full disk aborts the process)."""
+    import shutil
+
+    need = needed_bytes(by_split, sources=sources)
+    where = Path(out).expanduser().absolute()
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if free >= need:
+        return []
+    return [f"{out}: the Hub build needs about {need / 1e6:,.0f} MB and the file system holding {where} has "
+            f"{free / 1e6:,.0f} MB free; free some space or choose another --out"]
 
 
 def _render_problems(checks: list[RenderCheck], *, allow_partial: bool) -> tuple[list[str], dict]:

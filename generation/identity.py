@@ -33,7 +33,8 @@ from pathlib import Path
 
 from vocalgrad import VocalGradError
 
-__all__ = ["DigestMismatch", "build_digest", "content_digest", "file_digests", "sha256_bytes", "sha256_file", "short"]
+__all__ = ["DigestMismatch", "build_digest", "content_digest", "edited_recipe_record", "file_digests", "recipe_seal",
+           "sha256_bytes", "sha256_file", "short"]
 
 _CHUNK = 1 << 20
 SHORT = 12
@@ -107,3 +108,20 @@ class DigestMismatch(VocalGradError, ValueError):
 def file_digests(paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     """``{str(path): sha256}`` for several files (a convenience for source tables)."""
     return {str(Path(p)): sha256_file(p) for p in paths}
+
+
+def recipe_seal(name, digest) -> str:
+    """The seal of render.json's recipe record (``recipe_seal``): the content digest of its ``recipe`` and
+    ``recipe_digest``, so a record edited by hand is named as such instead of blamed on a recipe."""
+    return content_digest(["recipe_seal", name, digest])
+
+
+def edited_recipe_record(meta: dict, where) -> str | None:
+    """The problem of a render.json whose ``recipe``/``recipe_digest`` no longer match its ``recipe_seal``
+    (edited after the render), else None (also for renders of earlier versions, which have no seal)."""
+    seal = meta.get("recipe_seal")
+    if not seal or seal == recipe_seal(meta.get("recipe"), meta.get("recipe_digest")):
+        return None
+    return (f"{where}: its recipe record was edited after the render (recipe {meta.get('recipe')!r}, recipe_digest "
+            f"{short(str(meta.get('recipe_digest')))} do not match the recipe_seal written with them); restore "
+            "render.json's recipe_digest (a backup, or rerun the render into a new --out)")

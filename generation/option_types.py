@@ -24,9 +24,8 @@ from pathlib import Path
 
 from vocalgrad import VocalGradError
 
-__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "comma_list", "comma_text",
-           "dpi", "finite_float",
-           "name_fits", "port", "positive_float", "positive_int", "sample_rate", "temp_name_room"]
+__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "comma_list", "comma_text", "dpi", "finite_float",
+           "name_fits", "port", "refuse_symlink_loop", "positive_float", "positive_int", "sample_rate", "temp_name_room"]
 
 #: Lowest output sample rate (Hz): below it speech loses the band the categories change.
 MIN_SAMPLE_RATE = 8000
@@ -117,7 +116,8 @@ def comma_text(text: str) -> str:
 
 # ------------------------------------------------------------------------------------------ name lengths
 class NameTooLongError(VocalGradError, ValueError):
-    """A name the toolkit would create is too long for the file system; the message names the user's path."""
+    """A name the toolkit would create is too long for the file system, or a path leads through a symbolic
+    link loop; the message names the user's path."""
 
 
 def temp_name_room() -> int:
@@ -136,13 +136,27 @@ def _name_max(folder: Path) -> int:
         return 255
 
 
+def refuse_symlink_loop(path, *, what: str) -> None:
+    """Raise :class:`NameTooLongError` naming ``what`` when ``path`` or a folder above it is a symbolic
+    link loop (a self-link or a cycle of links): nothing can be read or written through it."""
+    from .audio import symlink_loop
+
+    path = Path(path).expanduser()
+    loop = next((p for p in [path, *path.parents] if p.is_symlink() and symlink_loop(p)), None)
+    if loop is not None:
+        raise NameTooLongError(f"{what}: {loop} is a symbolic link loop ({loop} -> {os.readlink(loop)} leads back to "
+                               "itself); remove the link or choose another path")
+
+
 def name_fits(path, *, what: str, names=()) -> None:
-    """Raise :class:`NameTooLongError` naming ``what`` (e.g. ``--out PATH``) when a name is too long.
+    """Raise :class:`NameTooLongError` naming ``what`` (e.g. ``--out PATH``) when a name is too long, or
+    when ``path`` (or a folder above it) is a symbolic link loop, which no name can be created through.
 
     Checks every component of ``path`` that does not exist yet, and each of ``names`` (file names the
     command will write inside ``path``), each with the room of a temporary name.
     """
     path = Path(path)
+    refuse_symlink_loop(path, what=what)
     room = temp_name_room()
     limit = _name_max(path)
     parts = [p for p in [path, *path.parents] if p.name and not p.exists()]

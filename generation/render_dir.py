@@ -294,11 +294,17 @@ class RenderDir:
     # ---- checks ------------------------------------------------------------------------------
     def identity_problems(self, rows: list[dict] | None = None) -> list[str]:
         """Where the folder's content differs from what ``render.json`` records (empty when it agrees or
-        records nothing): the build digest of the manifest's clips (``build_digest``), and every
+        records nothing): its recipe record against its seal (``recipe_seal``), the build digest of the
+        manifest's clips (``build_digest``), and every
         ``sources/<source_id>.flac`` against its ``sources.<id>.flac_sha256``."""
         from .identity import sha256_file, short
 
+        from .identity import edited_recipe_record
+
         meta, problems = self.meta, []
+        edited = edited_recipe_record(meta, self.meta_path)
+        if edited:
+            problems.append(edited)
         fix = f"rerun the render command with the same options to repair it: {self.render_command()}"
         recorded = meta.get("build_digest")
         if recorded:

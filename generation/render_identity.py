@@ -37,12 +37,13 @@ from pathlib import Path
 import vocalgrad as vg
 
 from . import audio as aio
-from .identity import DigestMismatch, build_digest, content_digest, sha256_bytes, sha256_file, short
+from .identity import (DigestMismatch, build_digest, content_digest, edited_recipe_record,  # noqa: F401
+                       recipe_seal, sha256_bytes, sha256_file, short)
 from .render_dir import RenderDir
 from .sources import SourceItem, SourceWarning
 
 __all__ = ["IdentityError", "RecipeNameWarning", "check_recipe", "check_sources", "exclude_own_output",
-           "identity_fields", "recorded_sources", "shipped_name_warning", "source_digests", "source_record_path",
+           "edited_recipe_record", "identity_fields", "recipe_seal", "recorded_sources", "shipped_name_warning", "source_digests", "source_record_path",
            "source_sha256", "write_source_record"]
 
 #: Sources named in a refusal before "and N more".
@@ -152,7 +153,12 @@ def check_recipe(out_dir: Path, old_meta: dict, recipe) -> None:
     ------
     generation.identity.DigestMismatch
         (a ``ValueError``) naming both digests; nothing has been written.
+    IdentityError
+        render.json's recipe record edited after the render (:func:`edited_recipe_record`).
     """
+    edited = edited_recipe_record(old_meta, RenderDir(out_dir).meta_path)
+    if edited:
+        raise IdentityError(edited + "; nothing was written")
     old = old_meta.get("recipe_digest")
     if old and old != recipe.digest:
         raise DigestMismatch(
@@ -200,6 +206,9 @@ def exclude_own_output(items: list[SourceItem], out_dir: Path, source: str) -> l
     source folder, the source folder itself included (its ``sources/`` sub-folder may be read: it holds no
     marker). Warns with a :class:`SourceWarning` naming the folder(s) and the number of files left out.
     """
+    from .option_types import refuse_symlink_loop
+
+    refuse_symlink_loop(out_dir, what=f"--out {out_dir}")
     out = out_dir.expanduser().resolve()
     written = [out / "clips", out / "sources", out / RenderDir.PARTS]  # what a render writes audio into
     kind, _, arg = source.partition(":")
@@ -213,7 +222,11 @@ def exclude_own_output(items: list[SourceItem], out_dir: Path, source: str) -> l
             kept.append(it)
             continue
         path = Path(it.audio).expanduser().absolute()
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except (RuntimeError, OSError):  # a symbolic link loop: kept, the render skips it with the reason
+            kept.append(it)
+            continue
         owner = out if any(resolved.is_relative_to(w) or path.is_relative_to(w) for w in written) else None
         if owner is None and root is not None and resolved.is_relative_to(root):
             owner = _toolkit_folder(resolved.parent, cache)
@@ -249,5 +262,5 @@ def identity_fields(out_dir: Path, rows: list[dict], digests: dict[str, str | No
         if rec.get("sha256") and rec.get("flac_sha256") and recorded.get(sid) != rec:
             write_source_record(out_dir, sid, rec["sha256"], rec["flac_sha256"])
         sources[sid] = rec
-    return {"recipe_digest": recipe.digest, "sources": sources,
+    return {"recipe_digest": recipe.digest, "recipe_seal": recipe_seal(recipe.name, recipe.digest), "sources": sources,
             "build_digest": build_digest((r["clip_id"], r["sha256"]) for r in rows), "n_clips": len(rows)}

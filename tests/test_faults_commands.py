@@ -202,6 +202,28 @@ def test_disk_full_with_debug_shows_the_traceback(tmp_path, monkeypatch):
     assert exc.value.errno == errno.ENOSPC and exc.value.filename.endswith(".flac")
 
 
+def test_hub_checks_the_space_it_needs_before_writing(pristine, tmp_path, monkeypatch, capsys):
+    """A disk too small for the Hub build: one line naming the need and the free space, nothing written (was:
+    pyarrow aborting the process, exit 134, a 4 MB stage left behind)."""
+    from collections import namedtuple
+
+    import generation.hub as hub
+
+    Usage = namedtuple("Usage", "total used free")
+    audio = sum(p.stat().st_size for p in _clips(pristine))
+    free = [audio // 2]
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(10**12, 0, free[0]))
+    out = tmp_path / "hub"
+    code = main(["hub", str(pristine), "--out", str(out), "--allow-partial"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) <= 2
+    assert f"{out}: the Hub build needs about " in err and "free; free some space or choose another --out" in err
+    assert not out.exists()
+    assert hub.needed_bytes({"test": hub.check_render(pristine, verify_sha256=False)}, sources=False) > audio
+    free[0] = 10**12  # room enough: the same command builds
+    assert main(["hub", str(pristine), "--out", str(out), "--allow-partial"]) == 0
+
+
 # ------------------------------------------------------------------------------------------ read-only folder
 def test_a_finished_render_can_be_rechecked_read_only(render, monkeypatch, capsys):
     before = {p: p.stat().st_mtime_ns for p in render.rglob("*")}

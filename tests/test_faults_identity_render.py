@@ -169,6 +169,29 @@ def test_an_edited_recipe_keeping_the_name_is_refused_in_an_existing_build(folde
     assert short(FAITHFUL_DIGEST) in err[-1] and short(digest) in err[-1]
 
 
+def test_an_edited_recipe_digest_in_render_json_is_named_and_verify_sees_it(folder, capsys):
+    """render.json's recipe_digest edited by hand: verify names the edited record (was: PASS), and a rerun refuses
+    naming render.json, not the recipe (was: "recipe contents differ", blaming the recipe)."""
+    out = folder / "build"
+    meta = json.loads((out / "render.json").read_text())
+    assert meta["recipe_seal"]
+    edited = {**meta, "recipe_digest": "0" * 64}
+    (out / "render.json").write_text(json.dumps(edited))
+    res = verify(out, write_record=False)
+    assert not res.ok
+    (problem,) = res.problems[IDENTITY]
+    assert problem.startswith(f"{out / 'render.json'}: its recipe record was edited after the render (recipe "
+                              "'faithful-v1', recipe_digest 000000") and "restore render.json's recipe_digest" in problem
+    before = _clips(out)
+    code = main(["render", "--source", f"folder:{folder}", "--out", str(out), "--categories", "volume", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith(f"vocalgrad render: error: {out / 'render.json'}: its recipe record was "
+                                            "edited after the render")
+    assert "recipe contents differ" not in err[-1] and _clips(out) == before
+    (out / "render.json").write_text(json.dumps(meta))  # restored: sound again
+    assert verify(out, write_record=False).ok
+
+
 # ---------------------------------------------------------------------------------------------- builds
 def test_the_hub_folder_records_the_build_digest_per_config(folder, tmp_path):
     out = folder / "build"

@@ -200,6 +200,23 @@ def test_sample_log_line_with_null_doc_adds_no_row(tmp_path):
     assert m["overall"]["acc"] == 1.0
 
 
+def test_duplicated_sample_log_lines_are_named_and_each_clip_counted_once(tmp_path):
+    """Lines of a sample log repeated (a log appended to twice): the repeats are named and each clip counts once
+    (was: counted twice, with only "has 29 samples, the results file says 24")."""
+    docs = _docs()
+    write_results(tmp_path / "res", "m", _half, docs=docs)
+    sfile = next((tmp_path / "res").rglob("samples_vocalgrad_pitch_*.jsonl"))
+    lines = sfile.read_text().splitlines()
+    sfile.write_text("\n".join(lines + lines[:3]) + "\n")
+    first = json.loads(lines[0])["doc"]["id"]
+    with pytest.warns(UserWarning, match=rf"{sfile.name}: 3 clip\(s\) logged more than once \(line {len(lines) + 1} "
+                                         rf"repeats {first} \(line 1\);.*each clip is counted once, from its first line"):
+        rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=50, plots=False)
+    (m,) = rep["models"]
+    assert m["by_category"]["pitch"]["n"] == len(lines) == len(docs) // 2
+    assert not any("samples, the results file says" in w for w in m.get("warnings", []))
+
+
 def test_answer_log_junk_answers_are_not_reused(tmp_path, caplog):
     from harness_tasks.models.answer_log import AnswerLog
 

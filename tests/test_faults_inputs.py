@@ -70,6 +70,22 @@ def hub(tmp_path_factory):
     return make_hub_folder(tmp_path_factory.mktemp("hub") / "hub", categories=("volume",))
 
 
+def test_a_hub_folder_of_sweeps_only_is_a_data_folder(hub, tmp_path):
+    """``report --data`` (and listen, show) on a Hub folder holding only sweep configs reads its clips (was:
+    "neither a render folder nor a Hub folder")."""
+    import shutil
+
+    from analysis.listen.catalog import open_catalog
+
+    dst = tmp_path / "hub"
+    shutil.copytree(hub, dst)
+    (dst / "volume").rename(dst / "sweep_volume")
+    catalog = open_catalog(dst)
+    assert catalog.kind == "hub" and list(catalog.clips) == list(open_catalog(hub).clips)
+    clip = next(iter(catalog.clips))
+    assert catalog.audio_bytes(clip) == open_catalog(hub).audio_bytes(clip)
+
+
 def _truncated_copy(hub, tmp_path) -> tuple[Path, Path]:
     import shutil
 
@@ -259,6 +275,79 @@ def test_listen_deeply_nested_json_is_a_400(listen_render, tmp_path):
     assert (status, data) == (400, {"error": "body is nested too deeply"})
 
 
+def test_listen_says_nothing_when_a_browser_resets_a_connection(listen_render, tmp_path, capfd):
+    """A browser resets a connection mid-request (they do): no traceback on the console, the server goes on
+    (was: a 20-line ConnectionResetError traceback per reset)."""
+    import struct
+    import time
+    import urllib.request
+
+    from analysis.listen import ListenApp, open_catalog
+    from tests._listen_helpers import serving
+
+    app = ListenApp(open_catalog(listen_render), "a", tmp_path / "a.jsonl")
+    with serving(app) as url:
+        host, port = url.split("//")[1].split(":")
+        for _ in range(3):
+            sock = socket.create_connection((host, int(port)), timeout=5)
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # an unfinished request, then a reset (RST)
+            time.sleep(0.05)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
+        time.sleep(0.3)
+        with urllib.request.urlopen(url + "/", timeout=10) as resp:  # still serving
+            assert resp.status == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "ConnectionResetError" not in err and len(err.strip().splitlines()) <= 3
+
+
+def test_show_out_a_folder_writes_the_picture_into_it(listen_render, tmp_path, capsys):
+    """``show --out DIR``: DIR/CLIP_ID.png (was: an error naming an internal temp file)."""
+    from analysis.listen import open_catalog
+
+    clip = next(iter(open_catalog(listen_render).clips))
+    assert main(["show", clip, "--data", str(listen_render), "--out", str(tmp_path), "--dpi", "20"]) == 0
+    cap = capsys.readouterr()
+    assert cap.out.strip() == str(tmp_path / f"{clip}.png") and ".tmp" not in cap.err
+    assert (tmp_path / f"{clip}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{clip}.png"]
+
+
+def test_report_human_on_a_binary_file_is_one_line(tmp_path, capsys):
+    """``report --human FILE`` on a binary file: refused in one line, as listen refuses it (was: one warning per
+    line, exit 0, no human row)."""
+    bad = tmp_path / "photo.jsonl"
+    bad.write_bytes(bytes(range(256)) * 12 + b"\n" + bytes(range(255, -1, -1)) * 4 + b"\n")
+    assert main(["report", "--human", str(bad), "--out", str(tmp_path / "rep"), "--no-plots"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"vocalgrad report: error: {bad}: not an answers file of `vocalgrad listen` (line 1 is not a JSON "
+                   "answer line with annotator, clip_id, answer, direction); give the .jsonl file `vocalgrad listen "
+                   "--answers` wrote"]
+    assert not (tmp_path / "rep").exists()
+
+
+def test_report_pictures_are_drawn_in_parallel_once_then_read_from_the_cache(listen_render, tmp_path, monkeypatch):
+    """``report --html``'s clip pictures: drawn by worker processes, the same bytes as drawn one by one, and a
+    second report redraws nothing (cache keyed by the sha256 of audio, source, metadata and settings)."""
+    import analysis.report.html_pictures as hp
+    from analysis.listen import open_catalog
+
+    cat = open_catalog(listen_render)
+    ids = list(cat.clips)[:2]
+    serial = hp.pictures(cat, ids[:1], dpi=20, jobs=1, cache=tmp_path / "serial")  # (the workers inherit its imports)
+    first = hp.pictures(cat, ids, dpi=20, jobs=2, cache=tmp_path / "c")
+    assert all(png[:8] == b"\x89PNG\r\n\x1a\n" and not err for png, err in first.values())
+    assert len(list((tmp_path / "c").rglob("*.png"))) == 2 and serial[ids[0]] == first[ids[0]]
+
+    def never(*args):
+        raise AssertionError("redrawn")
+
+    monkeypatch.setattr(hp, "_draw", never)
+    assert hp.pictures(cat, ids, dpi=20, jobs=2, cache=tmp_path / "c") == first
+    keys = {hp.picture_key(cat, i, dpi=20) for i in ids}
+    assert len(keys) == 2 and hp.picture_key(cat, ids[0], dpi=21) not in keys
+
+
 # ------------------------------------------------------------------------------------------ plugins
 def test_a_plugin_calling_sys_exit_is_left_out_with_a_warning(tmp_path, monkeypatch, capsys):
     from generation import attributes
@@ -305,6 +394,9 @@ def odd_sources(tmp_path_factory):
     data = (src / "trunc.wav").read_bytes()
     (src / "trunc.wav").write_bytes(data[: 44 + (len(data) - 44) // 2])
     os.symlink(src / "gone.wav", src / "dangling.wav")
+    os.symlink("self.wav", src / "self.wav")                     # a self-link, and a cycle of two links
+    os.symlink("loop_b.wav", src / "loop_a.wav")
+    os.symlink("loop_a.wav", src / "loop_b.wav")
     with pytest.warns(UserWarning) as caught:
         s = render(f"folder:{src}", root / "out", categories=["volume"], jobs=1, progress=False)
     return root / "out", s, [str(w.message) for w in caught]
@@ -319,6 +411,28 @@ def test_a_dangling_symlink_is_listed_in_skipped_csv(odd_sources):
     out, _, _ = odd_sources
     assert _skipped(out)["dangling"].endswith("dangling.wav: broken symbolic link (to "
                                               f"{out.parent / 'src' / 'gone.wav'}, which does not exist)")
+
+
+def test_symlink_loops_in_a_folder_source_are_skipped_with_their_reason(odd_sources):
+    """A self-link and a two-link cycle: skipped, the reason in skipped.csv (was: RuntimeError: Symlink loop)."""
+    out, s, _ = odd_sources
+    skipped = _skipped(out)
+    for sid, target in (("self", "self.wav"), ("loop_a", "loop_b.wav"), ("loop_b", "loop_a.wav")):
+        assert skipped[sid].endswith(f"{sid}.wav: symbolic link loop (to {target}, which leads back to itself); "
+                                     "point the link at an audio file or remove it")
+    assert (out / "manifest.parquet").is_file()
+
+
+@pytest.mark.parametrize("cmd", ["render", "hub"])
+def test_an_out_that_is_a_symlink_loop_is_refused_in_one_line(cmd, odd_sources, tmp_path, capsys):
+    os.symlink("loop", tmp_path / "loop")
+    out = tmp_path / "loop"
+    argv = (["render", "--source", "tones", "--sources", "1", "--categories", "volume", "--out", str(out)]
+            if cmd == "render" else ["hub", str(odd_sources[0]), "--out", str(out / "hub")])
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{out} is a symbolic link loop ({out} -> loop leads back to itself)" in err[0]
+    assert os.readlink(out) == "loop"
 
 
 def test_a_truncated_wav_is_skipped_naming_both_durations(odd_sources):
@@ -344,7 +458,8 @@ def test_a_dc_offset_does_not_move_the_speech_span_and_is_warned(odd_sources):
     import pyarrow.parquet as pq
 
     out, summary, said = odd_sources
-    assert summary.clips_rendered == 48 and sorted(dict(summary.skipped)) == ["dangling", "inverted", "quiet", "trunc"]
+    assert summary.clips_rendered == 48 and sorted(dict(summary.skipped)) == ["dangling", "inverted", "loop_a", "loop_b",
+                                                                                    "quiet", "self", "trunc"]
     rows = pq.read_table(out / "manifest.parquet").to_pylist()
     spans = {(r["source_id"], r["source_onset_sec"], r["source_offset_sec"], r["speech_found"]) for r in rows}
     assert len(spans) == 2 and {s[1:] for s in spans} == {(0.25, 1.26, True)}  # dc as normal (was: a shrunken span)
@@ -372,6 +487,17 @@ def test_metadata_with_an_unterminated_quote_names_the_line(tmp_path):
         read_sources(f"folder:{tmp_path}")
     assert str(err.value).startswith(f"{tmp_path / 'metadata.csv'}, line 2: the quoted text field opened there runs "
                                      "on to line 3 (an unterminated quote")
+
+
+def test_metadata_with_a_closed_quoted_field_over_two_lines_is_read(tmp_path):
+    """What Python's csv module reads is accepted (was: refused as an unterminated quote)."""
+    from generation.sources import read_sources
+
+    sf.write(tmp_path / "a.wav", _speech_like(), SR)
+    sf.write(tmp_path / "b.wav", _speech_like(), SR)
+    (tmp_path / "metadata.csv").write_text('file_name,text\na.wav,"hello, ""world""\nline2"\nb.wav,good morning\n')
+    items = read_sources(f"folder:{tmp_path}")
+    assert [(it.source_id, it.text) for it in items] == [("a", 'hello, "world"\nline2'), ("b", "good morning")]
 
 
 def test_metadata_file_name_that_is_a_folder(tmp_path):

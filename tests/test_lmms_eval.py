@@ -216,21 +216,26 @@ def test_report_reads_lmms_eval_output_like_lm_eval(runs, tmp_path):
     assert line["clip"]["sha256"] == by_id[line["clip"]["id"]]
 
 
-def test_lmms_eval_command_line_with_include_path_scores_and_logs_every_clip(runs, tmp_path, monkeypatch):
-    """`lmms-eval --include_path ... --tasks ...` itself (its `dummy` model answers "increase" to every clip)."""
+def test_lmms_eval_command_line_with_include_path_scores_and_logs_every_clip(runs, tmp_path):
+    """The `lmms-eval --include_path ... --tasks ...` command itself, as a user runs it after the `lmms` extra's
+    install (its `dummy` model answers "increase" to every clip): exit status 0 and every clip scored and logged
+    (was: with filelock 4 it stopped on `No module named 'filelock._api'` and still exited 0)."""
     import json
+    import os
+    import subprocess
     import sys
 
-    import lmms_eval.evaluator
-    from lmms_eval.cli.dispatch import main
-
-    monkeypatch.setenv("VOCALGRAD_DATASET", str(runs["hub"]))
-    monkeypatch.setattr(lmms_eval.evaluator._enable_reentrant_filelocks, "_patched", True, raising=False)
     out = tmp_path / "cli"
-    monkeypatch.setattr(sys, "argv", [
-        "lmms-eval", "--include_path", str(lmms_configs.TASK_DIR), "--tasks", ",".join(f"vocalgrad_{c}" for c in CATEGORIES),
-        "--model", "dummy", "--model_args", "response=increase", "--output_path", str(out), "--log_samples"])
-    main()
+    env = {**os.environ, "VOCALGRAD_DATASET": str(runs["hub"])}
+    code = ("import sys; from lmms_eval.cli.dispatch import main; sys.argv[0] = 'lmms-eval'; "
+            "sys.exit(main())")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "--include_path", str(lmms_configs.TASK_DIR),
+         "--tasks", ",".join(f"vocalgrad_{c}" for c in CATEGORIES), "--model", "dummy",
+         "--model_args", "response=increase", "--output_path", str(out), "--log_samples"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "filelock._api" not in proc.stdout + proc.stderr
     (results,) = out.rglob("*_results.json")
     data = json.loads(results.read_text())
     for cat in CATEGORIES:

@@ -76,11 +76,18 @@ def read_answer_lines(path, *, include_practice: bool = False) -> list[dict]:
     Raises
     ------
     AnswersError
-        If the file does not exist.
+        If the file does not exist, or its first line is no answer line (a binary file, a report...):
+        the check :func:`check_answers_file` makes before ``vocalgrad listen`` appends to a file.
     """
     path = Path(path)
     if not path.is_file():
         raise AnswersError(f"{path}: no such answers file (written by `vocalgrad listen --answers`)")
+    try:
+        check_answers_file(path)
+    except AnswersError:
+        raise AnswersError(f"{path}: not an answers file of `vocalgrad listen` (line 1 is not a JSON answer line "
+                           f"with {', '.join(_REQUIRED)}); give the .jsonl file `vocalgrad listen --answers` "
+                           "wrote") from None
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         warnings.warn(f"{path}: last line is incomplete (interrupted write); it is ignored", stacklevel=2)

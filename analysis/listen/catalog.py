@@ -135,7 +135,8 @@ def open_catalog(data, *, config: str | None = None) -> Catalog:
         The folder.
     config : str, optional
         Hub folders only: the config to read (``beep``, ``train``, a category). Default: the
-        nine category configs (the test set; ``all`` repeats them and is never read twice).
+        nine category configs (the test set; ``all`` repeats them and is never read twice); in a
+        Hub folder holding sweep configs only, those (``sweep_<category>``).
 
     Raises
     ------
@@ -181,6 +182,10 @@ def _open_hub(root: Path, config: str | None) -> Catalog:
         here = {p.name for p in root.iterdir() if p.is_dir()}
         names = list(known_categories(here - set(vocalgrad.builder_config_specs()) - {"all"}))
     files = [p for name in names for p in HubDir(root).shards(name)]
+    if not files and not config:  # a Hub folder of sweeps only (vocalgrad render --sweep; docs/sweep.md)
+        from generation.attributes.sweep import sweep_category
+
+        files = [p for name in sorted(n for n in here if sweep_category(n)) for p in HubDir(root).shards(name)]
     if not files:
         raise CatalogError(
             f"{root}: neither manifest.parquet (a render folder) nor "

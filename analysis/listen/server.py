@@ -322,17 +322,31 @@ class _Handler(BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
 
 
+class _Server(ThreadingHTTPServer):
+    """The listening server: a connection the browser resets or closes is no error worth a traceback."""
+
+    quiet: bool = True
+
+    def handle_error(self, request, client_address):
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, TimeoutError)):
+            if not self.quiet:  # browsers reset connections they no longer need: one line at most
+                sys.stderr.write(f"listen: {client_address[0]} closed the connection ({type(exc).__name__})\n")
+            return
+        sys.stderr.write(f"listen: error on a request from {client_address[0]}: {exc!r}\n")
+
+
 def make_server(app: ListenApp, *, host: str = "127.0.0.1", port: int = 0, quiet: bool = True):
     """A :class:`http.server.ThreadingHTTPServer` serving ``app`` (call ``serve_forever``).
 
     ``port=0`` picks a free port (read it back from ``server.server_address``).
     """
     handler = type("ListenHandler", (_Handler,), {"app": app, "allowed_hosts": None, "quiet": quiet})
-    cls = ThreadingHTTPServer
+    cls = type("ListenServer", (_Server,), {"quiet": quiet})
     if ":" in host:
         import socket
 
-        cls = type("ListenServer6", (ThreadingHTTPServer,), {"address_family": socket.AF_INET6})
+        cls = type("ListenServer6", (cls,), {"address_family": socket.AF_INET6})
     server = cls((host, port), handler)
     server.daemon_threads = True
     real_port = server.server_address[1]

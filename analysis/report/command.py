@@ -200,7 +200,10 @@ def _add_human(evaluations: list, human) -> dict | None:
 def _draw_plots(report: dict[str, Any], out: Path) -> dict[str, Any]:
     """Draw each model's figure, the comparison and the cross-attribute matrices; their paths
     relative to ``out`` (``"xattr"`` maps labels to paths)."""
+    from .parallel import run_tasks
+
     plot_paths: dict[str, Any] = {}
+    tasks = []  # independent figures, drawn by worker processes
     if report["models"]:
         from .plots import plot_comparison, plot_model
 
@@ -211,9 +214,9 @@ def _draw_plots(report: dict[str, Any], out: Path) -> dict[str, Any]:
                 name += "-x"
             used.add(name)
             rel = f"plots/{name}.png"
-            plot_model(m, out / rel)
+            tasks.append((plot_model, (m, out / rel)))
             plot_paths[m["label"]] = rel
-        plot_comparison(report, out / "plots" / "comparison.png")
+        tasks.append((plot_comparison, (report, out / "plots" / "comparison.png")))
         plot_paths["comparison"] = "plots/comparison.png"
     if report["extras"].get("xattr"):
         from .extras import plot_xattr
@@ -221,8 +224,10 @@ def _draw_plots(report: dict[str, Any], out: Path) -> dict[str, Any]:
         plot_paths["xattr"] = {}
         for e in report["extras"]["xattr"]:
             rel = f"plots/xattr-{slug(e['label'])}.png"
-            plot_xattr(e, out / rel)
+            tasks.append((plot_xattr, (e, out / rel)))
             plot_paths["xattr"][e["label"]] = rel
+    for _ in run_tasks(tasks):
+        pass
     return plot_paths
 
 

@@ -27,16 +27,15 @@ import vocalgrad
 from generation.audio import atomic_write_bytes
 from harness_tasks.logit_answers import split_logit_answer
 
+from . import html_pictures
+from .html_pictures import PICTURE_COLOURS, PICTURE_DPI, small_png  # noqa: F401 (re-exported)
+
 __all__ = ["ClipCard", "ClipLists", "answer_index", "audio_kind", "cards_without_files", "clip_summary", "select_clips",
            "small_png", "write_clips"]
 
 #: Clips listed as missed by every model, and per model as wrong with high confidence.
 MISSED_MAX = 6
 CONFIDENT_MAX = 3
-#: Resolution of the clip pictures (a 13 x 6.5 inch figure: 1040 x 520 pixels at 80 dpi), and the
-#: colours they are reduced to (a third of the bytes of the full-colour PNG, no visible change).
-PICTURE_DPI = 80
-PICTURE_COLOURS = 128
 #: Folder of the clip files, next to ``index.html``.
 CLIP_DIR = "clips"
 
@@ -182,22 +181,6 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
     return lists, order
 
 
-def small_png(png: bytes, colours: int = PICTURE_COLOURS) -> bytes:
-    """``png`` with its colours reduced to a palette of ``colours`` (Pillow, which matplotlib requires);
-    unchanged when Pillow is missing."""
-    try:
-        from PIL import Image
-    except ImportError:
-        return png
-    import io
-
-    img = Image.open(io.BytesIO(png)).convert("RGB")
-    buf = io.BytesIO()
-    img.quantize(colors=colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
-        buf, format="PNG", optimize=True)
-    return buf.getvalue() if buf.tell() < len(png) else png
-
-
 def _file_stem(clip_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", clip_id)
 
@@ -206,9 +189,12 @@ def write_clips(catalog, order: list[ClipCard], out: Path, *, max_clips: int, ma
                 pictures: bool = True) -> tuple[int, int]:
     """Write audio and picture of the cards in ``order`` under ``out/clips`` until ``max_clips``
     distinct clips or ``max_bytes`` are reached; set each written card's paths (the same clip in
-    several lists shares its files). Returns ``(bytes written, clips skipped)``."""
-    from analysis.show import figure_png
+    several lists shares its files). Returns ``(bytes written, clips skipped)``.
 
+    The pictures of the first ``max_clips`` distinct clips are drawn first, in parallel and only where
+    the picture cache lacks them (:func:`analysis.report.html_pictures.pictures`)."""
+    first = list(dict.fromkeys(card.clip_id for card in order))[:max_clips]
+    drawn = html_pictures.pictures(catalog, first, dpi=PICTURE_DPI, colours=PICTURE_COLOURS) if pictures else {}
     done: dict[str, ClipCard] = {}
     skipped: set[str] = set()
     total = 0
@@ -224,12 +210,7 @@ def write_clips(catalog, order: list[ClipCard], out: Path, *, max_clips: int, ma
             skipped.add(card.clip_id)
             continue
         audio = catalog.audio_bytes(card.clip_id)
-        png, error = b"", ""
-        if pictures:
-            try:
-                png = small_png(figure_png(catalog, card.clip_id, dpi=PICTURE_DPI))
-            except Exception as exc:  # a picture that cannot be drawn must not cost the clip its player
-                error = f"picture not drawn: {type(exc).__name__}: {exc}"
+        png, error = drawn.get(card.clip_id, (b"", ""))
         if total + len(audio) + len(png) > max_bytes:
             skipped.add(card.clip_id)
             continue

@@ -89,9 +89,13 @@ def _read_metadata(meta: Path) -> list[tuple[int, dict]]:
                 raise SourceSpecError(f"{meta}: needs a 'file_name' column (found: {', '.join(header) or 'no header'})")
             rows = []
             row_end = reader.line_num  # the header's line
+            strict_ok = None  # checked once, at the first field that spans lines
             for row in reader:
                 if any("\n" in (v or "") or "\r" in (v or "") for v in row.values() if isinstance(v, str)):
-                    raise SourceSpecError(_line_break_message(meta, row_end + 1, reader.line_num, row))
+                    if strict_ok is None:
+                        strict_ok = _strict_readable(meta)
+                    if not strict_ok:  # a quote never closed: the csv module's strict reading cannot read it
+                        raise SourceSpecError(_line_break_message(meta, row_end + 1, reader.line_num, row))
                 row_end = reader.line_num
                 if None in row:  # csv puts the fields beyond the header under None
                     raise SourceSpecError(f"{meta}, line {reader.line_num}: {len(header) + len(row[None])} fields "
@@ -110,6 +114,19 @@ def _read_metadata(meta: Path) -> list[tuple[int, dict]]:
             f"{meta}: column(s) {', '.join(unused)} are not read by the folder source (it reads "
             f"{', '.join(FOLDER_COLUMNS)}); they are not in the manifest"), stacklevel=2)
     return rows
+
+
+def _strict_readable(meta: Path) -> bool:
+    """Whether Python's csv module reads ``meta`` in strict mode: a quoted field that spans lines and
+    is closed (``"hello<LF>line2"``) reads; a quote never closed (it swallows the rows after it, up to
+    the end of the file) does not."""
+    try:
+        with open(meta, newline="", encoding="utf-8-sig") as fh:
+            for _ in csv.reader(fh, strict=True):
+                pass
+    except csv.Error:
+        return False
+    return True
 
 
 def _line_break_message(meta: Path, start: int, end_line: int, row: dict) -> str:
