@@ -22,6 +22,7 @@ that writes into the shared demo fails instead of passing on whatever the other 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -167,3 +168,15 @@ def tree_state(root: Path) -> dict[str, tuple[int, int]]:
 def changed_entries(before: dict, after: dict) -> list[str]:
     """The paths added, removed or rewritten between two :func:`tree_state` results."""
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+@contextlib.contextmanager
+def unchanged(root: Path):
+    """Fails (``pytest.fail``) on leaving when anything under ``root`` was added, removed or rewritten."""
+    before = tree_state(root)
+    yield
+    changed = changed_entries(before, tree_state(root))
+    if changed:
+        pytest.fail(f"a test wrote into the session's shared demo ({root}): {changed[:10]}; the demo is "
+                    "read-only (other tests and xdist workers read it): copy what you change into tmp_path",
+                    pytrace=False)

@@ -87,16 +87,11 @@ def demo_session(tmp_path_factory):
     checkout (``tests/_demo_session.py``): read by the wheel test and the docs test.
 
     Shared by every xdist worker, so read-only: a test that wrote into it fails at teardown."""
-    from _demo_session import changed_entries, shared_demo_session, tree_state
+    from _demo_session import shared_demo_session, unchanged
 
     demo = shared_demo_session(tmp_path_factory)
-    before = tree_state(demo.work)
-    yield demo
-    changed = changed_entries(before, tree_state(demo.work))
-    if changed:
-        pytest.fail(f"a test wrote into the session's shared demo ({demo.work}): {changed[:10]}; the demo is "
-                    "read-only (other tests and xdist workers read it): copy what you change into tmp_path",
-                    pytrace=False)
+    with unchanged(demo.work):
+        yield demo
 
 
 # 3. Parallel runs (pytest-xdist: `-n N --dist loadfile`, scripts/test.sh with VOCALGRAD_TEST_WORKERS=N).
@@ -106,17 +101,20 @@ def demo_session(tmp_path_factory):
 XDIST_FILE_GROUPS = {"tests/test_wheel.py": "demo-session", "tests/test_docs_run.py": "demo-session"}
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    if config.getvalue("dist") != "loadfile":
-        return None
+def load_file_groups_scheduler():
+    """xdist's ``loadfile`` scheduler, with the files of one ``XDIST_FILE_GROUPS`` group as one work unit."""
     from xdist.scheduler import LoadFileScheduling
 
     class LoadFileGroups(LoadFileScheduling):
-        """``--dist loadfile``, with the files of one ``XDIST_FILE_GROUPS`` group as a single work unit."""
-
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
             return XDIST_FILE_GROUPS.get(scope, scope)
 
-    return LoadFileGroups(config, log)
+    return LoadFileGroups
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    return load_file_groups_scheduler()(config, log)
