@@ -99,6 +99,9 @@ def demo_session(tmp_path_factory):
 # below also share a worker: those that read the session's demo, which one worker then builds and keeps
 # while the other runs everything else (the file lock in tests/_demo_session.py makes a split safe, not free).
 XDIST_FILE_GROUPS = {"tests/test_wheel.py": "demo-session", "tests/test_docs_run.py": "demo-session"}
+# Work units handed out first, longest first (xdist otherwise orders them by their number of tests): a long
+# unit started last would leave the other worker idle at the end.
+XDIST_FIRST = ("demo-session",)
 
 
 def load_file_groups_scheduler():
@@ -109,6 +112,12 @@ def load_file_groups_scheduler():
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
             return XDIST_FILE_GROUPS.get(scope, scope)
+
+        def _assign_work_unit(self, node) -> None:
+            for scope in reversed(XDIST_FIRST):
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
 
     return LoadFileGroups
 

@@ -100,3 +100,21 @@ def test_loadfile_keeps_the_demo_readers_on_one_worker():
     assert split("tests/test_render.py::Cls::test_d[x]") == "tests/test_render.py"
     for path in conftest.XDIST_FILE_GROUPS:      # a renamed file would silently fall out of its group
         assert (Path(__file__).parents[1] / path).is_file(), path
+
+
+def test_the_longest_unit_is_handed_out_first():
+    pytest.importorskip("xdist")
+    from collections import OrderedDict
+
+    cls = conftest.load_file_groups_scheduler()
+    sched = cls.__new__(cls)
+    sent = []
+    node = type("Node", (), {"send_runtest_some": lambda self, idx: sent.append(idx)})()
+    ids = ["tests/test_a.py::t1", "tests/test_a.py::t2", "tests/test_a.py::t3", "tests/test_wheel.py::t",
+           "tests/test_docs_run.py::t"]
+    sched.workqueue = OrderedDict()
+    for nodeid in ids:                                  # xdist's order: the unit with the most tests first
+        sched.workqueue.setdefault(sched._split_scope(nodeid), {})[nodeid] = False
+    sched.assigned_work, sched.registered_collections = {}, {node: ids}
+    sched._assign_work_unit(node)
+    assert sent == [[3, 4]] and list(sched.workqueue) == ["tests/test_a.py"]
