@@ -12,10 +12,18 @@ outside the checkout, and that environment sees the outer environment's third-pa
 ``.pth`` line. Paths added by a ``.pth`` line are not searched for ``.pth`` files, so the outer editable
 install of vocalgrad (``__editable__*.pth``) stays inactive; its metadata is still on the path, so the
 wheel test checks that ``vocalgrad``, ``generation`` and ``importlib.metadata`` all resolve to the wheel's copy.
+
+Under pytest-xdist (``-n N``) the workers share one demo: the first to need it builds it under a file lock
+in the session's shared temporary folder and leaves a record there; the others read the record
+(:func:`shared_demo_session`). The demo is read-only for the tests: :func:`tree_state` taken after the
+build and again at the end of each worker's session must agree (``conftest.demo_session``), so a test
+that writes into the shared demo fails instead of passing on whatever the other worker left there.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -44,6 +52,14 @@ class DemoSession:
     @property
     def out(self) -> Path:
         return self.work / "demo_out"
+
+    def to_json(self) -> str:
+        return json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in vars(self).items()})
+
+    @classmethod
+    def from_json(cls, text: str) -> "DemoSession":
+        d = json.loads(text)
+        return cls(**{k: Path(d[k]) if k in ("wheel", "venv", "home", "work") else d[k] for k in d})
 
 
 def tracked_files() -> list[str]:
@@ -113,3 +129,54 @@ def run_demo_session(tmp_path_factory) -> DemoSession:
         if extra:
             runs.append(sorted(x.name for x in (work / "demo_out").iterdir()))
     return DemoSession(wheel, venv, root, work, *runs)
+
+
+def shared_demo_session(tmp_path_factory) -> DemoSession:
+    """:func:`run_demo_session` once per test session, also when pytest-xdist runs several workers.
+
+    Each xdist worker has its own temporary folder (``.../pytest-N/popen-gwK``); their parent is the
+    session's. The first worker to get the lock there builds the demo and writes its record (temporary
+    name, then rename); a worker that finds the record reads it. A failed build leaves no record, so the
+    next worker tries (and fails) on its own.
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return run_demo_session(tmp_path_factory)
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent
+    record = shared / "demo-session.json"
+    with FileLock(str(shared / "demo-session.lock")):
+        if record.is_file():
+            return DemoSession.from_json(record.read_text())
+        demo = run_demo_session(tmp_path_factory)
+        part = record.with_name(record.name + ".part")
+        part.write_text(demo.to_json())
+        part.replace(record)
+        return demo
+
+
+def tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """``{relative path: (size, mtime_ns)}`` of every file and link under ``root`` (links not followed)."""
+    state = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            st = os.lstat(os.path.join(dirpath, name))
+            state[os.path.relpath(os.path.join(dirpath, name), root)] = (st.st_size, st.st_mtime_ns)
+    return state
+
+
+def changed_entries(before: dict, after: dict) -> list[str]:
+    """The paths added, removed or rewritten between two :func:`tree_state` results."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+@contextlib.contextmanager
+def unchanged(root: Path):
+    """Fails (``pytest.fail``) on leaving when anything under ``root`` was added, removed or rewritten."""
+    before = tree_state(root)
+    yield
+    changed = changed_entries(before, tree_state(root))
+    if changed:
+        pytest.fail(f"a test wrote into the session's shared demo ({root}): {changed[:10]}; the demo is "
+                    "read-only (other tests and xdist workers read it): copy what you change into tmp_path",
+                    pytrace=False)

@@ -13,6 +13,9 @@ Each test (and, before it, the session's wider fixtures) gets its own ``$VOCALGR
 log is off unless a test passes ``answer_log=...`` itself: otherwise a test that compares two runs
 (batch sizes, processes) would get the second run's answers from the first run's log, and a module
 fixture could replay answers from the user's ``~/.cache/vocalgrad``.
+
+3. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
+files that read the demo run on one worker, and the demo is built once and must stay unchanged.
 """
 
 from __future__ import annotations
@@ -81,7 +84,46 @@ def _isolated_answer_log(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def demo_session(tmp_path_factory):
     """``vocalgrad demo --out demo_out --sources 1`` run once per session from the built wheel, outside the
-    checkout (``tests/_demo_session.py``): read by the wheel test and the docs test."""
-    from _demo_session import run_demo_session
+    checkout (``tests/_demo_session.py``): read by the wheel test and the docs test.
 
-    return run_demo_session(tmp_path_factory)
+    Shared by every xdist worker, so read-only: a test that wrote into it fails at teardown."""
+    from _demo_session import shared_demo_session, unchanged
+
+    demo = shared_demo_session(tmp_path_factory)
+    with unchanged(demo.work):
+        yield demo
+
+
+# 3. Parallel runs (pytest-xdist: `-n N --dist loadfile`, scripts/test.sh with VOCALGRAD_TEST_WORKERS=N).
+# loadfile keeps each test file on one worker (its module fixtures are built once); the files of a group
+# below also share a worker: those that read the session's demo, which one worker then builds and keeps
+# while the other runs everything else (the file lock in tests/_demo_session.py makes a split safe, not free).
+XDIST_FILE_GROUPS = {"tests/test_wheel.py": "demo-session", "tests/test_docs_run.py": "demo-session"}
+# Work units handed out first, longest first (xdist otherwise orders them by their number of tests): a long
+# unit started last would leave the other worker idle at the end.
+XDIST_FIRST = ("demo-session",)
+
+
+def load_file_groups_scheduler():
+    """xdist's ``loadfile`` scheduler, with the files of one ``XDIST_FILE_GROUPS`` group as one work unit."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class LoadFileGroups(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return XDIST_FILE_GROUPS.get(scope, scope)
+
+        def _assign_work_unit(self, node) -> None:
+            for scope in reversed(XDIST_FIRST):
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return LoadFileGroups
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    return load_file_groups_scheduler()(config, log)

@@ -1,6 +1,7 @@
 """scripts/test.sh (the README's test command) installs the system packages it can, or names them in one line."""
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -58,3 +59,31 @@ def test_ci_only_calls_the_readme_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "bash scripts/test.sh" in ci and "apt-get" not in ci and "pip install" not in ci
     assert "bash scripts/test.sh" in (ROOT / "README.md").read_text()
+
+
+def _pytest_args(tmp_path, workers):
+    """The arguments scripts/test.sh gives ``python3 -m pytest`` (a stand-in python3 records them)."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "python3").write_text(f'#!/bin/bash\nprintf "%s\\n" "$@" > {tmp_path}/args\n')
+    (bin_ / "python3").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_}:{os.environ['PATH']}", VOCALGRAD_SKIP_PIP="1", VOCALGRAD_SKIP_APT="1")
+    env.pop("VOCALGRAD_TEST_WORKERS", None)
+    if workers is not None:
+        env["VOCALGRAD_TEST_WORKERS"] = workers
+    proc = subprocess.run(["bash", "scripts/test.sh", "tests/test_card.py", "-x"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    args = (tmp_path / "args").read_text().splitlines() if (tmp_path / "args").exists() else None
+    return proc, args
+
+
+def test_workers_come_from_vocalgrad_test_workers(tmp_path):
+    for workers, expected in ((None, []), ("", []), ("0", []), ("2", ["-n", "2", "--dist", "loadfile"])):
+        (tmp_path / "w").mkdir()
+        proc, args = _pytest_args(tmp_path / "w", workers)
+        assert proc.returncode == 0, proc.stderr
+        assert args == ["-m", "pytest", "-q", *expected, "tests/test_card.py", "-x"], (workers, args)
+        shutil.rmtree(tmp_path / "w")
+    proc, args = _pytest_args(tmp_path, "two")
+    assert proc.returncode == 2 and args is None
+    assert "VOCALGRAD_TEST_WORKERS=two" in proc.stderr and "number of processes" in proc.stderr
