@@ -254,10 +254,10 @@ def staged_folder(out: str | os.PathLike) -> Iterator[Path]:
     """
     out = Path(out)
     stage = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    if stage.exists():
-        shutil.rmtree(stage)
-    stage.mkdir(parents=True)
-    try:
+    try:  # made inside the try: an interrupt right after the mkdir still removes it
+        if stage.exists():
+            shutil.rmtree(stage)
+        stage.mkdir(parents=True)
         yield stage
         if out.exists():
             shutil.rmtree(out)

@@ -25,7 +25,8 @@ folders ``.NAME.PID.partial``, ``.stage.HOST.PID.partial``, temporary files
 ``.NAME.HOST.PID.tmp``) are matched by the toolkit's naming and a dead process id, named, and removed.
 
 :func:`signals_deferred` holds SIGINT and SIGTERM while a command commits (moves staged files into
-place and writes the marker), so an interrupt never leaves a half-updated folder.
+place and writes the marker), so an interrupt never leaves a half-updated folder, and while it makes and
+removes its stage, so an interrupt at any moment never leaves the stage behind.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from .render_files import clean_stale_temps, pid_alive
 
 __all__ = ["KIND_NAMES", "LOCK", "MARKER", "OwnershipError", "check_out", "claim_out", "command_line",
            "folder_kind", "generated_task_file", "marker_problem", "out_lock", "owned_files", "read_marker",
-           "record_rewrite", "remove_leftovers", "signals_deferred", "owned_update", "stage_dir", "write_marker"]
+           "record_rewrite", "remove_leftovers", "signals_deferred", "owned_update", "stage_dir", "stage_path", "write_marker"]
 
 #: The marker file of a managed folder.
 MARKER = ".vocalgrad.json"
@@ -309,7 +310,8 @@ def owned_update(out, kind: str, *, what: str, legacy_files=lambda out: [], forc
     SIGINT/SIGTERM held (:func:`signals_deferred`): the files the marker lists (or ``legacy_files(out)``
     for an earlier version's folder) that the new contents do not have are removed, the staged files
     are moved into place, and the marker lists the new files with their sha256. Foreign files
-    (``.git/``, ``NOTES.md``...) stay. On an error or an interrupt ``out`` is as it was.
+    (``.git/``, ``NOTES.md``...) stay. On an error or an interrupt ``out`` is as it was and the stage
+    is gone, wherever the interrupt came (the stage is made and removed with interrupts held).
 
     Raises
     ------
@@ -334,8 +336,9 @@ def owned_update(out, kind: str, *, what: str, legacy_files=lambda out: [], forc
                     f"nothing was written. {edited_hint}Move the file(s) away and rerun, or pass --force to replace "
                     f"{'it' if len(edited) == 1 else 'them'}")
             owned.update({rel: "" for rel in edited})  # --force
-            stage = stage_dir(out)
             try:
+                with signals_deferred():  # made and inside the try as one step: never made and then lost
+                    stage = stage_dir(out)
                 yield stage
                 new = {rel: sha256_file(stage / rel) for rel in _files_under(stage)}
                 foreign = [rel for rel in new if (out / rel).exists() and rel not in owned]
@@ -355,10 +358,15 @@ def owned_update(out, kind: str, *, what: str, legacy_files=lambda out: [], forc
                         os.replace(stage / rel, path)
                     write_marker(out, kind, files=new)
             finally:
-                shutil.rmtree(stage, ignore_errors=True)
+                with signals_deferred():  # an interrupt now waits until the stage is gone
+                    shutil.rmtree(stage_path(out), ignore_errors=True)
     except BaseException:
-        if created and out.is_dir() and _is_empty(out):
-            shutil.rmtree(out, ignore_errors=True)
+        with signals_deferred():
+            # An interrupt that came as the clean-up above began (before it held signals) cut it short:
+            # the stage's name is this process's, so it is found whenever it exists.
+            shutil.rmtree(stage_path(out), ignore_errors=True)
+            if created and out.is_dir() and _is_empty(out):
+                shutil.rmtree(out, ignore_errors=True)
         raise
 
 
@@ -410,9 +418,14 @@ _LEGACY_STAGE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.partial$")
 _STAGE = re.compile(r"^\.stage\.(?P<host>[^.]+)\.(?P<pid>\d+)\.partial$")
 
 
+def stage_path(out) -> Path:
+    """The name of this process's staging folder inside ``out`` (``OUT/.stage.HOST.PID.partial``)."""
+    return Path(out) / f".stage.{aio.HOST_TAG}.{os.getpid()}.partial"
+
+
 def stage_dir(out) -> Path:
-    """This process's staging folder inside ``out`` (``OUT/.stage.HOST.PID.partial``), created empty."""
-    stage = Path(out) / f".stage.{aio.HOST_TAG}.{os.getpid()}.partial"
+    """This process's staging folder inside ``out`` (:func:`stage_path`), created empty."""
+    stage = stage_path(out)
     if stage.exists():
         shutil.rmtree(stage)
     stage.mkdir(parents=True)

@@ -79,7 +79,7 @@ def cluster_interval(records: Sequence[Mapping[str, Any]], metric: str = "acc", 
     level, min_clusters
         Coverage; fewer distinct clusters than ``min_clusters`` give ``(nan, nan)``.
     """
-    from .metrics import METRICS, _strata_tables, cluster_keys
+    from .metrics import METRICS, strata_tables, cluster_keys
 
     records = list(records)
     if not records or len(cluster_keys(records, cluster)) < min_clusters:
@@ -91,9 +91,9 @@ def cluster_interval(records: Sequence[Mapping[str, Any]], metric: str = "acc", 
         for rec in records:  # one stratum: the same tables without a macro key
             if isinstance(rec, str):
                 raise ValueError("a clustered interval needs records with a cluster key, not record codes")
-        tables = _strata_tables(({**r, "_all": 0} for r in records), "_all", cluster)  # (K, 1, 2, 7)
+        tables = strata_tables(({**r, "_all": 0} for r in records), "_all", cluster)  # (K, 1, 2, 7)
     else:
-        tables = _strata_tables(records, macro_by, cluster)  # (K, G, 2, 7)
+        tables = strata_tables(records, macro_by, cluster)  # (K, G, 2, 7)
     total = tables.sum(axis=0)
     estimate = float(np.mean(fn(total)))
     loo = np.mean(fn(total[None] - tables), axis=-1)

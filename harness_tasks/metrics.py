@@ -311,7 +311,7 @@ OVERALL_RULE = (
     "overall undefined; counts (n, n_parsed, ...) are sums")
 
 
-def _strata_tables(records, by: str, cluster: str | None = None):
+def strata_tables(records, by: str, cluster: str | None = None):
     """Count tables per stratum ``(G, 2, 7)``, or per cluster and stratum ``(K, G, 2, 7)``.
 
     Strata and clusters are indexed in sorted order of their keys, so a seeded resample does not
@@ -348,7 +348,7 @@ def macro_summary(records: Iterable[Mapping[str, Any]], by: str = "category") ->
     if not records:
         out.update({name: math.nan for name in METRICS})
     else:
-        tables = _strata_tables(records, by)
+        tables = strata_tables(records, by)
         for name, fn in METRICS.items():
             out[name] = float(np.mean(fn(tables)))
     out.update(counts(records))
@@ -463,13 +463,13 @@ def percentile_interval(vals: np.ndarray, level: float) -> tuple[float, float]:
 def _macro_draws(records, by: str, cluster: str | None, rng, draws: int) -> np.ndarray:
     """Resampled count tables ``(draws, G, 2, 7)`` for a macro figure."""
     if cluster is None:
-        tables = _strata_tables(records, by)           # (G, 2, 7)
+        tables = strata_tables(records, by)           # (G, 2, 7)
         out = np.empty((draws, *tables.shape), dtype=np.int64)
         for g, t in enumerate(tables):
             n = int(t.sum())
             out[:, g] = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
         return out
-    tables = _strata_tables(records, by, cluster)       # (K, G, 2, 7)
+    tables = strata_tables(records, by, cluster)       # (K, G, 2, 7)
     k = len(tables)
     mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)
     return np.tensordot(mult, tables, axes=(1, 0))

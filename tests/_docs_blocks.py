@@ -6,6 +6,10 @@ carry markers, HTML comments on the lines right above its opening fence (invisib
 
     <!-- docs-test: skip: REASON -->                   the block is not run (REASON says why)
     <!-- docs-test: skip-line "TEXT": REASON -->         the commands containing TEXT are not run
+    <!-- docs-test: output -->                          (on a ```text block) what the run block right
+                                                        before it printed: each non-blank line of this
+                                                        block must appear in that output (spaces
+                                                        collapsed), so a shown table or number is true
 
 Blocks run **as written**: nothing is substituted or appended. A command that needs what a reader may
 lack is written twice in the document, visibly: the form that needs it (left out here, by rule or marker)
@@ -59,6 +63,7 @@ class Block:
     text: str
     skip: str | None = None       # reason, when a marker skips the block
     skip_lines: list[tuple[str, str]] = field(default_factory=list)
+    output: bool = False          # the block shows what the run block before it printed
 
     @property
     def id(self) -> str:
@@ -82,13 +87,18 @@ def _marker(block: Block, spec: str) -> None:
     kind, rest = kind.strip(), rest.strip()
     if kind == "skip":
         block.skip = rest or "marked skip"
+    elif kind == "output":
+        if block.runner:
+            raise ValueError(f"{block.id}: a docs-test 'output' marker goes on the ```text block that shows "
+                             "what the command block before it printed")
+        block.output = True
     elif kind == "replace":
         raise ValueError(f"{block.id}: docs-test 'replace' markers are gone: a block runs as written; write the "
                          "offline form as its own command next to the one that needs the network or a corpus")
     elif kind == "skip-line" and (m := re.match(r'"([^"]+)"\s*:?\s*(.*)', rest)):
         block.skip_lines.append((m.group(1), m.group(2) or "marked skip-line"))
     else:
-        raise ValueError(f"{block.id}: unknown docs-test marker {spec!r} (skip: / skip-line \"TEXT\":)")
+        raise ValueError(f"{block.id}: unknown docs-test marker {spec!r} (skip: / skip-line \"TEXT\": / output)")
 
 
 def blocks(path: Path) -> list[Block]:
@@ -116,6 +126,16 @@ def blocks(path: Path) -> list[Block]:
         out.append(block)
         i = j + 1
     return out
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def missing_output(block: Block, printed: str) -> list[str]:
+    """The lines of an ``output`` block that the command block before it did not print (spaces collapsed)."""
+    seen = "\n".join(_squeeze(line) for line in printed.splitlines())
+    return [line for line in block.text.splitlines() if line.strip() and _squeeze(line) not in seen]
 
 
 def all_blocks() -> list[Block]:

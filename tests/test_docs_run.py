@@ -127,9 +127,17 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
     sandbox = _sandbox(tmp_path, demo_out)
     env = _env(sandbox, demo_out)
     ran, skipped = [], []
+    printed = None  # what the last run block printed (stdout and stderr)
     for block in db.blocks(doc):
-        if not block.runner:
+        if block.output:
+            assert printed is not None, f"{block.id}: an output block without a run block before it"
+            missing = db.missing_output(block, printed)
+            assert not missing, f"{block.id}: the docs show lines the command did not print: {missing}\n{printed[-3000:]}"
             continue
+        if not block.runner:
+            printed = None
+            continue
+        printed = None
         if block.skip:
             skipped.append(f"{block.id}: {block.skip}")
             continue
@@ -145,6 +153,7 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
         assert p.returncode == 0, (f"{block.id} ({block.lang}) failed:\n{block.prepared()}\n--- stderr (end):\n"
                                    f"{p.stderr[-4000:]}\n--- stdout (end):\n{p.stdout[-1500:]}")
         ran.append(block.id)
+        printed = p.stdout + p.stderr
     if not ran:
         pytest.skip("; ".join(skipped))
 
@@ -195,6 +204,20 @@ def test_blocks_run_as_written():
         assert b.prepared() == b.text, b.id
     with pytest.raises(ValueError, match="run as written|runs as written"):
         db._marker(db.Block("x.md", 1, "bash", "a\n"), "replace: a => b")
+
+
+def test_an_output_block_must_be_what_the_command_printed():
+    """``docs-test: output`` on a text block: each of its lines is in what the command before it printed."""
+    shown = db.Block("x.md", 3, "text", "clips   216\n\nok: build/\n", output=True)
+    assert db.missing_output(shown, "vocalgrad: clips 216\nok: build/ (3 s)\n") == []
+    assert db.missing_output(shown, "clips 215\nok: build/\n") == ["clips   216"]
+    with pytest.raises(ValueError, match="goes on the ```text block"):
+        db._marker(db.Block("x.md", 1, "bash", "a\n"), "output")
+    marked = [b for b in db.all_blocks() if b.output]
+    assert marked, "no document shows a command's output under a docs-test: output marker"
+    for b in marked:   # each follows a block that runs
+        same_doc = [x for x in db.blocks(ROOT / b.doc) if x.line < b.line]
+        assert same_doc and same_doc[-1].runner and not same_doc[-1].skip, b.id
 
 
 def test_the_rules_leave_out_what_a_test_machine_cannot_do():

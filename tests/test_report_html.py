@@ -224,6 +224,11 @@ def test_human_listeners_beside_the_models(site, tmp_path):
                        html=HtmlOptions(catalog=catalog, max_clips=6, pictures=False))
     page = (tmp_path / "r" / "index.html").read_text()
     agr = rep["human_agreement"]
+    # by hand: ann1 is always right, ann2 wrong on every 4th pitch clip
+    n = len(pitch)
+    per = agr["per_annotator"]
+    assert (per["ann1"]["n"], per["ann1"]["acc"]) == (n, 1.0)
+    assert per["ann2"]["n"] == n and per["ann2"]["acc"] == pytest.approx(1 - len(range(0, n, 4)) / n)
     assert '<h2 id="human">Human listeners</h2>' in page and 'href="#model-human">human</a>' in page
     for name, a in agr["per_annotator"].items():
         assert re.search(rf'<th scope="row">{name}</th><td[^>]*>{a["n"]}</td><td[^>]*>{pct(a["acc"])}</td>', page)

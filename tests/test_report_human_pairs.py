@@ -19,7 +19,7 @@ from analysis.listen import human_evaluation
 from analysis.report.analysis import compare
 from analysis.report.evaluation import Evaluation
 from analysis.report.markdown import _comparisons
-from analysis.report.stats import mcnemar_clustered, mcnemar_exact, mcnemar_midp
+from analysis.report.stats import mcnemar_clustered, mcnemar_exact, mcnemar_midp, paired_bootstrap_diff
 from harness_tasks.metrics import score_answer
 
 FLIP = {"increase": "decrease", "decrease": "increase"}
@@ -80,8 +80,17 @@ def test_two_annotators_match_a_hand_computation_in_any_line_order(tmp_path):
     assert (per["ann2"]["n"], per["ann2"]["acc_a"], per["ann2"]["acc_b"]) == (4, 0.75, 0.5)
     assert per["ann1"]["mcnemar_p_exact"] == mcnemar_exact(2, 1)   # one pair per clip: the plain exact test
     assert per["ann1"]["mcnemar_p"] == mcnemar_midp(2, 1)          # and its mid-p, printed
-    lo, hi = o["ci"]["binomial"]
-    assert -1 <= lo <= 0.2 <= hi <= 1
+    # The interval resamples the 6 clips with all their pairs (4 clips hold two): the same seeded draws
+    # over the same (model, human) pairs clustered by clip give it; resampling the 10 pairs does not.
+    pairs = [(x, m, h) for x, m, h in zip(c, [True, True, False, True, False, True],
+                                        [True, False, True, False, False, True])]
+    pairs += [(x, m, h) for x, m, h in zip(c, [True, True, False, True], [False, False, True, True])]
+    a, b, clips = [m for _, m, _ in pairs], [h for _, _, h in pairs], [("pitch", x) for x, _, _ in pairs]
+    by_clip = list(paired_bootstrap_diff(a, b, clusters=clips, min_clusters=1, draws=DRAWS, seed=1))
+    by_pair = list(paired_bootstrap_diff(a, b, draws=DRAWS, seed=1))
+    assert o["ci"]["binomial"] == by_clip != by_pair
+    lo, hi = by_clip
+    assert lo < 0.2 < hi and hi - lo > 0.3  # 6 clips: a wide interval around the difference
 
 
 def test_three_annotators_any_order_and_the_markdown_rows(tmp_path):

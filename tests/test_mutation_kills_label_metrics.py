@@ -1,0 +1,37 @@
+"""Label metrics of the yes/no and ternary formats: what mutation testing of harness_tasks/label_metrics.py
+found unchecked (docs/testing.md): the refusal of an unknown format, the default level of the interval, and
+macro F1 computed per bootstrap draw (a stack of confusion tables)."""
+
+import numpy as np
+import pytest
+
+from harness_tasks import label_metrics, metrics
+
+
+def _recs(pairs):
+    return [metrics.record_code({"direction": g, "pred": p, "status": "parsed"}) for g, p in pairs]
+
+
+def test_an_unknown_format_is_refused_naming_the_choices():
+    with pytest.raises(ValueError, match=r"unknown format 'poetic'; choose from .*yesno.*ternary|"
+                                         r"unknown format 'poetic'; choose from .*ternary.*yesno"):
+        label_metrics.macro_f1(_recs([("yes", "yes")]), "poetic")
+
+
+def test_macro_f1_per_draw_of_a_stack_of_tables():
+    """Each draw's macro F1 is that of its own table (the mean over the labels, not over the draws)."""
+    a = label_metrics.confusion(_recs([("yes", "yes"), ("no", "yes"), ("no", "no")]), "yesno")
+    b = label_metrics.confusion(_recs([("yes", "no"), ("no", "no"), ("no", "no"), ("yes", "yes")]), "yesno")
+    got = label_metrics._macro_f1(np.stack([a, b]))
+    assert got.shape == (2,)
+    assert got[0] == pytest.approx((2 / 3 + 2 / 3) / 2)   # yes: P 1/2 R 1 -> 2/3; no: P 1 R 1/2 -> 2/3
+    assert got[1] == pytest.approx((2 / 3 + 0.8) / 2)     # yes: P 1 R 1/2 -> 2/3; no: P 2/3 R 1 -> 0.8
+
+
+def test_the_interval_is_95_percent_by_default():
+    recs = _recs([("yes", "yes")] * 12 + [("yes", "no")] * 4 + [("no", "no")] * 10 + [("no", "yes")] * 6)
+    default = label_metrics.bootstrap_ci_labels(recs, "yesno", draws=400, seed=3)
+    assert default == label_metrics.bootstrap_ci_labels(recs, "yesno", draws=400, seed=3, level=0.95)
+    narrow = label_metrics.bootstrap_ci_labels(recs, "yesno", draws=400, seed=3, level=0.5)
+    point = label_metrics.macro_f1(recs, "yesno")
+    assert default[0] < narrow[0] < point < narrow[1] < default[1]
