@@ -108,14 +108,14 @@ def test_openai_request_follows_the_task_audio_order(tmp_path):
 
     lm = OpenAIAudioLM(model="m", base_url="http://127.0.0.1:9", cache="none")
     clip = ClipAudio("c", {"array": np.zeros(160, np.float32), "sampling_rate": 16000})
+    def content(q):
+        body = lm.provider.build(lm._parts(q), system=None, budget=q.max_new_tokens)
+        return [p["type"] for p in body["messages"][0]["content"]]
+
     for flag, order in ((True, ["input_audio", "text"]), (None, ["text", "input_audio"])):
-        q = Query("Q", [clip], audio_first=flag)
-        parts, _ = lm._audio_payload(q)
-        assert [p["type"] for p in lm._body(q, parts)["messages"][0]["content"]] == order
+        assert content(Query("Q", [clip], audio_first=flag)) == order
     q = Query(f"ex {AUDIO_MARKER} ans\n\nnow {AUDIO_MARKER}", [clip, clip])
-    parts, _ = lm._audio_payload(q)
-    content = lm._body(q, parts)["messages"][0]["content"]
-    assert [p["type"] for p in content] == ["text", "input_audio", "text", "input_audio"]
+    assert content(q) == ["text", "input_audio", "text", "input_audio"]
 
 
 def test_hf_adapter_honours_the_task_audio_order(tmp_path):
