@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import label_metrics, metrics
+from .source_bias import source_bias
 from .variants import FORMAT_LABELS, LABELLED_FORMATS
 
 #: Task metrics aggregated from per-doc records (``acc`` itself is a plain 0/1 mean).
@@ -82,7 +83,7 @@ def _on_logit_records(name: str) -> Callable[[list[str]], float]:
 
 
 def _on_sources(name: str) -> Callable[[list[str]], float]:
-    return lambda items: metrics.source_bias(items)[name]
+    return lambda items: source_bias(items)[name]
 
 
 def _on_labels(name: str, fmt: str) -> Callable[[list[str]], float]:

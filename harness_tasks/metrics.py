@@ -60,7 +60,6 @@ __all__ = [
     "parse_record_code",
     "record_code",
     "score_answer",
-    "source_bias",
     "summarize",
     "tabulate",
     "unparsed_rate",
@@ -474,29 +473,3 @@ def _macro_draws(records, by: str, cluster: str | None, rng, draws: int) -> np.n
     mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)
     return np.tensordot(mult, tables, axes=(1, 0))
 
-
-def source_bias(records) -> dict[str, float]:
-    """Response bias on clips without a gold direction (the unmodified sources, paper Table 8).
-
-    Parameters
-    ----------
-    records : iterable
-        Record codes (:func:`record_code`, any gold) or mappings with ``pred`` and ``status``.
-
-    Returns
-    -------
-    dict
-        ``increase_ratio`` (share of *increase* among parsed answers), ``unparsed_rate`` (share
-        of all answers), ``n``, ``n_parsed``, ``n_increase``.
-    """
-    n = n_parsed = n_inc = 0
-    for rec in records:
-        if isinstance(rec, str):
-            rec = parse_record_code(rec)
-        n += 1
-        if rec.get("status") == "parsed":
-            n_parsed += 1
-            n_inc += rec.get("pred") == "increase"
-    return {"increase_ratio": n_inc / n_parsed if n_parsed else math.nan,
-            "unparsed_rate": (n - n_parsed) / n if n else math.nan,
-            "n": n, "n_parsed": n_parsed, "n_increase": n_inc}

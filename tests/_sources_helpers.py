@@ -97,3 +97,12 @@ def fake_items(n_per_group: dict[tuple[str, str], int], *, utts: int = 3, short:
                                         text=text, gender=gender, accent=accent))
                 durations[sid] = 2.0 if k in short else 4.0
     return items, durations
+
+
+def speech_like(seconds: float = 1.0, pad: float = 0.25, sr: int = 48000) -> np.ndarray:
+    """A voiced, amplitude-modulated harmonic tone with silent padding: speech enough for span detection."""
+    t = np.arange(int(seconds * sr)) / sr
+    y = sum(np.sin(2 * np.pi * k * 180.0 * t) / k for k in range(1, 6))
+    y = 0.3 * y / np.max(np.abs(y)) * (0.6 + 0.4 * np.sin(2 * np.pi * 3 * t))
+    z = np.zeros(int(pad * sr))
+    return np.concatenate([z, y, z]).astype(np.float32)

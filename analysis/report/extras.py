@@ -26,7 +26,8 @@ from typing import Any
 
 import vocalgrad
 from harness_tasks import prompts
-from harness_tasks.metrics import source_bias, summarize
+from harness_tasks.metrics import summarize
+from harness_tasks.source_bias import source_bias
 from harness_tasks.models.reasoning import answer_text
 from harness_tasks.parsing import classify_answer
 
