@@ -17,7 +17,7 @@
 # VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.
 # VOCALGRAD_TEST_WORKERS=N runs the tests in N processes (pytest-xdist, `-n N --dist loadfile`: each test
 # file stays on one worker, and the files that read the session's demo share one; tests/conftest.py);
-# unset, empty or 0: one process.
+# unset or empty: 2 (the suite's 15-minute budget on 2 cores is measured so); 0: one process, no xdist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,7 +67,7 @@ if [ "${VOCALGRAD_SKIP_PIP:-0}" != 1 ]; then
 fi
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-workers="${VOCALGRAD_TEST_WORKERS:-0}"
+workers="${VOCALGRAD_TEST_WORKERS:-2}"
 if ! [[ "$workers" =~ ^[0-9]+$ ]]; then
   echo "scripts/test.sh: VOCALGRAD_TEST_WORKERS=$workers: give a number of processes (e.g. 2), or 0 for one" >&2
   exit 2

@@ -78,7 +78,8 @@ def _pytest_args(tmp_path, workers):
 
 
 def test_workers_come_from_vocalgrad_test_workers(tmp_path):
-    for workers, expected in ((None, []), ("", []), ("0", []), ("2", ["-n", "2", "--dist", "loadfile"])):
+    two = ["-n", "2", "--dist", "loadfile"]
+    for workers, expected in ((None, two), ("", two), ("0", []), ("2", two), ("1", ["-n", "1", "--dist", "loadfile"])):
         (tmp_path / "w").mkdir()
         proc, args = _pytest_args(tmp_path / "w", workers)
         assert proc.returncode == 0, proc.stderr
