@@ -16,6 +16,7 @@ one of three exceptions:
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,6 +134,20 @@ class Provider:
     """
 
     name = ""
+    _client = None
+
+    @property
+    def client(self):
+        """The provider's SDK client (:meth:`_make_client`), made once and shared by every thread: a client
+        dropped and made again would close the other threads' connections."""
+        with self.__dict__.setdefault("_client_lock", threading.Lock()):
+            if self._client is None:
+                self._client = self._make_client()
+            return self._client
+
+    def _make_client(self):
+        """A new SDK client (raises :class:`Stop` naming the package when it is not installed)."""
+        raise NotImplementedError
 
     def build(self, parts: list[tuple[str, Any]], *, system: str | None, budget: int,
               scale: float = 1.0) -> dict[str, Any]:

@@ -18,7 +18,6 @@ backoff from ``backoff`` seconds). A 400 that names a request field stops the ru
 from __future__ import annotations
 
 from collections.abc import Mapping
-import threading
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,27 +69,18 @@ class Gemini(Provider):
         self.generation, self.thinking_budget, self.max_output = dict(generation), thinking_budget, max_output
         self.extra_body = dict(extra_body)
         self.timeout, self.max_retries, self.backoff = timeout, max_retries, backoff
-        self._client = None
-        self._client_lock = threading.Lock()
-
-    @property
-    def client(self):
-        with self._client_lock:          # one client for every thread (a dropped one closes its connections)
-            return self._make_client()
 
     def _make_client(self):
-        if self._client is None:
-            try:
-                from google import genai
-                from google.genai import types
-            except ImportError:
-                raise Stop(f"{self.route}: provider gemini needs the google-genai package: "
-                           "pip install -e '.[api]'") from None
-            retry = types.HttpRetryOptions(attempts=self.max_retries + 1, initial_delay=self.backoff,
-                                           max_delay=60.0, jitter=min(1.0, self.backoff))
-            self._client = genai.Client(vertexai=False, api_key=self.api_key or "unset", http_options=types.HttpOptions(
-                base_url=self.base_url, timeout=int(self.timeout * 1000), retry_options=retry))
-        return self._client
+        try:
+            from google import genai
+            from google.genai import types
+        except ImportError:
+            raise Stop(f"{self.route}: provider gemini needs the google-genai package: "
+                       "pip install -e '.[api]'") from None
+        retry = types.HttpRetryOptions(attempts=self.max_retries + 1, initial_delay=self.backoff,
+                                       max_delay=60.0, jitter=min(1.0, self.backoff))
+        return genai.Client(vertexai=False, api_key=self.api_key or "unset", http_options=types.HttpOptions(
+            base_url=self.base_url, timeout=int(self.timeout * 1000), retry_options=retry))
 
     def settings(self) -> dict[str, Any]:
         cfg = dict(self.generation)

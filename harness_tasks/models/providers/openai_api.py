@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-import threading
 from typing import Any
 
 from .base import FATAL_STATUS, FieldRefused, Malformed, Provider, Reply, RequestFailed, Stop, refused_field, stop_line
@@ -73,24 +72,15 @@ class ChatCompletions(Provider):
         self.name, self.model, self.base_url, self.audio_format = name, model, base_url, audio_format
         self.fields, self.budgets, self.route = dict(fields), dict(budgets), route
         self.timeout, self.max_retries, self.api_key = timeout, max_retries, api_key
-        self._client = None
-        self._client_lock = threading.Lock()
-
-    @property
-    def client(self):
-        with self._client_lock:          # one client for every thread (a dropped one closes its connections)
-            return self._make_client()
 
     def _make_client(self):
-        if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise Stop(f"{self.route}: provider {self.name} needs the openai package: "
-                           "pip install -e '.[api]'") from None
-            self._client = openai.OpenAI(api_key=self.api_key or "unused", base_url=self.base_url,
-                                         timeout=self.timeout, max_retries=self.max_retries)
-        return self._client
+        try:
+            import openai
+        except ImportError:
+            raise Stop(f"{self.route}: provider {self.name} needs the openai package: "
+                       "pip install -e '.[api]'") from None
+        return openai.OpenAI(api_key=self.api_key or "unused", base_url=self.base_url,
+                             timeout=self.timeout, max_retries=self.max_retries)
 
     def settings(self) -> dict[str, Any]:
         return {**self.fields, **self.budgets}
@@ -161,9 +151,9 @@ class ChatCompletions(Provider):
 
     def hint(self, field: str) -> str:
         if field in ("repetition_penalty", "min_p", "frequency_penalty", "presence_penalty", "top_p"):
-            return (f"the greedy setting sends it: use greedy=standard (OpenAI's fields) or greedy=none, or "
-                    f"provider=openai / provider=gemini, which send only what those APIs accept")
+            return ("the greedy setting sends it: use greedy=standard (OpenAI's fields) or greedy=none, or "
+                    "provider=openai / provider=gemini, which send only what those APIs accept")
         if field in ("max_tokens", "max_completion_tokens"):
             other = "max_completion_tokens" if field == "max_tokens" else "max_tokens"
             return f"leave it out with {field}=none and set {other}=task"
-        return f"leave it out of --model_args (or extra_body), or set provider= to the server's kind"
+        return "leave it out of --model_args (or extra_body), or set provider= to the server's kind"
