@@ -7,6 +7,7 @@ per category, with the fields the real files carry (doc, filtered_resps, the sco
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,14 @@ def clips(*, sources: int = 3, categories=vocalgrad.CATEGORY_NAMES) -> list[dict
                         docs.append({"id": vocalgrad.clip_id(sid, cat, traj, tier, d), "category": cat,
                                      "direction": d, "label": d, "tier": tier, "trajectory": traj,
                                      "source_id": sid})
+    return docs
+
+
+def build_clips(build: str, *, sources: int = 3, categories=("pitch", "volume")) -> list[dict]:
+    """:func:`clips` of one dataset build: the same clip ids on every build, the audio (its sha256) differs."""
+    docs = clips(sources=sources, categories=categories)
+    for d in docs:
+        d["sha256"] = hashlib.sha256(f"{build}:{d['id']}".encode()).hexdigest()
     return docs
 
 

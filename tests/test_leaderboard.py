@@ -16,17 +16,13 @@ from generation.identity import build_digest, short
 
 from _html_helpers import column_values, load_page
 from _listen_helpers import chromium
-from _report_helpers import clips, write_results
+from _report_helpers import build_clips, write_results
 
 CATS = ("pitch", "volume")
 
 
 def _docs(build: str) -> list[dict]:
-    """The same clip ids on every build; the audio (its sha256) differs between builds."""
-    docs = clips(sources=3, categories=CATS)
-    for d in docs:
-        d["sha256"] = hashlib.sha256(f"{build}:{d['id']}".encode()).hexdigest()
-    return docs
+    return build_clips(build, categories=CATS)
 
 
 def _flip(d: str) -> str:

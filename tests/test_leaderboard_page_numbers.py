@@ -4,7 +4,6 @@ them known by hand, to those values (always "increase" on a balanced set: 50 %; 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 
@@ -12,16 +11,13 @@ import pytest
 
 from generation.cli import main
 
-from _report_helpers import clips, write_results
+from _report_helpers import build_clips, write_results
 
 CATS = ("pitch", "volume")
 
 
 def _docs(build: str) -> list[dict]:
-    docs = clips(sources=3, categories=CATS)
-    for d in docs:
-        d["sha256"] = hashlib.sha256(f"{build}:{d['id']}".encode()).hexdigest()
-    return docs
+    return build_clips(build, categories=CATS)
 
 
 @pytest.fixture(scope="module")
