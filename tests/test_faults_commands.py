@@ -8,6 +8,8 @@ import contextlib
 import errno
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -328,3 +330,18 @@ def test_explain_names_the_file_and_what_to_do():
         "/x: permission denied; check the permissions of the file and its folder, or use another folder")
     assert explain(FileNotFoundError("made by the toolkit")) == "made by the toolkit"
     assert explain(KeyError("a bug")) is None and explain(ZeroDivisionError()) is None
+
+
+def test_parallel_pictures_end_without_a_traceback_under_the_commands_sigterm_handler(tmp_path):
+    """The page's drawing workers are forked from a command that turns SIGTERM into Ctrl-C; the pool's end
+    sends them SIGTERM, which must end them quietly (was: one `KeyboardInterrupt: SIGTERM` traceback per
+    worker at the end of every `report --html`, also in the demo)."""
+    code = ("from generation.cli_errors import sigterm_as_interrupt\n"
+            "from analysis.report.parallel import run_tasks\n"
+            "with sigterm_as_interrupt():\n"
+            "    print(list(run_tasks([(abs, (-i,)) for i in range(8)], jobs=2)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(list(range(8)))
+    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, proc.stderr

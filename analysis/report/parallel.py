@@ -11,6 +11,8 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from generation.cli_errors import worker_signals
+
 __all__ = ["cpu_count", "run_tasks"]
 
 _TASKS: Sequence[tuple[Callable, tuple]] = ()  # the tasks of the forked workers (inherited, never pickled)
@@ -43,7 +45,9 @@ def run_tasks(tasks: Sequence[tuple[Callable, tuple]], *, jobs: int | None = Non
         return
     _TASKS = tasks
     try:
-        with mp.get_context("fork").Pool(n) as pool:
+        # the workers ignore Ctrl-C and die quietly on the SIGTERM of the pool's end (not through the
+        # command's own SIGTERM handler, which they inherit and which would print a traceback each)
+        with mp.get_context("fork").Pool(n, initializer=worker_signals) as pool:
             if ordered:
                 for _, result in pool.imap(_run, range(len(tasks))):
                     yield result
