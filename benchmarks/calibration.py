@@ -39,8 +39,9 @@ A provider is a function ``calibration_cells(quick: bool) -> list`` of cells. A 
 A provider may instead return *measured* cells, simulated by itself (the sweep fit refits each simulated
 observer, and runs its own pool): a ``dict`` with ``method``, ``design``, ``kind`` (``"coverage"``,
 ``"size"`` or ``"bias"``: the mean relative error of an estimate, nominal 0, band ±5 %), ``nominal``,
-``actual``, ``mc_se``, ``n_sims`` and optionally ``truth`` and ``note``. They are added to the table as
-rows, after the simulated cells.
+``actual``, ``mc_se``, ``n_sims`` and optionally ``truth``, ``note`` and ``at_most`` (true for a rate
+whose claim is an upper bound, e.g. "a coin gets a threshold in at most 5 %": only its upper band end
+counts). They are added to the table as rows, after the simulated cells.
 
 Providers: :func:`benchmarks.calibration_designs.cells` (accuracy intervals, chance verdicts, paired
 comparisons) and ``analysis.report.psychometric_sim.calibration_cells`` when that function exists (the sweep
@@ -113,7 +114,12 @@ def measured_row(cell: dict) -> dict:
            "nominal": cell["nominal"], "sims": cell["n_sims"], "defined": cell["n_sims"], "note": cell.get("note", "")}
     if p is None or not math.isfinite(p):
         return {**row, "actual": None, "mc_se": None, "verdict": "withheld"}
+    n = max(int(cell["n_sims"]), 1)
+    if cell["kind"] != "bias":  # a rate: never a smaller s.e. than a binomial one with p(1-p) >= 0.25/n
+        se = math.sqrt(max(p * (1 - p), 0.25 / n) / n)
     se = se if se is not None and math.isfinite(se) else 0.0
+    if cell.get("at_most"):
+        lo = -math.inf
     verdict = "ok" if lo <= p <= hi else ("off" if (p + 2 * se < lo or p - 2 * se > hi) else "borderline")
     return {**row, "actual": p, "mc_se": se, "verdict": verdict}
 

@@ -84,11 +84,14 @@ def test_measured_cells_of_a_provider_become_rows_with_their_verdict(monkeypatch
     mod.calibration_cells = lambda quick: [
         {**base, "kind": "coverage", "actual": 0.95}, {**base, "kind": "coverage", "actual": 0.85},
         {**base, "kind": "bias", "nominal": 0.0, "actual": 0.012, "truth": "lapse 0.2"},
-        {**base, "kind": "bias", "nominal": 0.0, "actual": 0.30}]
+        {**base, "kind": "bias", "nominal": 0.0, "actual": 0.30},
+        {**base, "kind": "size", "nominal": 0.05, "actual": 0.0, "at_most": True},
+        {**base, "kind": "coverage", "actual": 1.0, "n_sims": 12}]
     monkeypatch.setitem(sys.modules, "fake_measured", mod)
     cells = cal.gather_cells(True, providers=[("fake_measured", "calibration_cells")])
     rows = [cal.measured_row(c) for c in cells]
-    assert [r["verdict"] for r in rows] == ["ok", "off", "ok", "off"]
+    # an upper-bound claim met by 0 %; 12 of 12 covered is not "off" (its s.e. is a binomial one, not 0)
+    assert [r["verdict"] for r in rows] == ["ok", "off", "ok", "off", "ok", "borderline"]
     assert rows[2]["statistic"] == "threshold interval (lapse 0.2)" and rows[2]["sims"] == 500
     assert "+1.2 % (±1.0)" in cal.markdown(rows)
 

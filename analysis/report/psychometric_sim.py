@@ -187,11 +187,12 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
         rc, rs = [_coverage_job(j) for j in jobs_c], [_size_job(j) for j in jobs_s]
     cells = []
 
-    def cell(method, design, truth, kind, nominal, values, note=""):
+    def cell(method, design, truth, kind, nominal, values, note="", at_most=False):
         v = np.asarray(values, float)
         se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
         cells.append({"method": method, "design": design, "truth": truth, "kind": kind, "nominal": nominal,
-                      "actual": float(v.mean()), "mc_se": se, "n_sims": int(v.size), "note": note})
+                      "actual": float(v.mean()), "mc_se": se, "n_sims": int(v.size), "note": note,
+                      "at_most": at_most})
 
     for i, (obs, s) in enumerate(cov if n_cov else []):
         r = rc[i * n_cov:(i + 1) * n_cov]
@@ -213,7 +214,7 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
         cell("chance test (likelihood ratio, Monte-Carlo p <= 0.05)", design, truth, "size", ALPHA,
              [a for a, _, _ in r], f"{mc} Monte-Carlo draws per fit")
         cell("coin given a threshold within the sweep", design, truth, "size", ALPHA, [b for _, b, _ in r],
-             "at most the chance test's size")
+             "at most the chance test's size", at_most=True)
     return cells
 
 
