@@ -194,10 +194,11 @@ def test_paired_bootstrap_diff_level_and_shape_checks():
     narrow = stats.paired_bootstrap_diff(a * 25, b * 25, draws=500, level=0.5)
     assert wide[0] < narrow[0] <= 0.5 <= narrow[1] < wide[1]
     # clip-level draws: the difference is (right only for A - right only for B) / n of a multinomial draw
+    a2, b2 = [True, False, True, True, False], [False, False, True, False, True]   # d = +1, 0, 0, +1, -1
     rng = np.random.default_rng(4)
-    sims = rng.multinomial(100, [0.0, 0.5, 0.5], size=200)
-    vals = (sims[:, 2] - sims[:, 0]) / 100
-    assert stats.paired_bootstrap_diff(a * 25, b * 25, draws=200, seed=4, level=0.8) == pytest.approx(
+    sims = rng.multinomial(125, [0.2, 0.4, 0.4], size=200)                      # shares of -1, 0, +1
+    vals = (sims[:, 2] - sims[:, 0]) / 125
+    assert stats.paired_bootstrap_diff(a2 * 25, b2 * 25, draws=200, seed=4, level=0.8) == pytest.approx(
         tuple(np.quantile(vals, [0.1, 0.9])), abs=1e-12)
 
 
