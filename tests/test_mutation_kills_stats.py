@@ -230,3 +230,6 @@ def test_error_verdict_boundary():
     assert stats.error_verdict(0, 5) is None
     assert stats.error_verdict(3, 10, limit=0.3) is None
     assert stats.error_verdict(3, 8) == "n/a: 38 % error answers"
+    assert stats.error_verdict(n_error=2, n=10) == "n/a: 20 % error answers"   # the counts by name
+    with pytest.raises(TypeError):
+        stats.error_verdict(3, 10, 0.3)                        # the limit only by name
