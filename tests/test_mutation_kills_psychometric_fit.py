@@ -212,3 +212,24 @@ def test_chance_and_gof_tests_report_their_statistics():
     gof = pf.gof_test(C, f, draws=9, seed=1)
     assert gof["deviance"] == pf.deviance(C, f) and gof["draws"] == 9
     assert gof["p"] in {i / 10 for i in range(1, 11)} and gof["p"] > 0.1
+
+
+def test_batched_likelihood_and_probabilities_are_the_single_ones():
+    thetas = np.array(THETAS)
+    k1, n1, k0, n0 = (np.tile(v, (2, 1)) for v in (C.k1, C.n1, C.k0, C.n0))
+    got = pf._loglik_batch(thetas, X, k1, n1, k0, n0)
+    assert got == pytest.approx([_loglik(t, C) for t in THETAS], rel=1e-10)
+    q1, q0 = pf._p_batch(thetas, X)
+    for i, t in enumerate(THETAS):
+        p1, p0 = pf.p_increase(X, math.exp(t[0]), math.exp(t[1]), t[2], t[3])
+        assert q1[i] == pytest.approx(p1, rel=1e-12) and q0[i] == pytest.approx(p0, rel=1e-12)
+
+
+def test_the_batched_fit_converges_well_within_its_iteration_budget():
+    """From the grid start, 40 Levenberg-Marquardt steps reach the optimum to 1e-7 (it needs about 40 to reach
+    1e-8; the budget is 60): a damping that slows it (e.g. a negative floor) leaves it short."""
+    f = pf.fit(C)
+    counts = [np.atleast_2d(v) for v in (C.k1, C.n1, C.k0, C.n0)]
+    bounds = pf._bounds(X)
+    _, nll = pf._lm(pf._grid_starts(X, *counts, bounds), X, *counts, bounds, iters=40)
+    assert nll[0] - f.nll < 1e-7
