@@ -81,3 +81,13 @@ def test_cluster_interval_refusals():
     with pytest.raises(KeyError, match="speaker"):
         cluster_interval(recs, cluster="speaker", min_clusters=3)
     assert all(math.isnan(v) for v in cluster_interval(recs, "f1", min_clusters=4))  # too few first
+    # record codes carry no cluster key: one clear line (it was a TypeError from indexing a string)
+    for macro_by in (None, "category"):
+        with pytest.raises(ValueError, match="needs records with a cluster key, not record codes"):
+            cluster_interval(["increase:increase:parsed:exact"] * 3, macro_by=macro_by, min_clusters=1)
+
+
+def test_jackknife_t_arguments():
+    assert jackknife_t(estimate=0.7, leave_one_out=[0.69, 0.71, 0.7]) == jackknife_t(0.7, [0.69, 0.71, 0.7])
+    with pytest.raises(TypeError):
+        jackknife_t(0.7, [0.69, 0.71, 0.7], 0.9)              # the level only by name
