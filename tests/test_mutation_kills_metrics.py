@@ -74,6 +74,10 @@ def test_every_metric_of_one_table():
     got = M.div_or_nan(np.array([1.0, 2.0, 0.0]), np.array([4.0, 0.0, 0.0]))
     assert got[0] == 0.25 and math.isnan(got[1]) and math.isnan(got[2])
     assert M.metric_from_table("acc", np.stack([M.tabulate(recs)] * 2)) == pytest.approx([0.3, 0.3])
+    # error and ambiguous answers in different numbers: each rate counts its own column
+    odd = [_r(None, "increase", "error", False)] * 2 + [_r(None, "decrease", "ambiguous", False)] + \
+        [_r("increase", "increase")]
+    assert M.error_rate(odd) == 0.5 and M.summarize(odd)["ambiguous_rate"] == 0.25 and M.unparsed_rate(odd) == 0.75
 
 
 def test_strata_tables_sorted_keys_and_refusals():
