@@ -29,6 +29,9 @@ def test_date_from_seconds_the_file_name_or_unknown():
         assert R._date({"date": "soon"}, Path("plain.json")) == "unknown"
     with pytest.warns(R.LeaderboardWarning):
         assert R._date({}, Path("results_2026-13-45T99-00-00.json")) == "unknown"
+    long = "y" * 60
+    with pytest.warns(R.LeaderboardWarning, match=f"date '{'y' * 39} is not a readable time"):
+        assert R._date({"date": long}, Path("plain.json")) == "unknown"      # shown cut to 40 characters
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert R._date({}, Path("plain.json")) == "unknown"                # nothing to read: no warning
@@ -71,14 +74,16 @@ def test_gather_merges_by_build_keeps_the_latest_and_sorts(monkeypatch):
                _row("m", None, "2026-01-05T00:00:00Z", 0.8, rfile="f4b")],
         "f5": [_row("m", "b1", "2026-01-06T00:00:00Z", float("nan"), variant="swap", rfile="f5"),
                _row("a", "b2", "2026-01-06T00:00:00Z", 0.7, rfile="f5a"),
-               _row("m", "b2", "2026-01-06T00:00:00Z", 0.7, rfile="f5b")],
+               _row("m", "b2", "2026-01-06T00:00:00Z", 0.7, rfile="f5b"),
+               _row("z", "b3", "2026-01-06T00:00:00Z", 0.0, rfile="f5z")],
     }
     monkeypatch.setattr(loading, "results_files", lambda path: [Path(path)])
     monkeypatch.setattr(R, "run_rows", lambda rfile, label, *, draws, seed: made[str(rfile)])
     rows, notes = R.gather(["f1", "f2", "f3", "f4", "f5"])
     got = [(r.model, r.variant, r.build, r.results_file) for r in rows]
     assert got == [("m", "default", None, "f4"), ("m", "default", None, "f4b"), ("a", "default", "b2", "f5a"),
-                   ("m", "default", "b1", "f2"), ("m", "default", "b2", "f5b"), ("m", "swap", "b1", "f5")]
+                   ("m", "default", "b1", "f2"), ("m", "default", "b2", "f5b"), ("z", "default", "b3", "f5z"),
+                   ("m", "swap", "b1", "f5")]                        # no accuracy (nan): after 0 %
     latest = rows[3]
     assert latest.superseded == ["f1", "f3"]
     assert notes == [
@@ -98,6 +103,9 @@ def test_run_id_and_json():
     j = a.to_json()
     assert j["run_id"] == a.run_id and j["build_short"] == "b" * 12 and j["model"] == "Org/Model"
     assert a.key == ("Org/Model", "default", "b" * 64)
+    long = _row("m" * 100, "b" * 64, "2026-01-01T00:00:00Z", variant="v" * 30)
+    model_part, variant_part, digest = long.run_id.split("__")
+    assert model_part == "m" * 80 and variant_part == "v" * 20 and len(digest) == 12
 
 
 def test_run_rows_of_a_small_results_file(tmp_path):
