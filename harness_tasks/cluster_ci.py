@@ -82,15 +82,14 @@ def cluster_interval(records: Sequence[Mapping[str, Any]], metric: str = "acc", 
     from .metrics import METRICS, strata_tables, cluster_keys
 
     records = list(records)
+    if any(isinstance(rec, str) for rec in records):  # checked first: a code has no cluster key to count
+        raise ValueError("a clustered interval needs records with a cluster key, not record codes")
     if not records or len(cluster_keys(records, cluster)) < min_clusters:
         return math.nan, math.nan
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
     fn = METRICS[metric]
-    if macro_by is None:
-        for rec in records:  # one stratum: the same tables without a macro key
-            if isinstance(rec, str):
-                raise ValueError("a clustered interval needs records with a cluster key, not record codes")
+    if macro_by is None:  # one stratum: the same tables without a macro key
         tables = strata_tables(({**r, "_all": 0} for r in records), "_all", cluster)  # (K, 1, 2, 7)
     else:
         tables = strata_tables(records, macro_by, cluster)  # (K, G, 2, 7)
