@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from harness_tasks import metrics as M
+from harness_tasks.source_bias import source_bias
 
 
 def _r(pred, gold, status="parsed", exact=True, **extra):
@@ -201,11 +202,11 @@ def test_bootstrap_ci_macro_draws_against_a_plain_loop():
 def test_source_bias_hand_computed():
     recs = ["increase:increase:parsed:exact", "decrease:decrease:parsed:other", "increase:none:unparsed:other",
             {"pred": "increase", "status": "parsed"}, {"pred": None, "status": "error"}]
-    assert M.source_bias(recs) == {"increase_ratio": 2 / 3, "unparsed_rate": 2 / 5, "n": 5, "n_parsed": 3,
+    assert source_bias(recs) == {"increase_ratio": 2 / 3, "unparsed_rate": 2 / 5, "n": 5, "n_parsed": 3,
                                    "n_increase": 2}
-    empty = M.source_bias([])
+    empty = source_bias([])
     assert math.isnan(empty["increase_ratio"]) and math.isnan(empty["unparsed_rate"]) and empty["n"] == 0
-    none_parsed = M.source_bias(["increase:none:unparsed:other"])
+    none_parsed = source_bias(["increase:none:unparsed:other"])
     assert math.isnan(none_parsed["increase_ratio"]) and none_parsed["unparsed_rate"] == 1.0
 
 
