@@ -280,6 +280,7 @@ def test_a_failed_update_leaves_a_new_folder_absent_and_an_old_one_as_it_was(tmp
 def test_a_second_writer_is_refused_naming_the_first(tmp_path):
     with out_lock(tmp_path / "o", "vocalgrad hub") as lock:
         assert lock == tmp_path / "o" / LOCK
+        assert lock.stat().st_mode & 0o111 == 0        # not executable (0o644 before the umask)
         assert lock.read_text() == f"`vocalgrad hub` (pid {os.getpid()} on {aio.HOST_TAG})\n"
         code = ("import sys; from generation.ownership import out_lock\n"
                 "try:\n    with out_lock(sys.argv[1], 'x'): print('got it')\n"
@@ -317,6 +318,10 @@ def test_leftovers_of_dead_writers_are_removed_and_only_those(tmp_path, dead_pid
     gone = remove_leftovers(out, warn=True)
     assert len(gone) == 7
     assert capsys.readouterr().err.endswith(" and 2 more\n")
+    for i in range(5):
+        (out / f".stage.{host}.{dead_pid}{i}.partial").mkdir()
+    assert len(remove_leftovers(out)) == 5
+    assert "more" not in capsys.readouterr().err      # five are all named
     (out / f".stage.{host}.{dead_pid}.partial").mkdir()
     assert remove_leftovers(out, warn=False) == [out / f".stage.{host}.{dead_pid}.partial"]
     assert capsys.readouterr().err == ""
