@@ -122,6 +122,14 @@ def test_inside_returns_the_joined_path_or_names_the_source(tmp_path):
         inside(tmp_path, "/x")
 
 
+def test_links_and_source_are_keyword_only(tmp_path):
+    # a bool or a message given by position is a caller's mistake (links=False turns the link check off)
+    with pytest.raises(TypeError):
+        outside_reason(tmp_path, "a", False)
+    with pytest.raises(TypeError):
+        inside(tmp_path, "a", "m.json")
+
+
 # --- registry ---------------------------------------------------------------------------------------------------
 
 def _f():
