@@ -152,6 +152,11 @@ def test_claim_refuses_a_taken_name_and_leaves_the_registry_unchanged():
     assert reg == {"gain": _f, "other": _g}
 
 
+def test_claims_kind_is_keyword_only():
+    with pytest.raises(TypeError):
+        registry.claim({}, "gain", _f, "transform")
+
+
 def test_claim_accepts_the_same_definition_reloaded():
     reg = {}
     registry.claim(reg, "n", _f, what="t")
