@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import warnings
 from types import SimpleNamespace as NS
@@ -75,7 +76,7 @@ def test_a_source_record_is_written_beside_the_parts_and_read_back_over_render_j
     assert json.loads(source_record_path(tmp_path, "s1").read_text()) == {"sha256": "a" * 64, "flac_sha256": "b" * 64}
     assert recorded_sources(tmp_path) == {"s1": {"sha256": "a" * 64, "flac_sha256": "b" * 64}}
     (tmp_path / "render.json").write_text(json.dumps({"sources": {"s1": {"sha256": "old"}, "s2": {"sha256": "c"}}}))
-    (source_record_path(tmp_path, "s3")).write_text("{damaged")
+    (source_record_path(tmp_path, "s0")).write_text("{damaged")  # read first: the records after it still count
     assert recorded_sources(tmp_path) == {"s1": {"sha256": "a" * 64, "flac_sha256": "b" * 64}, "s2": {"sha256": "c"}}
     (tmp_path / "render.json").write_text("not json")
     assert recorded_sources(tmp_path) == {"s1": {"sha256": "a" * 64, "flac_sha256": "b" * 64}}
@@ -141,19 +142,24 @@ def test_the_renders_own_output_and_toolkit_folders_are_left_out(tmp_path):
              "r": src / "r.flac"}
     for p in files.values():
         p.write_bytes(b"x")
-    items = [SourceItem(k, str(p)) for k, p in files.items()] + [SourceItem("obj", _Hashed())]
+    items = [SourceItem("obj", _Hashed())] + [SourceItem(k, str(p)) for k, p in files.items()]
+
+    def reader():  # a source reader calling the check: the warning names the reader's caller
+        return exclude_own_output(items, out, f"folder:{src}")
+
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        kept = exclude_own_output(items, out, f"folder:{src}")
-    assert [it.source_id for it in kept] == ["k", "n", "r", "obj"]
+        kept = reader(); line = inspect.currentframe().f_lineno  # noqa: E702
+    assert [it.source_id for it in kept] == ["obj", "k", "n", "r"]
     assert len(w) == 1 and issubclass(w[0].category, SourceWarning)
+    assert (w[0].filename, w[0].lineno) == (__file__, line)
     assert str(w[0].message) == (f"folder:{src}: left out toolkit output, never read as sources: {hub} (1 file(s)), "
                                  f"{src / 'old_render'} (1 file(s)), {out.resolve()} (3 file(s))")
     # not a folder: source: only --out's own folders are left out, a render folder elsewhere is read
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         kept = exclude_own_output(items, out, "vctk:/data")
-    assert [it.source_id for it in kept] == ["k", "o", "h", "n", "r", "obj"]
+    assert [it.source_id for it in kept] == ["obj", "k", "o", "h", "n", "r"]
     # a source folder inside a render folder: folders above the source root do not count
     inner = src / "old_render" / "deep"
     with warnings.catch_warnings(record=True) as w:
