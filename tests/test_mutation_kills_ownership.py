@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -349,3 +350,53 @@ def test_a_signal_during_the_block_is_acted_on_after_it(tmp_path):
     finally:
         signal.signal(signal.SIGTERM, old_term)
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_leftover_removed_by_another_cleaner_meanwhile_is_no_error(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "hub"
+    stage = out / f".stage.{aio.HOST_TAG}.999999.partial"
+    (stage / "x").mkdir(parents=True)
+
+    def gone_meanwhile(pid):  # another run's clean-up removes it between the listing and the removal
+        shutil.rmtree(stage)
+        return False
+
+    monkeypatch.setattr(own, "pid_alive", gone_meanwhile)
+    assert remove_leftovers(out) == [stage]
+
+
+def test_six_leftovers_name_five_and_one_more(tmp_path, dead_pid, capsys):
+    out = tmp_path / "hub"
+    for i in range(6):
+        (out / f".stage.{aio.HOST_TAG}.{dead_pid}{i}.partial").mkdir(parents=True)
+    assert len(remove_leftovers(out)) == 6
+    assert capsys.readouterr().err.endswith(".partial and 1 more\n")
+
+
+def test_a_failed_update_keeps_an_existing_empty_folder(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    with pytest.raises(RuntimeError):
+        with owned_update(out, "hub", what="w"):
+            raise RuntimeError("boom")
+    assert out.is_dir()                    # it was the user's before the run: only what the run made goes
+
+
+def test_an_uninstalled_toolkit_records_version_unknown(monkeypatch):
+    import importlib.metadata as md
+
+    def missing(name):
+        raise md.PackageNotFoundError(name)
+
+    monkeypatch.setattr(md, "version", missing)
+    assert own._toolkit_version() == "unknown"
+
+
+def test_a_default_handled_signal_during_the_block_ends_the_process_after_it():
+    code = ("import os, signal\nfrom generation.ownership import signals_deferred\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+            "with signals_deferred():\n    os.kill(os.getpid(), signal.SIGTERM)\n    print('block done', flush=True)\n"
+            "print('after')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert r.returncode == -signal.SIGTERM and r.stdout == "block done\n"
