@@ -82,6 +82,8 @@ def test_a_marker_naming_paths_outside_or_no_table_is_foreign(tmp_path):
     assert marker_problem(tmp_path, None) is None
     assert marker_problem(tmp_path, {"kind": "hub", "files": {"a/b": "1"}, "pending": {"c": "2"}}) is None
     assert marker_problem(tmp_path, {"files": ["a"]}) == "its 'files' is not a table of files"
+    assert marker_problem(tmp_path, {"kind": "hub", "pending": {"../x": "1"}}) == (  # no files: pending still checked
+        "its 'pending' names a path outside the folder: '../x' climbs out with '..'")
     assert marker_problem(tmp_path, {"files": {"a": "1"}, "pending": ["x"]}) == "its 'pending' is not a table of files"
     assert marker_problem(tmp_path, {"files": {"a": "1"}, "pending": {"../x": "1"}}) == (
         "its 'pending' names a path outside the folder: '../x' climbs out with '..'")
