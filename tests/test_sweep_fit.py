@@ -17,12 +17,7 @@ from scipy.stats import binom
 from analysis.report.psychometric import Observer, analyse_sweeps, sweep_markdown, table_rows, threshold_text
 from analysis.report.psychometric_fit import (Counts, bootstrap, chance_test, deviance, fit, lr_statistic,
                                               p_increase, pooled_correct, sensitivity_threshold)
-from analysis.report.psychometric_sim import MAGS, alpha_for, criterion_for, simulate
-
-
-def _counts(per_source) -> Counts:
-    t = np.asarray(per_source).sum(0)
-    return Counts(MAGS, t[0], t[1], t[2], t[3])
+from analysis.report.psychometric_sim import MAGS, alpha_for, criterion_for, pooled_counts, simulate
 
 
 def _records(per_source, category="pitch", zero=0):
@@ -62,7 +57,7 @@ def test_the_threshold_is_the_sensitivity_alone_at_75_percent():
 @pytest.mark.parametrize("share,lapse,seed", [(0.9, 0.02, 1), (0.95, 0.02, 2), (0.5, 0.15, 3), (0.8, 0.2, 5)])
 def test_biased_and_lapsing_observers_get_their_sensitivity_threshold_back(share, lapse, seed):
     data = simulate(MAGS, threshold=3.0, increase_share=share, lapse=lapse, n_sources=30, seed=seed)
-    f = fit(_counts(data))
+    f = fit(pooled_counts(data))
     assert abs(f.threshold - 3.0) / 3.0 < 0.2, f  # one observer; the bias is measured in docs/statistics.md
     assert f.criterion == pytest.approx(criterion_for(share), abs=0.35)
     lo, hi = bootstrap(MAGS, data, draws=150, seed=seed, f=f)["threshold_ci"]
@@ -78,7 +73,7 @@ def test_the_pooled_point_reads_bias_as_deafness_and_the_threshold_does_not():
 
 def test_the_lr_and_the_deviance_are_twice_the_log_likelihood_differences():
     data = simulate(MAGS, threshold=4.0, lapse=0.05, n_sources=6, seed=5)
-    c = _counts(data)
+    c = pooled_counts(data)
     f = fit(c)
     p1, p0 = p_increase(MAGS, f.alpha, f.beta, f.criterion, f.lapse)
     ll_fit = (binom.logpmf(c.k1, c.n1, p1) + binom.logpmf(c.k0, c.n0, p0)).sum()
@@ -95,7 +90,7 @@ def test_the_chance_test_is_not_conservative_on_a_coin():
     # Monte-Carlo reference gives uniform p-values (mean 0.5)
     ps = []
     for seed in range(10):
-        c = _counts(simulate(MAGS, threshold=None, lapse=0.0, n_sources=20, seed=100 + seed))
+        c = pooled_counts(simulate(MAGS, threshold=None, lapse=0.0, n_sources=20, seed=100 + seed))
         ps.append(chance_test(c, fit(c), draws=19, seed=seed)["p"])
     assert 0.25 < np.mean(ps) < 0.75, ps
 
@@ -145,12 +140,12 @@ def test_a_fit_at_a_bound_is_flagged():
     per[:, 1], per[:, 3] = 4, 4
     per[:, 0, 1:] = 4  # "increase" on every increase clip from magnitude 2 on
     per[:, 0, 0], per[:, 2, 0] = 2, 2  # a coin at magnitude 1
-    f = fit(_counts(per))
+    f = fit(pooled_counts(per))
     assert "beta" in f.at_bound, f
     block = analyse_sweeps([_observer(_records(per))], draws=0, mc_draws=39)
     row = table_rows(block["attributes"]["pitch"])[0]
     assert "at bound: beta" in row[7], row
-    easy = fit(_counts(simulate(MAGS, threshold=3.0, n_sources=20, seed=2)))
+    easy = fit(pooled_counts(simulate(MAGS, threshold=3.0, n_sources=20, seed=2)))
     assert easy.at_bound == []
 
 

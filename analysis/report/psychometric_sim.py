@@ -27,7 +27,7 @@ from scipy.special import ndtr, ndtri
 
 from .psychometric_fit import ALPHA, D_TARGET, Counts, bootstrap, chance_test, fit, gof_test, p_increase
 
-__all__ = ["alpha_for", "calibration_cells", "criterion_for", "population_threshold", "simulate"]
+__all__ = ["alpha_for", "calibration_cells", "criterion_for", "pooled_counts", "population_threshold", "simulate"]
 
 #: The calibration's sweep: a pitch-like sweep of 1..8 units, threshold 3, slope 3 (docs/sweep.md).
 MAGS = np.arange(1.0, 9.0)
@@ -93,8 +93,9 @@ def population_threshold(threshold: float, beta: float, source_sd: float) -> flo
     return math.sqrt(lo * hi)
 
 
-def _counts(per_source) -> Counts:
-    t = per_source.sum(0)
+def pooled_counts(per_source) -> Counts:
+    """The :class:`Counts` of all sources of :func:`simulate`'s ``(sources, 4, levels)`` counts, pooled."""
+    t = np.asarray(per_source).sum(0)
     return Counts(MAGS, t[0], t[1], t[2], t[3])
 
 
@@ -104,7 +105,7 @@ def _coverage_job(args) -> tuple:
     obs, sources, draws, seed = args
     data = simulate(MAGS, n_sources=sources, seed=seed, **obs)
     truth = population_threshold(obs["threshold"], obs.get("beta", TRUE_BETA), obs.get("source_sd", 0.0))
-    f = fit(_counts(data))
+    f = fit(pooled_counts(data))
     b = bootstrap(MAGS, data, draws=draws, seed=seed, f=f)
     lo, hi = b["threshold_ci"]
     p = b["percentile_ci"]  # the plain percentile interval from the same draws
@@ -115,7 +116,7 @@ def _size_job(args) -> tuple:
     """One observer under a null: (chance test rejects, threshold reported, gof rejects)."""
     obs, sources, mc_draws, seed, which = args
     data = simulate(MAGS, n_sources=sources, seed=seed, **obs)
-    c = _counts(data)
+    c = pooled_counts(data)
     f = fit(c)
     if which == "gof":
         return (False, False, gof_test(c, f, draws=mc_draws, seed=seed)["p"] <= ALPHA)
