@@ -93,20 +93,27 @@ def population_threshold(threshold: float, beta: float, source_sd: float) -> flo
     return math.sqrt(lo * hi)
 
 
-def pooled_counts(per_source) -> Counts:
+def pooled_counts(per_source, magnitudes=MAGS) -> Counts:
     """The :class:`Counts` of all sources of :func:`simulate`'s ``(sources, 4, levels)`` counts, pooled."""
     t = np.asarray(per_source).sum(0)
-    return Counts(MAGS, t[0], t[1], t[2], t[3])
+    return Counts(np.asarray(magnitudes, float), t[0], t[1], t[2], t[3])
+
+
+def _sweep(obs: dict) -> tuple[dict, np.ndarray]:
+    """The observer's keywords for :func:`simulate` and its sweep's magnitudes (``obs["mags"]``, default :data:`MAGS`)."""
+    o = dict(obs)
+    return o, np.asarray(o.pop("mags", MAGS), float)
 
 
 # ---- calibration ------------------------------------------------------------------------------
 def _coverage_job(args) -> tuple:
     """One simulated observer: (covered by expanded, covered by plain percentile, estimate, truth, relative width)."""
     obs, sources, draws, seed = args
-    data = simulate(MAGS, n_sources=sources, seed=seed, **obs)
+    obs, mags = _sweep(obs)
+    data = simulate(mags, n_sources=sources, seed=seed, **obs)
     truth = population_threshold(obs["threshold"], obs.get("beta", TRUE_BETA), obs.get("source_sd", 0.0))
-    f = fit(pooled_counts(data))
-    b = bootstrap(MAGS, data, draws=draws, seed=seed, f=f)
+    f = fit(pooled_counts(data, mags))
+    b = bootstrap(mags, data, draws=draws, seed=seed, f=f)
     lo, hi = b["threshold_ci"]
     p = b["percentile_ci"]  # the plain percentile interval from the same draws
     return lo <= truth <= hi, p[0] <= truth <= p[1], f.threshold, truth, (hi - lo) / truth
@@ -115,13 +122,14 @@ def _coverage_job(args) -> tuple:
 def _size_job(args) -> tuple:
     """One observer under a null: (chance test rejects, threshold reported, gof rejects)."""
     obs, sources, mc_draws, seed, which = args
-    data = simulate(MAGS, n_sources=sources, seed=seed, **obs)
-    c = pooled_counts(data)
+    obs, mags = _sweep(obs)
+    data = simulate(mags, n_sources=sources, seed=seed, **obs)
+    c = pooled_counts(data, mags)
     f = fit(c)
     if which == "gof":
         return (False, False, gof_test(c, f, draws=mc_draws, seed=seed)["p"] <= ALPHA)
     p = chance_test(c, f, draws=mc_draws, seed=seed)["p"]
-    return (p <= ALPHA, p <= ALPHA and f.threshold <= MAGS.max(), False)
+    return (p <= ALPHA, p <= ALPHA and f.threshold <= mags.max(), False)
 
 
 def _describe(obs: dict) -> str:
@@ -131,7 +139,8 @@ def _describe(obs: dict) -> str:
         what = f"threshold {obs['threshold']:g}, slope {obs.get('beta', TRUE_BETA):g}"
     extra = [f"{100 * obs['increase_share']:.0f} % 'increase'" if obs.get("increase_share", 0.5) != 0.5 else "",
              f"lapse {obs.get('lapse', 0.02):g}",
-             f"unparsed {obs['unparsed']:g}" if obs.get("unparsed") else ""]
+             f"unparsed {obs['unparsed']:g}" if obs.get("unparsed") else "",
+             f"sweep {', '.join(f'{m:g}' for m in obs['mags'])}" if "mags" in obs else ""]
     return ", ".join([what] + [e for e in extra if e])
 
 
@@ -154,6 +163,13 @@ def _plan(quick: bool):
         return cov[:2], size[:1], 12, 100, 40, 39
     cov += [({**base, "lapse": 0.2, "increase_share": 0.8}, 20), (base, 5), (base, 10), (base, 100),
             ({**base, "source_sd": 0.25}, 100)]
+    # two other sweep shapes: a noise-like sweep (uneven steps, a shallow slope) and a volume-like one
+    # (7 levels of 6 dB, a steep slope), so the interval is not only checked on the pitch-like sweep
+    noise = (0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.12, 0.2)
+    cov += [({"threshold": 0.04, "beta": 1.5, "lapse": 0.05, "mags": noise}, 20),
+            ({"threshold": 0.04, "beta": 1.5, "lapse": 0.05, "mags": noise, "source_sd": 0.25}, 20),
+            ({"threshold": 20.0, "beta": 5.0, "lapse": 0.02, "mags": (6, 12, 18, 24, 30, 36, 42),
+              "increase_share": 0.8}, 20)]
     size += [({"threshold": None, "lapse": 0.0}, 5, "chance"), (base, 20, "gof")]
     env = os.environ.get
     return (cov, size, int(env("VOCALGRAD_CAL_COVERAGE_SIMS", 500)), int(env("VOCALGRAD_CAL_DRAWS", 400)),
