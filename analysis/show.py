@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,8 @@ from generation.audio import atomic_write_bytes
 from generation import attributes
 from generation.measures import curve
 
-__all__ = ["figure_png", "schedule_curve", "show_clip", "source_data", "register_cli"]
+__all__ = ["FigureData", "Spectrogram", "figure_data", "figure_png", "schedule_curve", "show_clip", "source_data",
+           "spectrogram", "register_cli"]
 
 def _decode(data) -> tuple[np.ndarray, int]:
     from generation.audio import decode_mono
@@ -116,28 +118,52 @@ def _log_bands(n_bins: int, sr: int) -> tuple[np.ndarray, np.ndarray]:
     return starts, edges
 
 
-def _spectrogram(ax, y, sr, span, title):
+@dataclass
+class Spectrogram:
+    """A drawn spectrogram: ``db`` (rows x frames, dB re its maximum, floor -90), the rows' band edges in Hz
+    (``edges``, rows + 1; None: one row per STFT bin, drawn by librosa's own axes), the frames' time edges
+    (``times``, frames + 1; None likewise), the audio's duration and rate, and the speech span in seconds."""
+
+    db: np.ndarray
+    edges: np.ndarray | None
+    times: np.ndarray | None
+    duration: float
+    sr: int
+    span: tuple[float, float]
+    title: str
+
+
+def spectrogram(y, sr, span, title) -> Spectrogram:
+    """The log-frequency spectrogram of ``y`` as drawn (bins merged into :data:`LOG_ROWS` bands, frames into
+    at most :data:`MAX_COLUMNS` columns, each the maximum of what it merges)."""
     import librosa
-    import librosa.display
 
     s = librosa.amplitude_to_db(np.abs(librosa.stft(y, n_fft=2048, hop_length=256)), ref=np.max, top_db=90)
-    if LOG_ROWS is None:
-        librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma")
-    else:
+    edges = frames = None
+    if LOG_ROWS is not None:
         starts, edges = _log_bands(s.shape[0], sr)
         s = np.maximum.reduceat(s, starts, axis=0)
         step = max(1, s.shape[1] // MAX_COLUMNS)  # frames merged in pairs (or more) beyond the panel's pixels
         s = np.maximum.reduceat(s, np.arange(0, s.shape[1], step), axis=1)
-        frames = np.append(np.arange(0, s.shape[1] * step, step), s.shape[1] * step)
-        librosa.display.specshow(s, sr=sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma",
-                                 x_coords=librosa.frames_to_time(frames, sr=sr, hop_length=256), y_coords=edges)
-    dur = y.size / sr
-    ax.axvspan(0, span[0], color="white", alpha=0.35, lw=0)
-    ax.axvspan(span[1], dur, color="white", alpha=0.35, lw=0)
-    for x in span:
+        frames = librosa.frames_to_time(np.append(np.arange(0, s.shape[1] * step, step), s.shape[1] * step),
+                                        sr=sr, hop_length=256)
+    return Spectrogram(s, edges, frames, y.size / sr, sr, (float(span[0]), float(span[1])), title)
+
+
+def _spectrogram(ax, sp: Spectrogram):
+    import librosa.display
+
+    if sp.edges is None:
+        librosa.display.specshow(sp.db, sr=sp.sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma")
+    else:
+        librosa.display.specshow(sp.db, sr=sp.sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma",
+                                 x_coords=sp.times, y_coords=sp.edges)
+    ax.axvspan(0, sp.span[0], color="white", alpha=0.35, lw=0)
+    ax.axvspan(sp.span[1], sp.duration, color="white", alpha=0.35, lw=0)
+    for x in sp.span:
         ax.axvline(x, color="cyan", lw=1.2, ls="--")
-    ax.set_xlim(0, dur)
-    ax.set_title(title, fontsize=9)
+    ax.set_xlim(0, sp.duration)
+    ax.set_title(sp.title, fontsize=9)
     ax.set_xlabel("")
 
 
@@ -171,70 +197,122 @@ def source_data(catalog, source_id: str) -> tuple[bytes | None, str]:
     return memo[source_id]
 
 
+def _source_audio(catalog, source_id: str, sr: int) -> tuple[np.ndarray | None, str]:
+    """The source's samples at ``sr`` (None and why not), decoded once per catalog."""
+    memo = catalog.__dict__.setdefault("_show_source_audio", {})
+    if (source_id, sr) not in memo:
+        data, why = source_data(catalog, source_id)
+        src = None
+        if data is not None:
+            src, src_sr = _decode(data)
+            if src_sr != sr:
+                from generation.audio import resample
+
+                src = resample(src, src_sr, sr)
+        memo[(source_id, sr)] = (src, why)
+    return memo[(source_id, sr)]
+
+
+@dataclass
+class FigureData:
+    """What the picture of a clip shows (:func:`figure_data`), drawn by matplotlib (:func:`figure_png`) or
+    by Pillow alone (:mod:`analysis.report.clip_picture`, the HTML report's pictures).
+
+    ``schedule``: (times, values, unit) of the value schedule; ``measured``: (times, values, label,
+    same unit as the schedule) or None; ``source_curve``: (times, values, label) or None, then
+    ``source_note`` says why; ``no_source``: why the source is not shown (its column is then absent)."""
+
+    clip: Spectrogram
+    source: Spectrogram | None
+    schedule: tuple
+    measured: tuple | None
+    span: tuple[float, float]
+    curve_title: str
+    curve_ylabel: str
+    source_curve: tuple | None = None
+    source_note: str = ""
+    no_source: str = ""
+
+
+def figure_data(catalog, clip_id: str) -> FigureData:
+    """Everything the picture of ``clip_id`` shows: spectrograms, the value schedule and the measured curves."""
+    info = catalog.clips[clip_id]
+    y, sr = _decode(catalog.audio_bytes(clip_id))
+    cat = vocalgrad.category(info.category)
+    src, no_source = _source_audio(catalog, info.source_id, sr)
+    on, off = float(info.get("onset_sec", 0.0)), float(info.get("offset_sec", y.size / sr))
+    t, v, unit = schedule_curve(info)
+    m = _curve(cat.name, y, sr, source=src,
+               on_off=(float(info.get("source_onset_sec", 0.0)), float(info.get("source_offset_sec", 0.0)))
+               if src is not None else None)
+    means = cat.increase_means if info.direction == "increase" else cat.decrease_means
+    data = FigureData(spectrogram(y, sr, (on, off), f"clip: {clip_id}"), None, (t, v, unit), m, (on, off),
+                      f"{cat.attribute}: {info.direction} ({means}), {info.tier}, {info.trajectory}",
+                      f"{cat.attribute} ({unit})", no_source=no_source if src is None else "")
+    if src is not None:
+        s_on = float(info.get("source_onset_sec", 0.0))
+        s_off = float(info.get("source_offset_sec", src.size / sr))
+        memo = catalog.__dict__.setdefault("_show_source_views", {})  # the same for every clip of the source
+        if (info.source_id, sr) not in memo:
+            memo[(info.source_id, sr)] = spectrogram(src, sr, (0.0, 0.0), f"source: {info.source_id}")
+        if (info.source_id, sr, cat.name) not in memo:
+            memo[(info.source_id, sr, cat.name)] = _curve(cat.name, src, sr)
+        data.source = replace(memo[(info.source_id, sr)], span=(s_on, s_off))
+        raw = memo[(info.source_id, sr, cat.name)]
+        if raw is not None and not (cat.name == "vibration"):
+            data.source_curve = (raw[0], raw[1], raw[2])
+        else:  # a relative measure (speed, vibration): nothing to plot for the source alone
+            data.source_note = (f"{cat.attribute}: the clip's measure is taken relative to this source\n"
+                                "(no curve of the source alone)")
+    return data
+
+
 def _figure(catalog, clip_id: str):
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    info = catalog.clips[clip_id]
-    y, sr = _decode(catalog.audio_bytes(clip_id))
-    src = None
-    src_data, no_source = source_data(catalog, info.source_id)
-    if src_data is not None:
-        src, src_sr = _decode(src_data)
-        if src_sr != sr:
-            from generation.audio import resample
-
-            src = resample(src, src_sr, sr)
-    cat = vocalgrad.category(info.category)
-    ncols = 1 if src is None else 2
+    d = figure_data(catalog, clip_id)
+    ncols = 1 if d.source is None else 2
     grid = {"height_ratios": [3, 2]}
     if FIXED_LAYOUT:
         grid.update(left=0.065 if ncols == 2 else 0.12, right=0.985 if ncols == 2 else 0.9, bottom=0.08, top=0.93,
                     wspace=0.25, hspace=0.15)
     fig, axes = plt.subplots(2, ncols, figsize=(6.5 * ncols, 6.5), sharex="col", squeeze=False, gridspec_kw=grid,
                              constrained_layout=not FIXED_LAYOUT)
-    on, off = float(info.get("onset_sec", 0.0)), float(info.get("offset_sec", y.size / sr))
-    _spectrogram(axes[0, 0], y, sr, (on, off), f"clip: {clip_id}")
-    t, v, unit = schedule_curve(info)
+    _spectrogram(axes[0, 0], d.clip)
+    t, v, unit = d.schedule
     ax = axes[1, 0]
     ax.plot(t, v, color="tab:blue", lw=2, label=f"schedule ({unit})")
-    m = _curve(cat.name, y, sr, source=src,
-                on_off=(float(info.get("source_onset_sec", 0.0)), float(info.get("source_offset_sec", 0.0)))
-                if src is not None else None)
-    if m is not None:
-        mt, mv, label, same = m
+    if d.measured is not None:
+        mt, mv, label, same = d.measured
         target = ax if same else ax.twinx()
         target.plot(mt, mv, ".", ms=2.5, color="tab:orange", label=f"measured: {label}")
         if not same:
             target.set_ylabel(label, fontsize=8, color="tab:orange")
             target.legend(loc="upper right", fontsize=8)
-    for x in (on, off):
+    for x in d.span:
         ax.axvline(x, color="0.5", lw=1, ls="--")
-    ax.set_ylabel(f"{cat.attribute} ({unit})", fontsize=8)
+    ax.set_ylabel(d.curve_ylabel, fontsize=8)
     ax.set_xlabel("time (s)")
     ax.legend(loc="best", fontsize=8)
-    ax.set_title(f"{cat.attribute}: {info.direction} ({cat.increase_means if info.direction == 'increase' else cat.decrease_means}), "
-                 f"{info.tier}, {info.trajectory}", fontsize=9)
-    if src is not None:
-        s_on = float(info.get("source_onset_sec", 0.0))
-        s_off = float(info.get("source_offset_sec", src.size / sr))
-        _spectrogram(axes[0, 1], src, sr, (s_on, s_off), f"source: {info.source_id}")
-        raw = _curve(cat.name, src, sr)
+    ax.set_title(d.curve_title, fontsize=9)
+    if d.source is not None:
+        _spectrogram(axes[0, 1], d.source)
         ax = axes[1, 1]
-        if raw is not None and not (cat.name == "vibration"):
-            ax.plot(raw[0], raw[1], ".", ms=2.5, color="tab:green", label=f"source: {raw[2]}")
+        if d.source_curve is not None:
+            ax.plot(d.source_curve[0], d.source_curve[1], ".", ms=2.5, color="tab:green",
+                    label=f"source: {d.source_curve[2]}")
             ax.legend(loc="upper left", fontsize=8)
-            for x in (s_on, s_off):
+            for x in d.source.span:
                 ax.axvline(x, color="0.5", lw=1, ls="--")
             ax.set_xlabel("time (s)")
-        else:  # a relative measure (speed, vibration): nothing to plot for the source alone, no empty axis
+        else:
             ax.axis("off")
-            ax.text(0.5, 0.5, f"{cat.attribute}: the clip's measure is taken relative to this source\n"
-                    "(no curve of the source alone)", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+            ax.text(0.5, 0.5, d.source_note, ha="center", va="center", transform=ax.transAxes, fontsize=9)
     else:
-        fig.suptitle(f"source not shown: {no_source}", fontsize=8)
+        fig.suptitle(f"source not shown: {d.no_source}", fontsize=8)
     return fig
 
 

@@ -12,7 +12,8 @@ Three lists, filled in this order until ``max_clips`` clips or the size budget i
    no confidence is known).
 
 Each clip's audio is copied byte for byte from the data folder (the bytes the models heard) next
-to the page, with the picture of ``vocalgrad show`` (:func:`analysis.show.figure_png`).
+to the page, with the picture of ``vocalgrad show``'s content (:func:`analysis.show.figure_data`, drawn
+by :mod:`.clip_picture`).
 """
 
 from __future__ import annotations

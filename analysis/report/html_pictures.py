@@ -1,6 +1,8 @@
 """The clip pictures of the HTML report: drawn in parallel, never drawn twice.
 
-A picture (:func:`analysis.show.figure_png`, its colours reduced by :func:`small_png`) depends only on
+A picture (what :func:`analysis.show.figure_data` gathers, drawn by :mod:`.clip_picture` at the page's
+size or by matplotlib's :func:`analysis.show.figure_png` at another resolution, its colours reduced by
+:func:`small_png`) depends only on
 the clip's audio, its source's audio, its metadata and the drawing settings. Its cache key is the
 sha256 of all of them (:func:`picture_key`); pictures are kept under ``$VOCALGRAD_CACHE/pictures``
 (``~/.cache/vocalgrad/pictures``), so a second report of the same clips draws nothing. The pictures a
@@ -26,7 +28,10 @@ __all__ = ["PICTURE_COLOURS", "PICTURE_DPI", "PICTURE_STYLE", "picture_cache_dir
 PICTURE_DPI = 80
 PICTURE_COLOURS = 128
 #: Version of the drawing (part of every cache key): raise it when :mod:`analysis.show` draws differently.
-PICTURE_STYLE = 3
+PICTURE_STYLE = 4
+#: Draw the page's pictures with Pillow alone (:mod:`.clip_picture`, about 0.2 CPU-seconds a picture); False:
+#: matplotlib's figure of ``vocalgrad show`` (about 0.7; the "matplotlib" row of benchmarks/report_html_speed.py).
+PILLOW = True
 
 
 def small_png(png: bytes, colours: int = PICTURE_COLOURS) -> bytes:
@@ -69,7 +74,8 @@ def picture_key(catalog, clip_id: str, *, dpi: int = PICTURE_DPI, colours: int =
     info = catalog.clips[clip_id]
     src, why = source_data(catalog, info.source_id)
     blob = json.dumps({
-        "style": PICTURE_STYLE, "versions": _versions(), "dpi": dpi, "colours": colours, "clip": clip_id,
+        "style": PICTURE_STYLE, "drawer": _drawer(dpi), "versions": _versions(), "dpi": dpi, "colours": colours,
+        "clip": clip_id,
         "meta": [info.category, info.direction, info.tier, info.trajectory, info.source_id, info.extra],
         "audio": hashlib.sha256(catalog.audio_bytes(clip_id)).hexdigest(),
         "source": hashlib.sha256(src).hexdigest() if src is not None else why,
@@ -77,10 +83,19 @@ def picture_key(catalog, clip_id: str, *, dpi: int = PICTURE_DPI, colours: int =
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _drawer(dpi: int) -> str:
+    """Who draws a picture at ``dpi``: Pillow at the page's own size (:data:`PICTURE_DPI`), else matplotlib."""
+    return "pillow" if PILLOW and dpi == PICTURE_DPI else "matplotlib"
+
+
 def _draw(catalog, clip_id: str, dpi: int, colours: int) -> tuple[bytes, str]:
-    from analysis.show import figure_png
+    from analysis.show import figure_data, figure_png
+
+    from .clip_picture import draw_png
 
     try:
+        if _drawer(dpi) == "pillow":
+            return draw_png(figure_data(catalog, clip_id), colours), ""
         return small_png(figure_png(catalog, clip_id, dpi=dpi, compress_level=1), colours), ""
     except Exception as exc:  # a picture that cannot be drawn must not cost the clip its player
         return b"", f"picture not drawn: {type(exc).__name__}: {exc}"
