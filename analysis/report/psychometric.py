@@ -235,32 +235,47 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_d
     return entry
 
 
+def _entry_task(obs: Observer, category: str, draws: int, seed: int, mc_draws: int) -> dict[str, Any] | None:
+    """:func:`_observer_entry` as a task of :func:`.parallel.run_tasks`."""
+    return _observer_entry(obs, category, draws=draws, seed=seed, mc_draws=mc_draws)
+
+
 def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: int = 1234,
-                   mc_draws: int = MC_DRAWS) -> dict[str, Any]:
+                   mc_draws: int = MC_DRAWS, jobs: int | None = None) -> dict[str, Any]:
     """``report.json``'s ``psychometric`` block: per attribute its sweep and every observer's fit.
 
-    ``draws`` bootstrap refits per interval (0: none); ``mc_draws`` refits per Monte-Carlo test.
+    ``draws`` bootstrap refits per interval (0: none); ``mc_draws`` refits per Monte-Carlo test. The
+    observer x attribute fits run in ``jobs`` worker processes (default: one per CPU); every fit draws
+    from its own seeds, so the numbers do not depend on the number of workers.
 
     Returns ``{}`` when no observer has sweep answers.
     """
     from generation import attributes
     from generation.sweep_plan import sweep_levels
 
+    from .parallel import run_tasks
+
     cats = sorted({c for o in observers for c in [*o.records, *o.missing]},
                   key=lambda c: (c not in vocalgrad.CATEGORY_NAMES,
                                  vocalgrad.CATEGORY_NAMES.index(c) if c in vocalgrad.CATEGORY_NAMES else 0, c))
-    out: dict[str, Any] = {}
     order = {"model": 0, "oracle": 1, "human": 2}
+    cells = [(cat, o) for cat in cats for o in sorted(observers, key=lambda o: order.get(o.kind, 0))
+             if o.records.get(cat) or cat in o.missing]
+    done = run_tasks([(_entry_task, (o, cat, draws, seed, mc_draws)) for cat, o in cells], jobs=jobs)
+    by_cat: dict[str, list[dict]] = defaultdict(list)
+    for (cat, _), e in zip(cells, done):
+        if e is not None:
+            by_cat[cat].append(e)
+    out: dict[str, Any] = {}
     for cat in cats:
+        entries = by_cat.get(cat)
+        if not entries:
+            continue
         try:
             levels = sweep_levels(cat)
             unit = attributes.get(cat).sweep.unit
         except ValueError:
             levels, unit = [], "?"
-        entries = [e for o in sorted(observers, key=lambda o: order.get(o.kind, 0))
-                   if o.records.get(cat) or cat in o.missing for e in [_observer_entry(o, cat, draws=draws, seed=seed, mc_draws=mc_draws)] if e is not None]
-        if not entries:
-            continue
         pts = [p["magnitude"] for e in entries for p in e.get("points", [])]
         out[cat] = {"unit": unit, "magnitudes": [lv.magnitude for lv in levels],
                     "tiers": {lv.tier: lv.magnitude for lv in levels if lv.tier},
@@ -387,47 +402,53 @@ def sweep_html(report: dict) -> str:
     return "".join(parts)
 
 
-def plot_sweeps(block: dict, out: Path) -> dict[str, str]:
+def plot_sweeps(block: dict, out: Path, *, jobs: int | None = None) -> dict[str, str]:
     """One PNG per attribute (``plots/sweep-<attribute>.png``): every observer's fitted curve and its
-    observed shares; human observers as points with their curve dashed. Returns attribute -> relative path."""
+    observed shares; human observers as points with their curve dashed. Returns attribute -> relative path.
+    The figures are drawn by ``jobs`` worker processes (default: one per CPU)."""
     import matplotlib
 
     matplotlib.use("Agg")
+    from .parallel import run_tasks
+
+    cats = [cat for cat, e in (block.get("attributes") or {}).items()
+            if not all(o.get("problem") for o in e["observers"])]  # nothing fitted: the table says why
+    return dict(zip(cats, run_tasks([(_plot_sweep, (cat, block["attributes"][cat], out)) for cat in cats],
+                                    jobs=jobs)))
+
+
+def _plot_sweep(cat: str, e: dict, out: Path) -> str:
+    """Draw one attribute's figure into ``out``; its path relative to ``out``."""
     import matplotlib.pyplot as plt
 
-    paths = {}
-    for cat, e in (block.get("attributes") or {}).items():
-        if all(o.get("problem") for o in e["observers"]):
-            continue  # nothing fitted: the table says why
-        fig, ax = plt.subplots(figsize=(6.0, 3.8))
-        big = e["largest"] or 1.0
-        xs = np.linspace(0.0, big, 200)
-        for i, o in enumerate(o for o in e["observers"] if not o.get("problem")):
-            colour = f"C{i % 10}"
-            human = o["kind"] == "human"
-            px = [p["magnitude"] for p in o["points"]]
-            py = [p["correct"] / p["n"] if p["n"] else np.nan for p in o["points"]]
-            ax.plot(xs, pooled_correct(xs, o["alpha"], o["beta"], o["criterion"], o["lapse"]), "--" if human else "-",
-                    color=colour, label=o["label"])
-            ax.plot(px, py, "s" if human else "o", color=colour, ms=6 if human else 4)
-            if o["zero"]["acc"] is not None:  # the zero-change control: not fitted, 50 % expected
-                ax.plot([0.0], [o["zero"]["acc"]], "x", color=colour, ms=6)
-            if o["threshold"] is not None:
-                ax.axvline(o["threshold"], color=colour, lw=0.6, ls=":")
-        for t, m in e["tiers"].items():
-            ax.annotate(t, (m, 0.4), ha="center", fontsize=7, color="grey")
-        ax.axhline(TARGET, color="grey", lw=0.5)
-        ax.axhline(0.5, color="grey", lw=0.5, ls="--")
-        ax.set_ylim(0.35, 1.02)
-        ax.set_xlim(0, big * 1.03)
-        ax.set_xlabel(f"magnitude of change ({e['unit']})")
-        ax.set_ylabel("share correct")
-        ax.set_title(f"{cat}: psychometric functions")
-        ax.legend(fontsize=7, loc="lower right")
-        fig.tight_layout()
-        rel = f"plots/sweep-{cat}.png"
-        (out / "plots").mkdir(parents=True, exist_ok=True)
-        fig.savefig(out / rel, dpi=110)
-        plt.close(fig)
-        paths[cat] = rel
-    return paths
+    fig, ax = plt.subplots(figsize=(6.0, 3.8))
+    big = e["largest"] or 1.0
+    xs = np.linspace(0.0, big, 200)
+    for i, o in enumerate(o for o in e["observers"] if not o.get("problem")):
+        colour = f"C{i % 10}"
+        human = o["kind"] == "human"
+        px = [p["magnitude"] for p in o["points"]]
+        py = [p["correct"] / p["n"] if p["n"] else np.nan for p in o["points"]]
+        ax.plot(xs, pooled_correct(xs, o["alpha"], o["beta"], o["criterion"], o["lapse"]), "--" if human else "-",
+                color=colour, label=o["label"])
+        ax.plot(px, py, "s" if human else "o", color=colour, ms=6 if human else 4)
+        if o["zero"]["acc"] is not None:  # the zero-change control: not fitted, 50 % expected
+            ax.plot([0.0], [o["zero"]["acc"]], "x", color=colour, ms=6)
+        if o["threshold"] is not None:
+            ax.axvline(o["threshold"], color=colour, lw=0.6, ls=":")
+    for t, m in e["tiers"].items():
+        ax.annotate(t, (m, 0.4), ha="center", fontsize=7, color="grey")
+    ax.axhline(TARGET, color="grey", lw=0.5)
+    ax.axhline(0.5, color="grey", lw=0.5, ls="--")
+    ax.set_ylim(0.35, 1.02)
+    ax.set_xlim(0, big * 1.03)
+    ax.set_xlabel(f"magnitude of change ({e['unit']})")
+    ax.set_ylabel("share correct")
+    ax.set_title(f"{cat}: psychometric functions")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    rel = f"plots/sweep-{cat}.png"
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / rel, dpi=110)
+    plt.close(fig)
+    return rel
