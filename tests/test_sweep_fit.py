@@ -194,3 +194,29 @@ def test_the_fit_agrees_with_psignifit_where_the_thresholds_mean_the_same():
                                 grid_steps={"threshold": 25, "width": 25, "lambda": 15})
         assert f.threshold == pytest.approx(r.parameter_estimate["threshold"], rel=0.04), (t, lapse)
         assert f.lapse / 2 == pytest.approx(r.parameter_estimate["lambda"], abs=0.02), (t, lapse)
+
+
+def test_answers_at_the_null_get_chance_p_one_not_a_rounding_verdict():
+    # every answer "increase": the statistic is 0 and so is every draw's; refits a rounding below the null
+    # (-1e-7) must not count as smaller than the observed 0 (that gave p = 1 / (1 + draws), "above chance")
+    n = np.full(MAGS.size, 24.0)
+    c = Counts(MAGS, n, n, n, n)
+    ch = chance_test(c, fit(c), draws=39, seed=0)
+    assert ch["lr"] == 0.0 and ch["p"] == 1.0, ch
+
+
+def test_the_fits_do_not_depend_on_the_number_of_worker_processes():
+    # the report fits every observer x attribute in worker processes: each fit draws from its own seeds
+    observers = []
+    for i, t in enumerate((2.0, None)):
+        obs = Observer(f"m{i}")
+        for cat in ("pitch", "volume"):
+            recs = _records(simulate(MAGS, threshold=t, n_sources=10, seed=10 * i + len(cat)), "pitch")
+            obs.records[cat] = [dict(r, category=cat) for r in recs]
+        observers.append(obs)
+    one = analyse_sweeps(observers, draws=10, mc_draws=9, jobs=1)
+    two = analyse_sweeps(observers[::-1], draws=10, mc_draws=9, jobs=2)
+    assert one["attributes"]["pitch"]["observers"][0]["threshold_ci"]  # the bootstrap ran
+    for cat in ("pitch", "volume"):
+        assert sorted(one["attributes"][cat]["observers"], key=lambda o: o["label"]) == \
+            sorted(two["attributes"][cat]["observers"], key=lambda o: o["label"])

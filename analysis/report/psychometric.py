@@ -18,8 +18,9 @@ point (bias and lapses included) is reported beside it.
 * The zero-change control (magnitude 0) has no right answer and is left out of the fit; its
   accuracy and share of "increase" answers are reported apart. A clip whose record says
   ``level_null`` (a level that cannot change its source) is left out of the fit like it.
-* An observer whose answers cannot give a threshold (no parsed answer, one non-zero magnitude,
-  only zero-change clips) gets a row saying so.
+* An observer whose answers cannot give a threshold (no sample log or an empty one, no parsed answer,
+  one non-zero magnitude, only zero-change clips, answers on one direction's clips only, one answer
+  to every clip) gets a row saying so.
 """
 
 from __future__ import annotations
@@ -53,11 +54,13 @@ SWEEP_TASK = re.compile(r"^vocalgrad_sweep_([a-z][a-z0-9]{1,31})$")
 # ---- observers --------------------------------------------------------------------------------
 @dataclass
 class Observer:
-    """One observer's sweep answers: label, kind (``model``/``oracle``/``human``) and records by attribute."""
+    """One observer's sweep answers: label, kind (``model``/``oracle``/``human``), records by attribute, and
+    ``missing``: attribute -> why a run of it gave no answers (no or an empty sample log)."""
 
     label: str
     kind: str = "model"
     records: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    missing: dict[str, str] = field(default_factory=dict)
 
 
 def _kind(label: str, model: str) -> str:
@@ -66,7 +69,9 @@ def _kind(label: str, model: str) -> str:
 
 def load_sweep_observers(specs) -> list[Observer]:
     """The models' ``vocalgrad_sweep_<attribute>`` sample logs under the result ``specs`` (a later run of
-    the same model and attribute replaces an earlier one). Results without sweep tasks give none."""
+    the same model and attribute replaces an earlier one). Results without sweep tasks give none; a sweep
+    task without answers (no sample log, or an empty one) is kept in :attr:`Observer.missing`, so that the
+    report says so."""
     from .loading import RESULTS_FILE, labelled_results, read_samples, samples_file, split_spec
 
     out: dict[str, Observer] = {}
@@ -81,11 +86,17 @@ def load_sweep_observers(specs) -> list[Observer]:
         for rfile, data, model, _margs, label in runs:
             for task in data.get("results", {}):
                 m = SWEEP_TASK.match(task)
-                sfile = samples_file(rfile, task)
-                if m is None or not sfile.is_file():
+                if m is None:
                     continue
+                cat, sfile = m.group(1), samples_file(rfile, task)
                 obs = out.setdefault(label, Observer(label, _kind(label, model)))
-                obs.records[m.group(1)] = read_samples(sfile, m.group(1))
+                recs = read_samples(sfile, cat) if sfile.is_file() else []
+                if recs:
+                    obs.records[cat] = recs
+                    obs.missing.pop(cat, None)
+                elif not obs.records.get(cat):
+                    obs.missing[cat] = (f"its {task} run ({rfile.name}) has no answers: the sample log {sfile.name} "
+                                        + ("is empty" if sfile.is_file() else "is missing (run with --log_samples)"))
     return list(out.values())
 
 
@@ -150,6 +161,9 @@ def _counts(records: list[dict], category: str):
 def _problem(x, per, rest) -> str | None:
     """Why no threshold can be fitted to these answers (None when one can)."""
     if rest["answers"] == 0:
+        if rest["null_level"]:
+            return (f"all {rest['null_level']} clips at non-zero magnitudes are null levels (level_null: the level "
+                    "cannot change their source), so no threshold can be fitted")
         if rest["zero_n"]:
             return (f"only zero-change clips ({rest['zero_n']}): no change to hear, so no threshold can be fitted; "
                     "sweep clips with non-zero magnitudes are needed")
@@ -164,12 +178,17 @@ def _problem(x, per, rest) -> str | None:
     if t[1].sum() == 0 or t[3].sum() == 0:
         which = "decrease" if t[1].sum() else "increase"
         return f"no parsed answers on {which} clips: bias and sensitivity cannot be told apart, no threshold fitted"
+    said, n = t[0].sum() + t[2].sum(), t[1].sum() + t[3].sum()
+    if said in (0, n):
+        word = "increase" if said else "decrease"
+        return (f'all {int(n)} parsed answers are "{word}", on increase and decrease clips alike: they do not '
+                "depend on the direction, so no threshold can be fitted")
     return None
 
 
 def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_draws: int) -> dict[str, Any] | None:
-    x, per, rest = _counts(obs.records[category], category)
-    if not obs.records[category]:
+    x, per, rest = _counts(obs.records.get(category) or [], category)
+    if not obs.records.get(category) and category not in obs.missing:
         return None
     zero_n = rest["zero_n"]
     entry: dict[str, Any] = {
@@ -181,7 +200,7 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_d
                  "increase_share": rest["zero_increase"] / rest["zero_parsed"] if rest["zero_parsed"] else None},
         "threshold": None, "reached": False, "below_sweep": False, "threshold_ci": None, "problem": None,
     }
-    problem = _problem(x, per, rest)
+    problem = obs.missing.get(category) if not obs.records.get(category) else _problem(x, per, rest)
     if problem:
         entry["problem"] = problem
         return entry
@@ -216,32 +235,47 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_d
     return entry
 
 
+def _entry_task(obs: Observer, category: str, draws: int, seed: int, mc_draws: int) -> dict[str, Any] | None:
+    """:func:`_observer_entry` as a task of :func:`.parallel.run_tasks`."""
+    return _observer_entry(obs, category, draws=draws, seed=seed, mc_draws=mc_draws)
+
+
 def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: int = 1234,
-                   mc_draws: int = MC_DRAWS) -> dict[str, Any]:
+                   mc_draws: int = MC_DRAWS, jobs: int | None = None) -> dict[str, Any]:
     """``report.json``'s ``psychometric`` block: per attribute its sweep and every observer's fit.
 
-    ``draws`` bootstrap refits per interval (0: none); ``mc_draws`` refits per Monte-Carlo test.
+    ``draws`` bootstrap refits per interval (0: none); ``mc_draws`` refits per Monte-Carlo test. The
+    observer x attribute fits run in ``jobs`` worker processes (default: one per CPU); every fit draws
+    from its own seeds, so the numbers do not depend on the number of workers.
 
     Returns ``{}`` when no observer has sweep answers.
     """
     from generation import attributes
     from generation.sweep_plan import sweep_levels
 
-    cats = sorted({c for o in observers for c in o.records},
+    from .parallel import run_tasks
+
+    cats = sorted({c for o in observers for c in [*o.records, *o.missing]},
                   key=lambda c: (c not in vocalgrad.CATEGORY_NAMES,
                                  vocalgrad.CATEGORY_NAMES.index(c) if c in vocalgrad.CATEGORY_NAMES else 0, c))
-    out: dict[str, Any] = {}
     order = {"model": 0, "oracle": 1, "human": 2}
+    cells = [(cat, o) for cat in cats for o in sorted(observers, key=lambda o: order.get(o.kind, 0))
+             if o.records.get(cat) or cat in o.missing]
+    done = run_tasks([(_entry_task, (o, cat, draws, seed, mc_draws)) for cat, o in cells], jobs=jobs)
+    by_cat: dict[str, list[dict]] = defaultdict(list)
+    for (cat, _), e in zip(cells, done):
+        if e is not None:
+            by_cat[cat].append(e)
+    out: dict[str, Any] = {}
     for cat in cats:
+        entries = by_cat.get(cat)
+        if not entries:
+            continue
         try:
             levels = sweep_levels(cat)
             unit = attributes.get(cat).sweep.unit
         except ValueError:
             levels, unit = [], "?"
-        entries = [e for o in sorted(observers, key=lambda o: order.get(o.kind, 0)) if o.records.get(cat)
-                   for e in [_observer_entry(o, cat, draws=draws, seed=seed, mc_draws=mc_draws)] if e is not None]
-        if not entries:
-            continue
         pts = [p["magnitude"] for e in entries for p in e.get("points", [])]
         out[cat] = {"unit": unit, "magnitudes": [lv.magnitude for lv in levels],
                     "tiers": {lv.tier: lv.magnitude for lv in levels if lv.tier},
@@ -368,47 +402,53 @@ def sweep_html(report: dict) -> str:
     return "".join(parts)
 
 
-def plot_sweeps(block: dict, out: Path) -> dict[str, str]:
+def plot_sweeps(block: dict, out: Path, *, jobs: int | None = None) -> dict[str, str]:
     """One PNG per attribute (``plots/sweep-<attribute>.png``): every observer's fitted curve and its
-    observed shares; human observers as points with their curve dashed. Returns attribute -> relative path."""
+    observed shares; human observers as points with their curve dashed. Returns attribute -> relative path.
+    The figures are drawn by ``jobs`` worker processes (default: one per CPU)."""
     import matplotlib
 
     matplotlib.use("Agg")
+    from .parallel import run_tasks
+
+    cats = [cat for cat, e in (block.get("attributes") or {}).items()
+            if not all(o.get("problem") for o in e["observers"])]  # nothing fitted: the table says why
+    return dict(zip(cats, run_tasks([(_plot_sweep, (cat, block["attributes"][cat], out)) for cat in cats],
+                                    jobs=jobs)))
+
+
+def _plot_sweep(cat: str, e: dict, out: Path) -> str:
+    """Draw one attribute's figure into ``out``; its path relative to ``out``."""
     import matplotlib.pyplot as plt
 
-    paths = {}
-    for cat, e in (block.get("attributes") or {}).items():
-        if all(o.get("problem") for o in e["observers"]):
-            continue  # nothing fitted: the table says why
-        fig, ax = plt.subplots(figsize=(6.0, 3.8))
-        big = e["largest"] or 1.0
-        xs = np.linspace(0.0, big, 200)
-        for i, o in enumerate(o for o in e["observers"] if not o.get("problem")):
-            colour = f"C{i % 10}"
-            human = o["kind"] == "human"
-            px = [p["magnitude"] for p in o["points"]]
-            py = [p["correct"] / p["n"] if p["n"] else np.nan for p in o["points"]]
-            ax.plot(xs, pooled_correct(xs, o["alpha"], o["beta"], o["criterion"], o["lapse"]), "--" if human else "-",
-                    color=colour, label=o["label"])
-            ax.plot(px, py, "s" if human else "o", color=colour, ms=6 if human else 4)
-            if o["zero"]["acc"] is not None:  # the zero-change control: not fitted, 50 % expected
-                ax.plot([0.0], [o["zero"]["acc"]], "x", color=colour, ms=6)
-            if o["threshold"] is not None:
-                ax.axvline(o["threshold"], color=colour, lw=0.6, ls=":")
-        for t, m in e["tiers"].items():
-            ax.annotate(t, (m, 0.4), ha="center", fontsize=7, color="grey")
-        ax.axhline(TARGET, color="grey", lw=0.5)
-        ax.axhline(0.5, color="grey", lw=0.5, ls="--")
-        ax.set_ylim(0.35, 1.02)
-        ax.set_xlim(0, big * 1.03)
-        ax.set_xlabel(f"magnitude of change ({e['unit']})")
-        ax.set_ylabel("share correct")
-        ax.set_title(f"{cat}: psychometric functions")
-        ax.legend(fontsize=7, loc="lower right")
-        fig.tight_layout()
-        rel = f"plots/sweep-{cat}.png"
-        (out / "plots").mkdir(parents=True, exist_ok=True)
-        fig.savefig(out / rel, dpi=110)
-        plt.close(fig)
-        paths[cat] = rel
-    return paths
+    fig, ax = plt.subplots(figsize=(6.0, 3.8))
+    big = e["largest"] or 1.0
+    xs = np.linspace(0.0, big, 200)
+    for i, o in enumerate(o for o in e["observers"] if not o.get("problem")):
+        colour = f"C{i % 10}"
+        human = o["kind"] == "human"
+        px = [p["magnitude"] for p in o["points"]]
+        py = [p["correct"] / p["n"] if p["n"] else np.nan for p in o["points"]]
+        ax.plot(xs, pooled_correct(xs, o["alpha"], o["beta"], o["criterion"], o["lapse"]), "--" if human else "-",
+                color=colour, label=o["label"])
+        ax.plot(px, py, "s" if human else "o", color=colour, ms=6 if human else 4)
+        if o["zero"]["acc"] is not None:  # the zero-change control: not fitted, 50 % expected
+            ax.plot([0.0], [o["zero"]["acc"]], "x", color=colour, ms=6)
+        if o["threshold"] is not None:
+            ax.axvline(o["threshold"], color=colour, lw=0.6, ls=":")
+    for t, m in e["tiers"].items():
+        ax.annotate(t, (m, 0.4), ha="center", fontsize=7, color="grey")
+    ax.axhline(TARGET, color="grey", lw=0.5)
+    ax.axhline(0.5, color="grey", lw=0.5, ls="--")
+    ax.set_ylim(0.35, 1.02)
+    ax.set_xlim(0, big * 1.03)
+    ax.set_xlabel(f"magnitude of change ({e['unit']})")
+    ax.set_ylabel("share correct")
+    ax.set_title(f"{cat}: psychometric functions")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    rel = f"plots/sweep-{cat}.png"
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / rel, dpi=110)
+    plt.close(fig)
+    return rel

@@ -341,6 +341,7 @@ def chance_test(c: Counts, f: Fit, *, draws: int = MC_DRAWS, seed: int = 0) -> d
     n1, n0 = np.broadcast_to(c.n1, k1.shape), np.broadcast_to(c.n0, k0.shape)
     theta, _ = fit_batch(c.x, k1, n1, k0, n0)
     sim = 2.0 * (_loglik_batch(theta, c.x, k1, n1, k0, n0) - _loglik_null(k1.sum(1) + k0.sum(1), c.n))
+    sim = np.maximum(sim, 0.0)  # as the observed statistic: a refit a rounding below the null is at the null
     return {"p": _mc_p(lr, sim), "lr": lr, "draws": int(draws)}
 
 
