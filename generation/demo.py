@@ -178,7 +178,7 @@ def next_commands(out) -> list[tuple[str, str]]:
          "--output_path results/ --log_samples"),
         (f"report on it (add --html --data {hub} for the page with clips to listen to)",
          "vocalgrad report results/ --out report/"),
-        ("one clip as a picture: waveform, spectrogram, planned and measured curve",
+        ("one clip as a picture: spectrogram with the speech span, planned and measured curve, its source beside it",
          f"vocalgrad show {clip} --data {render} --out clip.png"),
         ("render more demo voices (216 clips a source; --sources 100 is the full set, about an hour on 2 cores)",
          "vocalgrad render --source demo --split train --sources 1 --out build-train/"),
