@@ -37,8 +37,13 @@ def _report(demo: Path, out: Path, *, max_clips: int) -> tuple[float, float, int
     from analysis.report.command import build_report
     from analysis.report.html_page import HtmlOptions
 
+    from generation.demo import BASELINES
+
+    runs = [f"{name}={demo / 'results' / name}" for name, _, _ in BASELINES]  # as `vocalgrad demo` calls it
+    if not all((demo / "results" / name).is_dir() for name, _, _ in BASELINES):
+        runs = [demo / "results"]
     t, c = time.perf_counter(), os.times()
-    rep = build_report([demo / "results"], out,
+    rep = build_report(runs, out,
                        html=HtmlOptions(catalog=open_catalog(demo / "hub"), max_clips=max_clips))
     e = os.times()
     cpu = (e.user - c.user) + (e.system - c.system) + (e.children_user - c.children_user) + (
