@@ -5,13 +5,17 @@ the categories it covers, the yes/no rows, and an authors' folder read beside an
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 import vocalgrad
 from analysis.report import loading as L
+from analysis.report.content import MixedBuildsError
+from generation.identity import build_digest, short
 from generation import published
 from harness_tasks import utils
 from tests._report_helpers import clips, write_results
@@ -228,3 +232,22 @@ def test_an_authors_folder_beside_an_lm_eval_folder_of_the_same_model(tmp_path):
         authors = by["org/m (authors' files)"]
         assert authors.categories == ["pitch"] and authors.task_metrics["pitch"]["acc"] == 0.5
         assert len(authors.records) == 24 and authors.data == {} and authors.files == [raw / "pitch" / "m.jsonl"]
+
+
+def test_two_builds_in_one_row_are_refused_by_the_rows_label_or_kept_apart(tmp_path):
+    docs = _docs()
+
+    def sha(build):
+        return lambda d: hashlib.sha256(f"{build}:{d['id']}".encode()).hexdigest()
+    fp = {b: short(build_digest((d["id"], sha(b)(d)) for d in docs)) for b in "AB"}
+    for variant, suffix in (("default", ""), ("swap", " [swap]")):
+        root = tmp_path / variant
+        for build, stamp in (("A", S1), ("B", S2)):
+            write_results(root / build, "m", _pitch_right, docs=docs, variant=variant, stamp=stamp, sha256=sha(build))
+        first = root / "A" / "m" / f"results_{S1}.json"
+        with pytest.raises(MixedBuildsError, match="^" + re.escape(f"m{suffix}: {first} (build {fp['A']}) and ")):
+            L.load_all([root / "A", root / "B"])
+        evs = L.load_evaluations([root / "A", root / "B"], allow_mixed=True)
+        assert [e.label for e in evs] == [f"m (build {fp['A']}){suffix}", f"m (build {fp['B']}){suffix}"]
+        assert [(e.data["fingerprint"], len(e.records), e.warnings) for e in evs] == \
+            [(fp["A"], 48, []), (fp["B"], 48, [])]
