@@ -247,6 +247,8 @@ def test_two_builds_in_one_row_are_refused_by_the_rows_label_or_kept_apart(tmp_p
         first = root / "A" / "m" / f"results_{S1}.json"
         with pytest.raises(MixedBuildsError, match="^" + re.escape(f"m{suffix}: {first} (build {fp['A']}) and ")):
             L.load_all([root / "A", root / "B"])
+        with pytest.raises(MixedBuildsError, match="^" + re.escape(f"m{suffix}: {first} (build {fp['A']}) and ")):
+            L.load_evaluations([root / "A", root / "B"])  # refused by default here too
         evs = L.load_evaluations([root / "A", root / "B"], allow_mixed=True)
         assert [e.label for e in evs] == [f"m (build {fp['A']}){suffix}", f"m (build {fp['B']}){suffix}"]
         assert [(e.data["fingerprint"], len(e.records), e.warnings) for e in evs] == \
