@@ -251,6 +251,7 @@ class _Runs:
         self.replaced: dict[int, tuple] = {}  # id(ev) -> (ev, {(new stamp, old stamp): [categories]})
         self.recorded: dict[Path, dict] = {}  # results file -> its vocalgrad_data
         self.builds: dict[int, str | None] = {}  # id(ev) -> build fingerprint of its label (--allow-mixed)
+        self.authors: set[tuple[str, str]] = set()  # keys of the authors' files' evaluations
 
     def add_authors_files(self, path: Path, label: str | None) -> None:
         """The evaluations of a folder of the authors' prediction files."""
@@ -258,6 +259,16 @@ class _Runs:
             if (ev.label, ev.variant) in self.evals:
                 ev.label += " (authors' files)"
             self.evals[(ev.label, ev.variant)] = ev
+            self.authors.add((ev.label, ev.variant))
+
+    def _authors_aside(self, key: tuple[str, str]) -> None:
+        """An authors' row read earlier under the label of an lm-eval row: it takes the suffix (in its place),
+        as it does when read later; the two are never merged."""
+        ev = self.evals[key]
+        ev.label += " (authors' files)"
+        self.authors.discard(key)
+        self.authors.add((ev.label, key[1]))
+        self.evals = {(ev.label, k[1]) if k == key else k: v for k, v in self.evals.items()}
 
     def read_task(self, task: str, res: dict, rfile: Path, data: dict, model: str, margs: str,
                   base: str) -> TaskEntry | None:
@@ -283,6 +294,8 @@ class _Runs:
         base = e.base if e.build is None else f"{e.base} (build {e.build})"
         if not e.is_format:
             label = base if e.variant == "default" else f"{base} [{e.variant}]"
+            if (label, e.variant) in self.authors:
+                self._authors_aside((label, e.variant))
             return self.evals.setdefault((label, e.variant), Evaluation(label, e.model, e.margs, e.variant))
         return self.fevals.setdefault((base, e.variant), FormatEvaluation(base, e.model, e.margs, e.variant))
 
