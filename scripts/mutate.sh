@@ -90,14 +90,31 @@ EOF
       OMP_NUM_THREADS=1 VOCALGRAD_ANSWER_LOG=none
     cosmic-ray init mutate.toml "$db" >/dev/null
     cr-filter-operators "$db" mutate.toml >/dev/null
-    "$PY" - "$db" "$SAMPLE" <<'EOF'
+    "$PY" - "$db" "$SAMPLE" "$module" <<'EOF'
 import hashlib, sys
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
-db_path, n = sys.argv[1], int(sys.argv[2])
+db_path, n, module = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, "scripts")
+from mutate_annotations import annotation_spans, inside
+
+spans = annotation_spans(open(module, encoding="utf-8").read())
+
+
+def in_annotation(item):
+    return all(inside(m.start_pos, m.end_pos, spans) for m in item.mutations)
+
+
 with use_db(db_path, WorkDB.Mode.open) as db:
     items = list(db.pending_work_items)
+    notes = [item for item in items if spans and in_annotation(item)]
+    for item in notes:
+        db.set_result(item.job_id, WorkResult(output="in an annotation", worker_outcome=WorkerOutcome.SKIPPED))
+    if notes:
+        print(f"mutate.sh: {len(notes)} mutants in annotations left out (never evaluated: "
+              "from __future__ import annotations)", file=sys.stderr)
+    items = [item for item in items if item not in notes]
     if 0 < n < len(items):
         def key(item):
             text = "|".join(f"{m.operator_name}:{m.occurrence}" for m in item.mutations)
@@ -120,12 +137,13 @@ from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
 db_path, module, survivors_path, sample = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-ran = killed = timeouts = total = 0
+ran = killed = timeouts = total = notes = 0
 survivors = []
 with use_db(db_path, WorkDB.Mode.open) as db:
     for item, result in db.completed_work_items:
         if result.worker_outcome == WorkerOutcome.SKIPPED:
             total += result.output == "not in the sample"
+            notes += result.output == "in an annotation"
             continue
         total += 1
         ran += 1
@@ -140,6 +158,7 @@ with open(survivors_path, "w") as fh:
 share = f"{100 * killed / ran:.0f} %" if ran else "-"
 what = f"a sample of {ran} of {total}" if ran < total else f"{ran}"
 print(f"{module}: {what} mutants, {killed} killed ({timeouts} by timeout), {len(survivors)} survived ({share} killed)"
+      + (f"; {notes} in annotations left out" if notes else "")
       + (f"; survivors' diffs in {survivors_path}" if survivors else ""))
 EOF
   [ -n "${MUTATE_KEEP:-}" ] && echo "mutate.sh: scratch copy kept in $work" >&2 || rm -rf "$work"

@@ -24,3 +24,22 @@ def test_every_listed_module_and_test_file_exists():
 def test_without_a_module_it_prints_how_to_call_it():
     p = subprocess.run(["bash", str(ROOT / "scripts" / "mutate.sh")], capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and "scripts/mutate.sh MODULE..." in p.stderr and "MUTATE_SAMPLE" in p.stderr
+
+
+def test_mutants_in_annotations_are_found_only_where_annotations_are_never_evaluated():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutate_annotations import annotation_spans, inside
+
+    src = ("from __future__ import annotations\n"
+           "x: int | None = None\n"
+           "def f(a: str | None, b=1 | 2) -> list[int] | None:\n"
+           "    return a | b\n")
+    spans = annotation_spans(src)
+    assert inside((2, 3), (2, 13), spans)            # `int | None` of the variable
+    assert inside((3, 9), (3, 19), spans)            # `str | None` of an argument
+    assert inside((3, 33), (3, 49), spans)           # the return annotation
+    assert not inside((3, 23), (3, 28), spans)       # `1 | 2`: a default, evaluated
+    assert not inside((4, 11), (4, 16), spans)       # `a | b` in the body
+    assert annotation_spans(src.split("\n", 1)[1]) == []  # without the future import annotations are evaluated
