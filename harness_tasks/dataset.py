@@ -129,6 +129,7 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
                 f"({type(exc).__name__}: {exc}). Offline? Set {DATASET_ENV} to a local Hub folder "
                 f"made by `vocalgrad hub`."
             ) from exc
+        _refuse_path_only_audio(ds, f"{src} [{config}/{split}]")
     if "audio" not in ds.column_names:
         raise ValueError(f"{src} [{config}/{split}]: no 'audio' column (columns: {ds.column_names})")
     if isinstance(ds.features["audio"], datasets.Audio):
@@ -140,9 +141,9 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
 
 
 def _refuse_path_only_audio(ds, where: str) -> None:
-    """Raise :class:`DatasetError` when a row of a local Hub folder holds no audio bytes.
+    """Raise :class:`DatasetError` when a row of a Hub folder (or repo) holds no audio bytes.
 
-    A Hub folder made by ``vocalgrad hub`` embeds every clip's FLAC bytes; an ``audio`` value with
+    A Hub folder or repo made by ``vocalgrad hub`` embeds every clip's FLAC bytes; an ``audio`` value with
     only a ``path`` (``/etc/passwd``, ``../victim.flac``) is a path read from a shard, and is never
     followed (:mod:`generation.contained`): the model would hear a file outside the folder.
     Reads only the validity bitmaps of the memory-mapped column.
@@ -161,8 +162,8 @@ def _refuse_path_only_audio(ds, where: str) -> None:
                 cid = ds.data.column("id")[start + i].as_py() if "id" in ds.column_names else start + i
                 raise DatasetError(  # (ds[row] would decode the audio: read the file it names)
                     f"{where}: clip {cid!r} (row {start + i}) has no audio bytes, only the path "
-                    f"{value.get('path')!r}; a Hub folder made by `vocalgrad hub` embeds every clip's audio and a "
-                    "path read from a shard is never followed: rebuild the folder with `vocalgrad hub`")
+                    f"{value.get('path')!r}; a Hub folder or repo made by `vocalgrad hub` embeds every clip's audio "
+                    "and a path read from a shard is never followed: rebuild it with `vocalgrad hub`")
         start += len(chunk)
 
 

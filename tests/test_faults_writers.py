@@ -139,11 +139,31 @@ def test_a_render_never_writes_through_a_folder_linked_outside(where, sweep, tmp
     assert sorted(p.name for p in outside.rglob("*")) == before and (outside / "victim.flac").read_bytes() == b"precious"
 
 
-# -------------------------------------------------------------- a Hub folder's shard naming an audio path
 @pytest.mark.parametrize("escape", ["..", "absolute", "symlink"])
-def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape, tmp_path):
-    """Was: an audio value ``{"bytes": null, "path": "/abs/victim.flac"}`` in a local Hub folder's shard made
-    the harness (and probe, fine-tuning, few-shot: all read through ``load_split``) read that file outside."""
+def test_a_render_folders_marker_naming_a_file_outside_is_refused(escape, tmp_path, capsys):
+    """A render keeps no file list in its marker; one that names a path outside is not the toolkit's."""
+    from generation.identity import sha256_file
+    from generation.ownership import MARKER
+
+    root = make_render(tmp_path / "r", categories=("volume",))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (root / "link").symlink_to(tmp_path, target_is_directory=True)
+    rel = {"..": "../victim.txt", "absolute": str(victim), "symlink": "link/victim.txt"}[escape]
+    (root / MARKER).write_text(json.dumps({"kind": "render", "toolkit_version": "0", "files": {rel: sha256_file(victim)}}))
+    assert main(["render", "--source", "tones", "--sources", "1", "--categories", "volume", "--out", str(root)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a marker the toolkit wrote (its 'files' names a path outside the folder" in err[0]
+    assert victim.read_text() == "precious"
+
+
+# -------------------------------------------------------------- a Hub folder's shard naming an audio path
+@pytest.mark.parametrize("source", ["folder", "repo id"])
+@pytest.mark.parametrize("escape", ["..", "absolute", "symlink"])
+def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape, source, tmp_path, monkeypatch):
+    """Was: an audio value ``{"bytes": null, "path": "/abs/victim.flac"}`` in a Hub folder's (or repo's) shard
+    made the harness (and probe, fine-tuning, few-shot: all read through ``load_split``) read that file."""
+    import datasets
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -163,9 +183,18 @@ def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape
     audio[1] = {"bytes": None, "path": path}
     i = table.schema.get_field_index("audio")
     pq.write_table(table.set_column(i, table.schema.field(i), pa.array(audio, type=table.schema.field(i).type)), shard)
+    src = str(hub)
+    if source == "repo id":  # the Hub replaced by the forged folder (offline)
+        from generation import published
+
+        monkeypatch.setattr(published, "_hub_card", lambda repo: None)
+        real = datasets.load_dataset
+        monkeypatch.setattr(datasets, "load_dataset", lambda repo, config, split: real(
+            "parquet", data_files={split: [str(shard)]}, split=split) if repo == "me/forged" else pytest.fail(repo))
+        src = "me/forged"
     with pytest.raises(DatasetError, match=r"clip 'tone00__volume__linear__low__decrease' \(row 1\) has no audio "
                                            rf"bytes, only the path '{path}'.*never followed"):
-        load_split("volume", source=str(hub))
+        load_split("volume", source=src)
 
 
 # ---------------------------------------------------------------------------------- publish, verify, align
