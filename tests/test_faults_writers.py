@@ -158,23 +158,23 @@ def test_a_render_folders_marker_naming_a_file_outside_is_refused(escape, tmp_pa
 
 
 # -------------------------------------------------------------- a Hub folder's shard naming an audio path
-@pytest.mark.parametrize("source", ["folder", "repo id"])
-@pytest.mark.parametrize("escape", ["..", "absolute", "symlink"])
-def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape, source, tmp_path, monkeypatch):
-    """Was: an audio value ``{"bytes": null, "path": "/abs/victim.flac"}`` in a Hub folder's (or repo's) shard
-    made the harness (and probe, fine-tuning, few-shot: all read through ``load_split``) read that file."""
-    import datasets
+def _hub(tmp_path: Path) -> Path:
+    from _harness_helpers import hub_rows, write_config
+
+    write_config(tmp_path / "hub", "volume", hub_rows("volume"))
+    return tmp_path / "hub"
+
+
+def _forge(hub: Path, tmp_path: Path, escape: str) -> tuple[Path, str]:
+    """Make the second clip's ``audio`` of ``hub`` ``{"bytes": null, "path": P}``, P leading to a real FLAC
+    outside through ``..``, an absolute path or a link. Returns (the shard, P)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from _harness_helpers import flac_bytes, hub_rows, synth_clip, write_config
-    from harness_tasks.dataset import DatasetError, load_split
+    from _harness_helpers import flac_bytes, synth_clip
 
     victim = tmp_path / "victim.flac"
     victim.write_bytes(flac_bytes(synth_clip("volume", "increase"), 16000))
-    hub = tmp_path / "hub"
-    write_config(hub, "volume", hub_rows("volume"))
-    assert len(load_split("volume", source=str(hub))) == 2  # the honest folder loads
     (hub / "link").symlink_to(tmp_path, target_is_directory=True)
     shard = hub / "volume" / "test-00000-of-00001.parquet"
     table = pq.read_table(shard)
@@ -183,6 +183,21 @@ def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape
     audio[1] = {"bytes": None, "path": path}
     i = table.schema.get_field_index("audio")
     pq.write_table(table.set_column(i, table.schema.field(i), pa.array(audio, type=table.schema.field(i).type)), shard)
+    return shard, path
+
+
+@pytest.mark.parametrize("source", ["folder", "repo id"])
+@pytest.mark.parametrize("escape", ["..", "absolute", "symlink"])
+def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape, source, tmp_path, monkeypatch):
+    """Was: an audio value ``{"bytes": null, "path": "/abs/victim.flac"}`` in a Hub folder's (or repo's) shard
+    made the harness (and probe, fine-tuning, few-shot: all read through ``load_split``) read that file."""
+    import datasets
+
+    from harness_tasks.dataset import DatasetError, load_split
+
+    hub = _hub(tmp_path)
+    assert len(load_split("volume", source=str(hub))) == 2  # the honest folder loads
+    shard, path = _forge(hub, tmp_path, escape)
     src = str(hub)
     if source == "repo id":  # the Hub replaced by the forged folder (offline)
         from generation import published
@@ -195,6 +210,24 @@ def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape
     with pytest.raises(DatasetError, match=r"clip 'tone00__volume__linear__low__decrease' \(row 1\) has no audio "
                                            rf"bytes, only the path '{path}'.*never followed"):
         load_split("volume", source=src)
+
+
+@pytest.mark.parametrize("escape", ["..", "absolute", "symlink"])
+def test_listen_and_show_never_follow_a_hub_shards_audio_path(escape, tmp_path, capsys):
+    """The clip pages (`listen`, `show`, `report --html`) read a Hub folder's audio bytes through one catalog."""
+    from analysis.listen.catalog import CatalogError, open_catalog
+
+    hub = _hub(tmp_path)
+    _, path = _forge(hub, tmp_path, escape)
+    cid = "tone00__volume__linear__low__decrease"
+    catalog = open_catalog(hub)
+    assert catalog.audio_bytes("tone00__volume__linear__low__increase")[:4] == b"fLaC"
+    with pytest.raises(CatalogError, match=f"clip {cid} has no audio bytes, only the path '{path}'"):
+        catalog.audio_bytes(cid)  # was: None, and a TypeError further on
+    capsys.readouterr()
+    assert main(["show", cid, "--data", str(hub), "--out", str(tmp_path / "c.png")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is never followed" in err[0] and not (tmp_path / "c.png").exists(), err
 
 
 # ---------------------------------------------------------------------------------- publish, verify, align
