@@ -213,7 +213,7 @@ def test_a_hub_shard_whose_audio_is_only_a_path_is_refused_never_followed(escape
 
 
 @pytest.mark.parametrize("escape", ["..", "absolute", "symlink"])
-def test_listen_and_show_never_follow_a_hub_shards_audio_path(escape, tmp_path, capsys):
+def test_listen_show_and_report_never_follow_a_hub_shards_audio_path(escape, tmp_path, capsys):
     """The clip pages (`listen`, `show`, `report --html`) read a Hub folder's audio bytes through one catalog."""
     from analysis.listen.catalog import CatalogError, open_catalog
 
@@ -224,10 +224,19 @@ def test_listen_and_show_never_follow_a_hub_shards_audio_path(escape, tmp_path, 
     assert catalog.audio_bytes("tone00__volume__linear__low__increase")[:4] == b"fLaC"
     with pytest.raises(CatalogError, match=f"clip {cid} has no audio bytes, only the path '{path}'"):
         catalog.audio_bytes(cid)  # was: None, and a TypeError further on
+    import vocalgrad
+
+    docs = [{"id": vocalgrad.clip_id("tone00", "volume", "linear", "low", d), "category": "volume", "direction": d,
+             "label": d, "tier": "low", "trajectory": "linear", "source_id": "tone00"} for d in vocalgrad.DIRECTIONS]
+    res = write_results(tmp_path / "res", "m", lambda d: d["direction"], docs=docs)
     capsys.readouterr()
-    assert main(["show", cid, "--data", str(hub), "--out", str(tmp_path / "c.png")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "is never followed" in err[0] and not (tmp_path / "c.png").exists(), err
+    for argv in (["show", cid, "--data", str(hub), "--out", str(tmp_path / "c.png")],
+                 ["report", str(res), "--data", str(hub), "--out", str(tmp_path / "rep"), "--draws", "20",
+                  "--no-plots", "--html"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is never followed" in err[0], err
+    assert not (tmp_path / "c.png").exists() and not (tmp_path / "rep").exists()
 
 
 # ---------------------------------------------------------------------------------- publish, verify, align
