@@ -283,7 +283,7 @@ def _check_model(name: str | None) -> None:
 
 def _check_output_path(argv: list[str]) -> None:
     """Fail in a line, before lm-eval loads anything, for an ``--output_path`` (``-o``) that is, or lies
-    under, a symbolic link loop (lm-eval would end in a traceback after the whole evaluation)."""
+    under, a symbolic link loop, through which no results file can be written."""
     from generation.option_types import symlink_loop_problem
 
     for flag in ("--output_path", "-o"):
