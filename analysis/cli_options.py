@@ -6,7 +6,8 @@ a command adds the ones it takes, in its own order (:func:`add_options`), and ma
 whose meaning it narrows (:func:`add_option`, e.g. ``probe --device`` beside ``--probe-device``).
 :func:`add_command` registers a sub-command whose input errors end as one line
 ``vocalgrad NAME: error: message`` and exit status 2 (:func:`generation.cli_errors.report_error`:
-``--debug`` shows the traceback). Importing this module imports nothing heavy.
+``--debug`` shows the traceback); an ``--out`` that is (or lies under) a symbolic link loop is refused
+so before the command runs. Importing this module imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ def add_command(subparsers, name: str, run: Callable, *, help: str, description:
     """
     def func(args) -> int:
         try:
+            if getattr(args, "out", None):  # a looping --out: one line before any model is loaded
+                from generation.option_types import refuse_symlink_loop
+
+                refuse_symlink_loop(args.out, what=f"--out {args.out}")
             return run(args)
         except errors as exc:
             return report_error(f"vocalgrad {name}", exc)

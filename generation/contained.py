@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import vocalgrad
 
-__all__ = ["OutsideFolderError", "inside", "outside_reason"]
+__all__ = ["OutsideFolderError", "inside", "outside_reason", "refuse_links_out"]
 
 
 class OutsideFolderError(vocalgrad.VocalGradError, ValueError):
@@ -71,3 +71,21 @@ def inside(folder, rel, *, source: str = "") -> Path:
         raise OutsideFolderError(f"{source or folder}: path {why}; it must stay inside {folder}: the file is not "
                                  "trusted and nothing was read, written or removed through it")
     return Path(folder) / rel
+
+
+def refuse_links_out(folder, names, *, option: str = "--out") -> None:
+    """Refuse, before any work, a ``folder`` whose sub-folders ``names`` (where a command writes:
+    ``clips``, ``sources``...) are symbolic links leading outside it: the command would write there.
+
+    Raises
+    ------
+    OutsideFolderError
+        Naming the first such link and the fix; nothing was written.
+    """
+    root = Path(folder)
+    for rel in names:
+        why = outside_reason(root, rel) if (root / rel).is_symlink() or (root / rel).exists() else None
+        if why:
+            raise OutsideFolderError(f"{option} {root}: {why}; the command writes there and never writes outside "
+                                     f"the folder it was given: replace the link by a folder (copy its files in) or "
+                                     f"choose another {option}")

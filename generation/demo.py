@@ -104,7 +104,9 @@ DEMO_PARTS = (("render", "render"), ("hub", "hub"), ("report", "report"))
 def check_demo_out(out: Path) -> None:
     """Refuse, before anything is rendered, a demo folder (or a ``render``/``hub``/``report`` part of it)
     that is someone else's (:func:`generation.ownership.check_out`)."""
-    problems = [check_out(out / sub, kind, option="") for sub, kind in DEMO_PARTS] + [check_out(out, "demo")]
+    first = check_out(out, "demo")  # a looping --out is named as such, not through each part
+    problems = [first] if first and "symbolic link loop" in first else (
+        [check_out(out / sub, kind, option="") for sub, kind in DEMO_PARTS] + [first])
     problems = [p for p in problems if p]
     if problems:
         raise OwnershipError(problems[0] + ("" if len(problems) == 1 else f" (and {len(problems) - 1} more)")

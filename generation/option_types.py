@@ -25,7 +25,8 @@ from pathlib import Path
 from vocalgrad import VocalGradError
 
 __all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "comma_list", "comma_text", "dpi", "finite_float",
-           "name_fits", "port", "refuse_symlink_loop", "positive_float", "positive_int", "sample_rate", "temp_name_room"]
+           "name_fits", "port", "refuse_symlink_loop", "positive_float", "positive_int", "sample_rate", "symlink_loop_problem",
+           "temp_name_room"]
 
 #: Lowest output sample rate (Hz): below it speech loses the band the categories change.
 MIN_SAMPLE_RATE = 8000
@@ -136,16 +137,24 @@ def _name_max(folder: Path) -> int:
         return 255
 
 
-def refuse_symlink_loop(path, *, what: str) -> None:
-    """Raise :class:`NameTooLongError` naming ``what`` when ``path`` or a folder above it is a symbolic
-    link loop (a self-link or a cycle of links): nothing can be read or written through it."""
+def symlink_loop_problem(path, *, what: str) -> str | None:
+    """The one-line refusal naming ``what`` when ``path`` or a folder above it is a symbolic link loop
+    (a self-link or a cycle of links), through which nothing can be read or written; else ``None``."""
     from .audio import symlink_loop
 
     path = Path(path).expanduser()
     loop = next((p for p in [path, *path.parents] if p.is_symlink() and symlink_loop(p)), None)
-    if loop is not None:
-        raise NameTooLongError(f"{what}: {loop} is a symbolic link loop ({loop} -> {os.readlink(loop)} leads back to "
-                               "itself); remove the link or choose another path")
+    if loop is None:
+        return None
+    return (f"{what}: {loop} is a symbolic link loop ({loop} -> {os.readlink(loop)} leads back to itself); "
+            "remove the link or choose another path")
+
+
+def refuse_symlink_loop(path, *, what: str) -> None:
+    """Raise :class:`NameTooLongError` with :func:`symlink_loop_problem`'s line when there is one."""
+    problem = symlink_loop_problem(path, what=what)
+    if problem:
+        raise NameTooLongError(problem)
 
 
 def name_fits(path, *, what: str, names=()) -> None:

@@ -235,8 +235,13 @@ def check_out(out, kind: str, *, option: str = "--out", force: bool = False) -> 
     layout). A folder of another kind is refused whatever ``force``; a non-empty folder of nobody's
     is refused unless ``force`` (then only what the command writes is added; nothing is removed).
     """
+    from .option_types import symlink_loop_problem
+
     out = Path(out)
     named = f"{option} {out}".strip()
+    loop = symlink_loop_problem(out, what=named or str(out))
+    if loop:
+        return loop
     if out.exists() and not out.is_dir():
         return f"{named}: exists and is not a folder; choose another {option or 'folder'}"
     if not out.exists() or _is_empty(out):

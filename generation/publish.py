@@ -31,7 +31,8 @@ def check_hub_folder(hub_dir) -> list[str]:
     ------
     PublishError
         If ``README.md`` with a YAML ``configs:`` header is missing, a ``.py`` file is present
-        (``datasets`` >= 4 refuses such repos) or there are no parquet shards.
+        (``datasets`` >= 4 refuses such repos), there are no parquet shards, or a file is a symbolic
+        link leading outside the folder (never uploaded).
     """
     root = Path(hub_dir)
     if not root.is_dir():
@@ -48,6 +49,12 @@ def check_hub_folder(hub_dir) -> list[str]:
         if not head.startswith("---\n") or "\nconfigs:\n" not in head.split("\n---\n", 1)[0]:
             problems.append(f"{readme}: no YAML header with `configs:`; rebuild with `vocalgrad hub`")
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    from .contained import outside_reason
+
+    out = [why for why in (outside_reason(root, f) for f in files) if why]
+    if out:  # a link to ~/.ssh/id_rsa planted in the folder is never uploaded
+        problems.append(f"{out[0]}{f' (and {len(out) - 1} more)' if len(out) > 1 else ''}; publish uploads only "
+                        "files inside the folder: remove the link or copy the file in")
     scripts = [f for f in files if f.endswith(".py")]
     if scripts:
         problems.append(f"loading scripts are refused by datasets>=4; remove {', '.join(scripts)}")

@@ -197,6 +197,7 @@ def render(
         items = items[:n_sources]
     source_checks.names_fit(out, items, categories)  # "File name too long" up front, naming the user's path or source
     claim_out(out, "render")  # empty, new or a render folder: never someone else's folder
+    _refuse_links_out(out)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -209,6 +210,15 @@ def render(
 
             shutil.rmtree(out, ignore_errors=True)
         raise
+
+
+def _refuse_links_out(out: Path) -> None:
+    """A render writes into ``clips/<category>/``, ``sources/`` and ``.parts/``: none may be a link leading out."""
+    from .contained import refuse_links_out
+
+    clips = out / "clips"
+    cats = [f"clips/{p.name}" for p in clips.iterdir()] if clips.is_dir() and not clips.is_symlink() else []
+    refuse_links_out(out, ["clips", *cats, "sources", ".parts", ".parts/source"])
 
 
 def _render_into(out: Path, items: list[SourceItem], rec: Recipe, *, source: str, split: str, categories: list,

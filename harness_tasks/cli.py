@@ -281,6 +281,18 @@ def _check_model(name: str | None) -> None:
     raise EvalArgumentError(f"unknown model {name!r}; {hint}VocalGrad models: {', '.join(MODEL_ADAPTERS)}")
 
 
+def _check_output_path(argv: list[str]) -> None:
+    """Fail in a line, before lm-eval loads anything, for an ``--output_path`` (``-o``) that is, or lies
+    under, a symbolic link loop, through which no results file can be written."""
+    from generation.option_types import symlink_loop_problem
+
+    for flag in ("--output_path", "-o"):
+        path = _option_value(argv, flag)
+        problem = path and symlink_loop_problem(path, what=f"{flag} {path}")
+        if problem:
+            raise EvalArgumentError(problem)
+
+
 def _requested_model_args(argv: list[str]) -> str:
     """The value of ``--model_args`` / ``--model_args=`` (empty when absent)."""
     return _option_value(argv, "--model_args") or ""
@@ -337,6 +349,7 @@ def _main(argv: list[str]) -> int:
     if not argv or _wants_help(argv):
         print(USAGE, flush=True)
     _check_model(_requested_model(argv))
+    _check_output_path(argv)
     from generation.cli import plain_warnings
 
     from ._quiet import quiet_known_warnings

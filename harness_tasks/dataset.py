@@ -119,6 +119,7 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
             raise DatasetError(f"{damaged[0]}: not a readable parquet file ({damaged[1]}); the Hub folder is "
                                "damaged (truncated?): check it with `vocalgrad verify` and rebuild it with "
                                "`vocalgrad hub` or fetch it again") from exc
+        _refuse_path_only_audio(ds, f"{src} [{config}/{split}]")
     else:
         try:
             ds = datasets.load_dataset(src, config, split=split)
@@ -128,6 +129,7 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
                 f"({type(exc).__name__}: {exc}). Offline? Set {DATASET_ENV} to a local Hub folder "
                 f"made by `vocalgrad hub`."
             ) from exc
+        _refuse_path_only_audio(ds, f"{src} [{config}/{split}]")
     if "audio" not in ds.column_names:
         raise ValueError(f"{src} [{config}/{split}]: no 'audio' column (columns: {ds.column_names})")
     if isinstance(ds.features["audio"], datasets.Audio):
@@ -136,6 +138,33 @@ def load_split(config: str, *, split: str = "test", source: str | None = None,
         ds = ds.filter(lambda c: c == category, input_columns="category")
     log.info("VocalGrad %s/%s: %d clips from %s", config, split, len(ds), src)
     return ds
+
+
+def _refuse_path_only_audio(ds, where: str) -> None:
+    """Raise :class:`DatasetError` when a row of a Hub folder (or repo) holds no audio bytes.
+
+    A Hub folder or repo made by ``vocalgrad hub`` embeds every clip's FLAC bytes; an ``audio`` value with
+    only a ``path`` (``/etc/passwd``, ``../victim.flac``) is a path read from a shard, and is never
+    followed (:mod:`generation.contained`): the model would hear a file outside the folder.
+    Reads only the validity bitmaps of the memory-mapped column.
+    """
+    import pyarrow as pa
+
+    if "audio" not in ds.column_names:
+        return
+    start = 0
+    for chunk in ds.data.column("audio").chunks:
+        if pa.types.is_struct(chunk.type) and chunk.type.get_field_index("bytes") >= 0:
+            data = chunk.flatten()[chunk.type.get_field_index("bytes")]  # a null audio value: null bytes too
+            if data.null_count:
+                i = next(j for j, v in enumerate(data.is_null().to_pylist()) if v)
+                value = chunk[i].as_py() or {}
+                cid = ds.data.column("id")[start + i].as_py() if "id" in ds.column_names else start + i
+                raise DatasetError(  # (ds[row] would decode the audio: read the file it names)
+                    f"{where}: clip {cid!r} (row {start + i}) has no audio bytes, only the path "
+                    f"{value.get('path')!r}; a Hub folder or repo made by `vocalgrad hub` embeds every clip's audio "
+                    "and a path read from a shard is never followed: rebuild it with `vocalgrad hub`")
+        start += len(chunk)
 
 
 def _unreadable_parquet(files) -> tuple[str, str] | None:

@@ -16,12 +16,12 @@ import numpy as np
 
 import vocalgrad
 from analysis.cli_options import add_command, add_model_arguments, add_run_arguments, comma_list
-from generation.audio import atomic_write_text
+from generation.audio import atomic_path, atomic_write_text
 from generation.option_types import comma_text
 
 from .alignment import PAPER_LAYERS, alignment_rows, category_direction, cosine_matrix
 
-__all__ = ["final_position_features", "register_cli", "run_alignment"]
+__all__ = ["final_position_features", "register_cli", "run_alignment", "write_alignment"]
 
 
 def final_position_features(lm, clips, layers, *, batch_size: int = 8, audio_first: bool = False,
@@ -89,12 +89,19 @@ def run_alignment(*, model: str, data: str, out, adapter: str | None = None, cat
            "rows": alignment_rows(cats, cos, idx, model=label),
            "position": "last input position (predicts the first answer token)",
            "method": "increase - decrease per (source, tier, trajectory); mean per source; mean over sources"}
+    write_alignment(out, res, directions, cos)
+    return res
+
+
+def write_alignment(out, res: dict, directions: np.ndarray, cos: np.ndarray) -> None:
+    """``alignment.json`` and ``directions.npz`` of :func:`run_alignment` in ``out``, each under a temporary
+    name then renamed: a symbolic link planted at either name is replaced, never written through."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "alignment.json", json.dumps(res, indent=2))
-    np.savez_compressed(out / "directions.npz", directions=directions, cosine=cos, layers=np.array(idx),
-                        categories=np.array(cats))
-    return res
+    with atomic_path(out / "directions.npz") as tmp, open(tmp, "wb") as fh:
+        np.savez_compressed(fh, directions=directions, cosine=cos, layers=np.array(res["layers"]),
+                            categories=np.array(res["categories"]))
 
 
 def register_cli(subparsers) -> None:

@@ -198,11 +198,18 @@ class _Run:
 
 
 def _finished_run(out: Path, key: dict, *, overwrite: bool) -> dict | None:
-    """Clear ``out`` if ``overwrite``; the finished run's ``finetune.json`` if it holds one with ``key``."""
+    """Clear ``out`` if ``overwrite``; the finished run's ``finetune.json`` if it holds one with ``key``.
+
+    A file or folder of the run that is a symbolic link leading outside ``out`` is refused
+    (:class:`generation.contained.OutsideFolderError`); ``overwrite`` removes the links first."""
     if overwrite:
         for p in ("adapter", "checkpoint", "checkpoint.old", "finetune.json"):
             q = out / p
             shutil.rmtree(q) if q.is_dir() and not q.is_symlink() else q.unlink(missing_ok=True)  # a link: itself only
+    from generation.contained import refuse_links_out
+
+    # what a run reads and writes: never through a link leading out (a resumed checkpoint is unpickled)
+    refuse_links_out(out, ["adapter", "adapter.tmp", "checkpoint", "checkpoint.tmp", "checkpoint.old", "finetune.json"])
     result_path = out / "finetune.json"
     if result_path.is_file():
         done = json.loads(result_path.read_text())

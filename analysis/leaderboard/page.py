@@ -201,9 +201,12 @@ def _results_card(title: str) -> str:
 def _legacy_files(out: Path) -> list[str]:
     """What ``vocalgrad leaderboard`` wrote in a folder of an earlier version (no marker): its named
     files and the ``runs/*.json`` that parse as its runs; everything else there is someone else's."""
+    from generation.contained import outside_reason
+
     names = ["leaderboard.json", "leaderboard.csv", "index.html", SPACE_CARD, RESULTS_CARD]
-    return [n for n in names if (out / n).is_file()] + [
-        f"{RUNS}/{p.name}" for p in sorted((out / RUNS).glob("*.json")) if _is_our_run(p)]
+    runs = [f"{RUNS}/{p.name}" for p in sorted((out / RUNS).glob("*.json"))]
+    return [n for n in names if (out / n).is_file()] + [  # a link leading out is not even read
+        r for r in runs if outside_reason(out, r) is None and _is_our_run(out / r)]
 
 
 def write_folder(out, rows: list[Row], notes: list[str], *, title: str = "VocalGrad leaderboard",

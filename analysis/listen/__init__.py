@@ -15,7 +15,7 @@ import sys
 
 from analysis.cli_options import comma_list
 from generation.cli_errors import explain
-from generation.option_types import comma_text, port
+from generation.option_types import comma_text, port, refuse_symlink_loop
 
 from .answers import (AnswerLog, AnswersError, annotator_agreement, human_evaluation, human_evaluation_fields,
                       human_records)
@@ -64,6 +64,7 @@ def _cli(args) -> int:
             return 2
     cats = comma_list(args.categories)
     try:
+        refuse_symlink_loop(args.answers, what=f"--answers {args.answers}")
         catalog = open_catalog(args.data, config=args.config)
         app = ListenApp(catalog, args.annotator, args.answers, per_category=args.per_category,
                         practice=args.practice, seed=args.seed, categories=cats, subset=args.subset)

@@ -106,7 +106,12 @@ class Catalog:
                     self._groups.popitem(last=False)
             else:
                 self._groups.move_to_end(key)
-        return col[index].as_py()["bytes"]
+        value = col[index].as_py() or {}
+        if value.get("bytes") is None:  # a path in a shard is data, never followed (generation.contained)
+            raise CatalogError(f"{path}: clip {clip_id} has no audio bytes, only the path {value.get('path')!r}; a Hub "
+                               "folder made by `vocalgrad hub` embeds every clip's audio and a path read from a shard "
+                               "is never followed: rebuild it with `vocalgrad hub`")
+        return value["bytes"]
 
     def source_path(self, source_id: str) -> Path | None:
         """``sources/<source_id>.flac`` of a render folder, or None (Hub folders hold no sources)."""
