@@ -39,6 +39,18 @@ def test_cut_at_stops_keeps_the_text_before_the_first_stop(text, until, kept):
     assert ChatLM.cut_at_stops(text, _q(*until)) == kept
 
 
+def test_cut_at_stops_is_called_on_an_adapter_too():
+    # the routes call it as ``self.cut_at_stops(text, q)``
+    assert _Chat(answer_log="none").cut_at_stops("decrease\n\nso", _q("\n\n")) == "decrease"
+
+
+def test_the_adapters_settings_are_keyword_only():
+    with pytest.raises(TypeError):
+        _Chat(True)                                           # audio_first=True must be named
+    with pytest.raises(TypeError):
+        _Chat(False, "Be brief.")
+
+
 def test_cut_at_stops_passes_a_missing_reply_through():
     assert ChatLM.cut_at_stops(None, _q("\n\n")) is None
     q = Query("p", gen_kwargs={})

@@ -57,6 +57,8 @@ def test_a_complete_render_passes_with_its_counts_and_record(copy):
     assert list(rec["counts"]["category"]) == list(vg.CATEGORY_NAMES)     # in the benchmark's order
     assert rec["manifest_sha256"] == hashlib.sha256((copy / "manifest.parquet").read_bytes()).hexdigest()
     assert rec["checked_at"].endswith("Z") and rec["n_clips"] == 216 and rec["path"] == str(copy)
+    text = (copy / "verify.json").read_text()
+    assert text == json.dumps(rec, indent=2) + "\n"                     # indented by two, one line break at the end
 
 
 def test_no_record_unless_asked(copy):
@@ -227,6 +229,14 @@ def test_a_duplicate_row(tmp_path):
         "label balance (increase != decrease)": ["volume: increase 13, decrease 12"]}
 
 
+def test_label_balance_of_a_category_with_one_label_or_none(tmp_path):
+    rows = _rows(cats=("volume", "pitch"))
+    one = [r for r in rows if r["category"] == "volume" and r["direction"] == "decrease"][:1]
+    neither = [{**r, "label": "?"} for r in rows if r["category"] == "pitch"][:1]
+    res = _structure(_side(tmp_path, one + neither, {"categories": ["volume", "pitch"]}))
+    assert res.problems["label balance (increase != decrease)"] == ["volume: increase 0, decrease 1"]
+
+
 def test_a_missing_row_is_a_missing_condition(tmp_path):
     rows = _rows(("s1", "s2"))
     gone = rows.pop(30)
@@ -326,6 +336,9 @@ def test_levels_without_a_realised_value_or_null_are_left_out():
     assert v.realised_out_of_order(_levels({1.0: 5.0, 2.0: 1.0}, null=(2.0,))) == []
     assert v.realised_out_of_order(_levels({1.0: 5.0, 2.0: None, 3.0: 6.0})) == []
     assert v.realised_out_of_order(_levels({1.0: 5.0, 2.0: 4.0, 3.0: 6.0}, null=(1.0,))) == []
+    # a category of one level does not end the check of the categories after it
+    assert v.realised_out_of_order(_levels({1.0: 5.0}, cat="brightness") + _levels({1.0: 5.0, 2.0: 1.0})) == [
+        "clarity: level 2 realised 1 octaves, below level 1's 5 (medians over the clips not level_null)"]
 
 
 def test_sweep_rows_without_a_magnitude_are_not_checked(tmp_path):
@@ -348,6 +361,9 @@ def test_verification_add_and_format():
     assert res.problems == {"x": ["a", "b"]} and not res.ok
     assert v._fmt_db(None) == "-" and v._fmt_db(float("inf")) == "exact" and v._fmt_db(61.26) == "61.3 dB"
     assert v.MIN_SDR_DB == 60.0 and v.LIST_AT_MOST == 8
+    # a kind with no items (problems set by hand) is passed over, not the end of the list
+    res = v.Verification("p", "hub", problems={"a": [], "b": ["x"]})
+    assert res.summary().splitlines()[1:] == ["  FAIL b: 1", "    x"]
 
 
 # ---- Hub folders -----------------------------------------------------------------------------------------
