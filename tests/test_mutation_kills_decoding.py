@@ -159,3 +159,11 @@ def test_decode_answers_for_tokenizers_without_special_lists():
         all_special_ids = None
 
     assert decode_answers(OnlyAdded(), np.array([[5, 9, 1, 0]]), keep=[5]) == ["5 1 0"]
+
+
+def test_keep_and_the_token_settings_are_keyword_only():
+    rows = np.array([[5, 1]])
+    with pytest.raises(TypeError):
+        decode_answers(_Tok(), rows, [5])                     # keep must be named
+    with pytest.raises(TypeError):
+        generation_config(_model(_af3_like()), "greedy", 0)   # pad_token_id must be named
