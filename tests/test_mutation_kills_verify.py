@@ -193,6 +193,27 @@ def test_against_a_copy_compares_every_clip(copy, tiny):
     assert res.to_json()["against"] == {"path": str(tiny), "categories": res.against}
 
 
+def test_the_default_sdr_limit_is_60_db(copy, tiny):
+    import numpy as np
+    import soundfile as sf
+
+    rows = read_manifest(copy)
+    a, b = rows[0], rows[1]
+    for row, target in ((a, 60.5), (b, 59.5)):           # one clip just above 60 dB against the original, one below
+        path = copy / row["path"]
+        y, sr = sf.read(path, dtype="int16")
+        power = float(np.sum(y.astype(np.float64) ** 2))
+        n = round(power / 10 ** (target / 10) / 36)       # n samples raised by 6: an error power of 36 n
+        y[:n] += 6
+        sf.write(path, y, sr, format="FLAC", subtype="PCM_16")
+        row["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_manifest(copy, rows)
+    res = v.verify(copy, against=tiny, write_record=False)
+    (low,) = res.problems[f"SDR below 60 dB against {tiny}"]
+    assert low.startswith(f"{b['clip_id']}: 59.") and low.endswith(" dB")
+    assert list(res.problems) == [f"SDR below 60 dB against {tiny}"]      # a's 60.5 dB passes
+
+
 # ---- the checks on hand-made clip rows ---------------------------------------------------------------
 def _rows(sources=("s1",), cats=("volume",), split="test"):
     return [{"id": vg.clip_id(s, c, t, tier, d), "category": c, "tier": tier, "trajectory": t, "direction": d,
@@ -360,7 +381,6 @@ def test_verification_add_and_format():
     res.add("x", ["b"])
     assert res.problems == {"x": ["a", "b"]} and not res.ok
     assert v._fmt_db(None) == "-" and v._fmt_db(float("inf")) == "exact" and v._fmt_db(61.26) == "61.3 dB"
-    assert v.MIN_SDR_DB == 60.0 and v.LIST_AT_MOST == 8
     # a kind with no items (problems set by hand) is passed over, not the end of the list
     res = v.Verification("p", "hub", problems={"a": [], "b": ["x"]})
     assert res.summary().splitlines()[1:] == ["  FAIL b: 1", "    x"]
