@@ -436,4 +436,5 @@ def test_the_sweep_configs_of_a_hub_folder_are_checked(tmp_path):
                                           "the clips not level_null)"]
     (bad,) = res.problems[v.UNREADABLE]
     assert bad.startswith(f"{tmp_path / 'sweep_echo' / 'test-0.parquet'}: ")
+    assert ": ArrowInvalid: " in bad
     assert list(res.problems) == [v.UNREADABLE, v.NOT_RISING]
