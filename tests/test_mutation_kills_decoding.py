@@ -115,10 +115,11 @@ def test_resolved_generation_fills_transformers_defaults_and_leaves_out_the_per_
 
 
 class _Tok:
-    """A tokenizer double: ids 0 (pad), 5 and 6 are special, 9 an added special token, 10 an added plain one."""
+    """A tokenizer double: ids 0 (pad), 5 and 6 are special, 9 an added special token, 10 an added plain one,
+    11 an added token that does not say (not special)."""
 
     all_special_ids = [0, 5, 6]
-    added_tokens_decoder = {9: NS(special=True), 10: NS(special=False)}
+    added_tokens_decoder = {9: NS(special=True), 10: NS(special=False), 11: NS()}
 
     def __init__(self):
         self.calls = []
@@ -134,11 +135,11 @@ class _Tok:
 
 def test_decode_answers_keeps_only_the_reasoning_delimiters_among_special_tokens():
     tok = _Tok()
-    rows = np.array([[5, 1, 9, 10, 6, 0], [2, 6, 5, 0, 3, 9]])
-    assert decode_answers(tok, rows, keep=[5]) == ["5 1 10", "2 5 3"]
+    rows = np.array([[5, 1, 9, 10, 6, 0], [2, 6, 5, 0, 11, 9]])
+    assert decode_answers(tok, rows, keep=[5]) == ["5 1 10", "2 5 11"]
     assert all(kind == "decode" and kw == {"skip_special_tokens": False} for kind, _, kw in tok.calls)
     assert all(type(i) is int for _, ids, _ in tok.calls for i in ids)
-    assert decode_answers(tok, rows, keep=(9, 6)) == ["1 9 10 6", "2 6 3 9"]
+    assert decode_answers(tok, rows, keep=(9, 6)) == ["1 9 10 6", "2 6 11 9"]
 
 
 def test_decode_answers_without_keep_is_batch_decode_skipping_special_tokens():
