@@ -184,6 +184,18 @@ def test_cli_exit_status_json_and_a_record_that_cannot_be_written(copy, tmp_path
     assert main(["verify", str(tmp_path / "nothing")]) == 2
 
 
+def test_cli_a_read_error_is_exit_2_with_one_line(monkeypatch, capsys):
+    from generation.cli import main
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied", f"{path}/manifest.parquet")
+
+    monkeypatch.setattr(v, "load_side", unreadable)
+    assert main(["verify", "/shared/render"]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.startswith("vocalgrad verify: error: ") and "/shared/render/manifest.parquet" in cap.err
+
+
 def test_against_a_copy_compares_every_clip(copy, tiny):
     res = v.verify(copy, against=tiny, write_record=False)
     assert res.ok and res.against_path == tiny
@@ -374,6 +386,7 @@ def test_sweep_rows_without_a_magnitude_are_not_checked(tmp_path):
 
 
 def test_verification_add_and_format():
+    assert v.Verification("p", "hub").summary() == "vocalgrad verify p (hub): PASS -- 0 clips, 0 sources, 0.0 s"
     res = v.Verification("p", "hub")
     res.add("x", [])
     assert res.problems == {} and res.ok
