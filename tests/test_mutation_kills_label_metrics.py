@@ -35,3 +35,43 @@ def test_the_interval_is_95_percent_by_default():
     narrow = label_metrics.bootstrap_ci_labels(recs, "yesno", draws=400, seed=3, level=0.5)
     point = label_metrics.macro_f1(recs, "yesno")
     assert default[0] < narrow[0] < point < narrow[1] < default[1]
+
+
+def test_the_interval_defaults_to_10000_draws_seeded_1234(monkeypatch):
+    seen = {}
+    real = np.random.default_rng
+
+    class Spy:
+        def __init__(self, seed):
+            seen["seed"], self.rng = seed, real(seed)
+
+        def multinomial(self, n, p, size):
+            seen["size"] = size
+            return self.rng.multinomial(n, p, size=size)
+
+    monkeypatch.setattr(label_metrics.np.random, "default_rng", Spy)
+    recs = _recs([("yes", "yes")] * 9 + [("yes", "no")] * 3 + [("no", "no")] * 7 + [("no", "yes")] * 5)
+    label_metrics.bootstrap_ci_labels(recs, "yesno", metric="acc")
+    assert seen == {"seed": 1234, "size": 10_000}
+
+
+def test_the_accuracy_interval_by_category_against_a_plain_loop():
+    """Each category resampled on its own (multinomial on its table), each draw the mean of the categories'
+    shares of gold = predicted (unparsed answers wrong), then the 2.5 and 97.5 percentiles."""
+    recs = ([{"category": "pitch", "direction": g, "pred": p, "status": "parsed"}
+             for g, p in [("yes", "yes")] * 8 + [("yes", "no")] * 2 + [("no", "no")] * 5 + [("no", "yes")] * 3]
+            + [{"category": "echo", "direction": "yes", "pred": None, "status": "unparsed"}] * 2
+            + [{"category": "echo", "direction": g, "pred": p, "status": "parsed"}
+               for g, p in [("yes", "yes")] * 3 + [("no", "no")] * 6 + [("no", "yes")] * 4])
+    draws, seed = 300, 7
+    got = label_metrics.bootstrap_ci_labels(recs, "yesno", metric="acc", draws=draws, seed=seed, macro_by="category")
+    rng = np.random.default_rng(seed)
+    per_draw = np.zeros(draws)
+    for cat in ("echo", "pitch"):  # the categories in sorted order, as the draws are made
+        t = label_metrics.confusion([r for r in recs if r["category"] == cat], "yesno")
+        n = int(t.sum())
+        sims = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
+        for d in range(draws):
+            per_draw[d] += sum(sims[d, i, i] for i in range(2)) / n / 2
+    want = (float(np.percentile(per_draw, 2.5)), float(np.percentile(per_draw, 97.5)))
+    assert got == pytest.approx(want)
