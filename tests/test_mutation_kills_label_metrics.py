@@ -75,3 +75,16 @@ def test_the_accuracy_interval_by_category_against_a_plain_loop():
             per_draw[d] += sum(sims[d, i, i] for i in range(2)) / n / 2
     want = (float(np.percentile(per_draw, 2.5)), float(np.percentile(per_draw, 97.5)))
     assert got == pytest.approx(want)
+
+
+def test_an_unknown_metric_name_is_refused_naming_the_choices():
+    recs = _recs([("yes", "yes"), ("no", "no")])
+    assert label_metrics.label_metric("acc", "yesno", recs) == 1.0
+    with pytest.raises(ValueError, match=r"^unknown metric 'accuracy'; choose from acc, macro_f1, unparsed_rate, "):
+        label_metrics.label_metric("accuracy", "yesno", recs)
+
+
+def test_the_interval_settings_are_keyword_only():
+    recs = _recs([("yes", "yes"), ("no", "no")])
+    with pytest.raises(TypeError):
+        label_metrics.bootstrap_ci_labels(recs, "yesno", "acc", 100)
