@@ -91,3 +91,9 @@ def test_jackknife_t_arguments():
     assert jackknife_t(estimate=0.7, leave_one_out=[0.69, 0.71, 0.7]) == jackknife_t(0.7, [0.69, 0.71, 0.7])
     with pytest.raises(TypeError):
         jackknife_t(0.7, [0.69, 0.71, 0.7], 0.9)              # the level only by name
+
+
+def test_the_cluster_interval_settings_are_keyword_only():
+    """A stray positional argument must not become the cluster key (found by the full mutation run)."""
+    with pytest.raises(TypeError):
+        cluster_interval([], "acc", "source_id")
