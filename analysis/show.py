@@ -102,6 +102,8 @@ MAX_COLUMNS = 300
 #: Fixed margins (the figure's size is fixed); False: matplotlib's constrained layout, which measures
 #: every label and takes a third of the drawing time (the "before" of benchmarks/report_html_speed.py).
 FIXED_LAYOUT = True
+#: STFT hop of the spectrograms, in samples.
+HOP_LENGTH = 256
 
 
 def _log_bands(n_bins: int, sr: int) -> tuple[np.ndarray, np.ndarray]:
@@ -138,7 +140,7 @@ def spectrogram(y, sr, span, title) -> Spectrogram:
     at most :data:`MAX_COLUMNS` columns, each the maximum of what it merges)."""
     import librosa
 
-    s = librosa.amplitude_to_db(np.abs(librosa.stft(y, n_fft=2048, hop_length=256)), ref=np.max, top_db=90)
+    s = librosa.amplitude_to_db(np.abs(librosa.stft(y, n_fft=2048, hop_length=HOP_LENGTH)), ref=np.max, top_db=90)
     edges = frames = None
     if LOG_ROWS is not None:
         starts, edges = _log_bands(s.shape[0], sr)
@@ -146,18 +148,15 @@ def spectrogram(y, sr, span, title) -> Spectrogram:
         step = max(1, s.shape[1] // MAX_COLUMNS)  # frames merged in pairs (or more) beyond the panel's pixels
         s = np.maximum.reduceat(s, np.arange(0, s.shape[1], step), axis=1)
         frames = librosa.frames_to_time(np.append(np.arange(0, s.shape[1] * step, step), s.shape[1] * step),
-                                        sr=sr, hop_length=256)
+                                        sr=sr, hop_length=HOP_LENGTH)
     return Spectrogram(s, edges, frames, y.size / sr, sr, (float(span[0]), float(span[1])), title)
 
 
 def _spectrogram(ax, sp: Spectrogram):
     import librosa.display
 
-    if sp.edges is None:
-        librosa.display.specshow(sp.db, sr=sp.sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma")
-    else:
-        librosa.display.specshow(sp.db, sr=sp.sr, hop_length=256, x_axis="time", y_axis="log", ax=ax, cmap="magma",
-                                 x_coords=sp.times, y_coords=sp.edges)
+    librosa.display.specshow(sp.db, sr=sp.sr, hop_length=HOP_LENGTH, x_axis="time", y_axis="log", ax=ax,
+                             cmap="magma", x_coords=sp.times, y_coords=sp.edges)  # None: librosa's own, per bin
     ax.axvspan(0, sp.span[0], color="white", alpha=0.35, lw=0)
     ax.axvspan(sp.span[1], sp.duration, color="white", alpha=0.35, lw=0)
     for x in sp.span:

@@ -206,7 +206,12 @@ def _spectrogram(img, draw, box, sp, *, x_labels: bool) -> _Panel:
     db = np.asarray(sp.db, float)
     edges = sp.edges if sp.edges is not None else np.append(
         np.maximum(np.linspace(0, top, db.shape[0]) - top / (db.shape[0] - 1) / 2, 0.0), top)
-    times = sp.times if sp.times is not None else np.arange(db.shape[1] + 1) * 256 / sp.sr
+    if sp.times is not None:
+        times = sp.times
+    else:
+        from analysis.show import HOP_LENGTH
+
+        times = np.arange(db.shape[1] + 1) * HOP_LENGTH / sp.sr
     freq = np.exp(math.log(FMIN) + (1 - (np.arange(h) + 0.5) / h) * (math.log(top) - math.log(FMIN)))
     rows = np.clip(np.searchsorted(edges, freq, side="right") - 1, 0, db.shape[0] - 1)
     t = (np.arange(w) + 0.5) / w * sp.duration
