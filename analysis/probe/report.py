@@ -13,7 +13,8 @@ __all__ = ["CSV_COLUMNS", "STAGE_LABELS", "plot_layers", "plot_stages", "write_c
 CSV_COLUMNS = ("model", "category", "stage", "layer", "accuracy", "balanced_accuracy", "train_accuracy",
                "n_train", "n_test", "dim", "seconds")
 STAGE_LABELS = {"mel": "log-mel", "pre_lm": "audio features (pre-LM)", "lm_audio": "LM, audio positions",
-                "lm_text": "LM, last position"}
+                "lm_text": "LM, last position", "encoder": "encoder layers",
+                "shuffled": "encoder, shuffled train labels"}
 
 
 def write_csv(rows: list[dict], path) -> Path:
@@ -41,11 +42,13 @@ def _last_layer_rows(rows: list[dict]) -> dict[tuple[str, str], dict]:
     return best
 
 
-def write_markdown(rows: list[dict], path, *, model: str | None, data: str, epochs: int = 200) -> Path:
-    """Summary tables: stages x categories, then accuracy per layer for the layered stages."""
+def write_markdown(rows: list[dict], path, *, model: str | None, data: str, epochs: int = 200,
+                   notes: list[str] | None = None) -> Path:
+    """Summary tables: stages x categories, then accuracy per layer for the layered stages, then ``notes``
+    (markdown lines, e.g. an encoder's weights)."""
     path = Path(path)
     cats = list(dict.fromkeys(r["category"] for r in rows))
-    stages = list(dict.fromkeys(r["stage"] for r in rows))
+    stages = [s for s in dict.fromkeys(r["stage"] for r in rows) if s != "shuffled"]  # its own table (notes)
     last = _last_layer_rows(rows)
     lines = ["# Linear probes (toolkit docs/benchmark.md §10)", "", f"- model: `{model or '-'}`", f"- data: `{data}`",
              "- probe: standardised features, one linear layer, logistic loss, AdamW lr 1e-3, wd 1e-4, "
@@ -75,6 +78,8 @@ def write_markdown(rows: list[dict], path, *, model: str | None, data: str, epoc
             lines.append(f"| {layer} | " + " | ".join(
                 _pct(table[layer][c]) if c in table[layer] else "-" for c in cats) + " |")
     lines.append("")
+    if notes:
+        lines += list(notes)
     atomic_write_text(path, "\n".join(lines))
     return path
 
@@ -104,9 +109,12 @@ def plot_layers(rows: list[dict], path, *, title: str = "") -> Path | None:
     ncol = min(3, len(cats))
     nrow = -(-len(cats) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.0 * nrow), squeeze=False, sharey=True)
-    styles = {"lm_audio": ("C0", "-"), "lm_text": ("C3", "-"), "mel": ("0.4", ":"), "pre_lm": ("C2", "--")}
+    styles = {"lm_audio": ("C0", "-"), "lm_text": ("C3", "-"), "mel": ("0.4", ":"), "pre_lm": ("C2", "--"),
+              "encoder": ("C4", "-")}
     for ax, c in zip(axes.flat, cats):
-        for s in ("lm_audio", "lm_text"):
+        for r in (r for r in layered if r["category"] == c and r["stage"] == "shuffled"):
+            ax.plot([r["layer"]], [100 * r["accuracy"]], "x", color="k", label=STAGE_LABELS["shuffled"])
+        for s in ("lm_audio", "lm_text", "encoder"):
             pts = sorted((r["layer"], r["accuracy"]) for r in layered if r["category"] == c and r["stage"] == s)
             if pts:
                 color, ls = styles[s]
@@ -120,7 +128,7 @@ def plot_layers(rows: list[dict], path, *, title: str = "") -> Path | None:
         ax.axhline(50, color="k", lw=0.8, ls="--", alpha=0.7, label="chance (50 %)")
         ax.set_title(c)
         ax.set_ylim(0, 102)
-        ax.set_xlabel("LM layer")
+        ax.set_xlabel("encoder layer" if any(r["stage"] == "encoder" for r in layered) else "LM layer")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
@@ -146,7 +154,7 @@ def plot_stages(rows: list[dict], path, *, title: str = "") -> Path:
     for j, s in enumerate(stages):
         xs = [i + (j - (len(stages) - 1) / 2) * width for i in range(len(cats))]
         ys = [100 * last[(c, s)]["accuracy"] if (c, s) in last else 0 for c in cats]
-        layer = next((last[(c, s)]["layer"] for c in cats if (c, s) in last), None)
+        layer = None if s == "shuffled" else next((last[(c, s)]["layer"] for c in cats if (c, s) in last), None)
         ax.bar(xs, ys, width=width, label=STAGE_LABELS[s] + ("" if layer is None else f" (L{layer})"))
     ax.axhline(50, color="k", lw=0.8, ls="--", label="chance (50 %)")
     ax.set_xticks(range(len(cats)), cats, rotation=30, ha="right")

@@ -30,7 +30,7 @@ __all__ = ["STAGES", "LazyFeatures", "data_categories", "extract_each", "extract
 
 #: Feature stages, from the waveform to the LM's answer position (benchmark.md §10).
 STAGES: tuple[str, ...] = ("mel", "pre_lm", "lm_audio", "lm_text")
-LAYERED_STAGES: tuple[str, ...] = ("lm_audio", "lm_text")
+LAYERED_STAGES: tuple[str, ...] = ("lm_audio", "lm_text", "encoder")
 #: Clips per write of the mel stage.
 MEL_CHUNK = 64
 
@@ -232,7 +232,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
               batch_size: int = 8, audio_first: bool = False, system_prompt: str | None = None,
               model_class: str | None = None, trust_remote_code: bool = False, cache_dir=None,
               probe_device: str | None = None, epochs: int = 200, plots: bool = True,
-              progress: bool = True, adapter: str | None = None) -> dict[str, Any]:
+              progress: bool = True, adapter: str | None = None, encoder: str | None = None) -> dict[str, Any]:
     """Run ``vocalgrad probe``: features, probes, ``probe.csv`` / ``probe.md`` / figures.
 
     Parameters
@@ -260,6 +260,9 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     adapter : str, optional
         peft adapter folder put on the model (``vocalgrad finetune``'s ``RUN/adapter``); part of
         the feature-cache key.
+    encoder : str, optional
+        A pretrained audio encoder instead of ``model``
+        (:func:`analysis.probe.encoder_run.run_encoder_probe`; stages ``mel`` and ``encoder``).
 
     Returns
     -------
@@ -267,6 +270,14 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
         ``rows`` (one dict per probe), ``files`` (written paths), ``computed`` (clips computed
         per producer), ``extract_seconds`` and ``probe_seconds``.
     """
+    if encoder is not None:
+        if model is not None:
+            raise ValueError("--model and --encoder are exclusive: probe one network per run")
+        from .encoder_run import run_encoder_probe
+
+        return run_encoder_probe(data=data, out=out, encoder=encoder, categories=categories, stages=stages,
+                                 layers=layers, device=device, cache_dir=cache_dir, probe_device=probe_device,
+                                 epochs=epochs, plots=plots, progress=progress)
     stage_list = parse_stages(stages)
     model_stages = _check_inputs(data, stage_list, model)
     cats, out = prepare_run(data, categories, out)
@@ -386,12 +397,12 @@ def _fit_probes(cats: list[str], stage_list: list[str], side: _ModelSide, caches
 
 
 def _write_outputs(rows: list[dict], out: Path, *, model_name: str | None, data: str, epochs: int,
-                   plots: bool) -> list[Path]:
+                   plots: bool, notes: list[str] | None = None) -> list[Path]:
     """``probe.csv``, ``probe.md`` and (with matplotlib) the stage and layer figures."""
     from .report import plot_layers, plot_stages, write_csv, write_markdown
 
     files = [write_csv(rows, out / "probe.csv"),
-             write_markdown(rows, out / "probe.md", model=model_name, data=str(data), epochs=epochs)]
+             write_markdown(rows, out / "probe.md", model=model_name, data=str(data), epochs=epochs, notes=notes)]
     if plots:
         try:
             title = short_name(model_name) if model_name else "log-mel"

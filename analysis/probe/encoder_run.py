@@ -1,0 +1,159 @@
+"""``vocalgrad probe --encoder NAME``: the layers of a pretrained audio encoder, beside the log-mel.
+
+Stages: ``mel`` (as without an encoder) and ``encoder`` (one probe per layer; layers as
+``--layers``, 1..N). Then the negative control ``shuffled``: per category, the best encoder layer
+refitted on train labels permuted with a fixed seed (scored on the true test labels; a probe
+that reads the direction from the features, not from a leak, stays at chance). The output
+records the encoder's package version and each weights file's SHA-256 (``encoder.json``,
+``probe.md``); the feature cache is keyed by them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis.cli_options import ordered_subset
+from generation.audio import atomic_write_text
+
+from .cache import FeatureCache, FeatureKey, fingerprint_digest
+from .data import ClipSet
+from .pooling import N_SEGMENTS
+from .run import (LazyFeatures, _mel_cache, _ModelSide, _fit_probes, _probe_device, _write_outputs, extract_each,
+                  extract_features, fill_cache, parse_layers, prepare_run, progress_bar, source_id)
+
+__all__ = ["ENCODER_STAGES", "SHUFFLE_SEED", "encoder_notes", "run_encoder_probe", "shuffled_control"]
+
+#: Stages of an encoder run.
+ENCODER_STAGES: tuple[str, ...] = ("mel", "encoder")
+#: Seed of the label permutation of the ``shuffled`` control.
+SHUFFLE_SEED = 1234
+#: Clips per cache write.
+CHUNK = 8
+
+
+def _encoder_side(name: str, layers: str | Sequence[int], cache_root: Path, data: str, device: str):
+    """(side, encoder): cache keyed by the data and the weights' SHA-256, layers, lazy loader."""
+    from .encoders import get_encoder
+
+    enc = get_encoder(name)
+    layer_list = parse_layers(layers, enc.n_layers)
+    if 0 in layer_list:
+        raise ValueError(f"--layers: encoder layers are 1..{enc.n_layers} ({', '.join(enc.layer_names)})")
+    fp = {"data": source_id(data), **enc.identity(), "segments": N_SEGMENTS}
+    cache = FeatureCache(cache_root, f"encoder-{name}-{fingerprint_digest(fp)[:8]}", fp)
+    return _ModelSide(cache, layer_list, enc.name, LazyFeatures(lambda: enc.load(device))), enc
+
+
+def _extract_encoder(clips: ClipSet, side: _ModelSide, progress: bool) -> int:
+    """Compute and cache the missing encoder layers of one (split, category); clips computed."""
+    keys = [FeatureKey("encoder", layer, clips.split, clips.category) for layer in side.layers]
+    missing = [k for k in keys if not side.cache.has(k, clips.ids_digest)]
+    if not missing:
+        return 0
+    w = side.cache.writer(missing, len(clips), clips.ids_digest)
+    layers = [k.layer for k in w.keys]
+
+    def compute(idx):
+        enc = side.get_model()
+        feats = [enc.features(*clips.audio(i), layers) for i in idx]
+        return {k: np.stack([f[k.layer] for f in feats]) for k in w.keys}
+
+    return fill_cache(w, len(clips), CHUNK, f"{side.name} {clips.split}/{clips.category}", progress, compute)
+
+
+def shuffled_control(rows: list[dict], cache: FeatureCache, clipsets: dict[tuple[str, str], ClipSet], *,
+                     epochs: int, device: str) -> list[dict]:
+    """Per category, the best ``encoder`` layer (test accuracy; ties: the lower layer) refitted on
+    permuted train labels; one ``shuffled`` row each."""
+    from .trainer import train_probe
+
+    out = []
+    for cat in dict.fromkeys(r["category"] for r in rows if r["stage"] == "encoder"):
+        cands = [r for r in rows if r["stage"] == "encoder" and r["category"] == cat]
+        best = max(cands, key=lambda r: (r["accuracy"], -r["layer"]))
+        tr, te = clipsets[("train", cat)], clipsets[("test", cat)]
+        labels = np.random.default_rng(SHUFFLE_SEED).permutation(tr.labels)
+        res = train_probe(cache.load(FeatureKey("encoder", best["layer"], "train", cat), tr.ids_digest), labels,
+                          cache.load(FeatureKey("encoder", best["layer"], "test", cat), te.ids_digest), te.labels,
+                          epochs=epochs, device=device)
+        out.append({"model": best["model"], "category": cat, "stage": "shuffled", "layer": best["layer"],
+                    **res.as_dict()})
+    return out
+
+
+def encoder_notes(prov: dict[str, Any], rows: list[dict]) -> list[str]:
+    """``probe.md`` lines: the encoder's package, weights (SHA-256), layers, best layer per category."""
+    lines = ["## Encoder", "", f"- `{prov['encoder']}`: {prov['distribution']} {prov['version']}, "
+             f"{prov['sample_rate']} Hz" + (f", {prov['frame_rate']:g} frames/s" if prov.get("frame_rate") else "")]
+    for w in prov["weights"]:
+        lines.append(f"- weights `{w['file']}` ({w['bytes']:,} bytes), sha256 `{w['sha256']}`")
+    lines.append("- layers: " + ", ".join(f"{i} {n}" for i, n in prov["layers"].items()))
+    lines += ["", "## Best encoder layer per category (test accuracy %)", "",
+              "| category | best layer | accuracy | shuffled-label control |", "|---|---|---|---|"]
+    for cat in dict.fromkeys(r["category"] for r in rows if r["stage"] == "encoder"):
+        best = max((r for r in rows if r["stage"] == "encoder" and r["category"] == cat),
+                   key=lambda r: (r["accuracy"], -r["layer"]))
+        sh = next((r for r in rows if r["stage"] == "shuffled" and r["category"] == cat), None)
+        name = prov["layers"].get(best["layer"], "")
+        control = "-" if sh is None else f"{100 * sh['accuracy']:.1f}"
+        lines.append(f"| {cat} | {best['layer']} ({name}) | {100 * best['accuracy']:.1f} | {control} |")
+    return lines + [""]
+
+
+def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str] | None = None,
+                      stages: str | Sequence[str] = ENCODER_STAGES, layers: str | Sequence[int] = "all",
+                      device: str = "auto", cache_dir=None, probe_device: str | None = None, epochs: int = 200,
+                      plots: bool = True, progress: bool = True) -> dict[str, Any]:
+    """Probe the layers of ``encoder`` (a registered name or a transformers folder).
+
+    Returns
+    -------
+    dict
+        As :func:`analysis.probe.run.run_probe`, plus ``provenance`` (package, version, weights'
+        SHA-256, layers) and ``computed["encoder"]``.
+    """
+    stage_list = ordered_subset(stages, ENCODER_STAGES, "stage")
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    cats, out = prepare_run(data, categories, out)
+    cache_root = Path(cache_dir) if cache_dir else out / "cache"
+    mel_cache = _mel_cache(cache_root, data) if "mel" in stage_list else None
+    side, enc = _encoder_side(encoder, layers, cache_root, data, device)
+    prov = enc.provenance()
+    computed = {"mel": 0, "model": 0, "encoder": 0}
+    t0 = time.perf_counter()
+    enc_seconds = 0.0
+
+    def extract(clips: ClipSet) -> None:
+        nonlocal enc_seconds
+        computed["mel"] += extract_features(clips, mel_cache=mel_cache, model_cache=None, progress=progress)["mel"]
+        if "encoder" in stage_list:
+            t = time.perf_counter()
+            computed["encoder"] += _extract_encoder(clips, side, progress)
+            enc_seconds += time.perf_counter() - t
+
+    clipsets = extract_each(data, cats, extract)
+    extract_s = time.perf_counter() - t0
+    probe_device = _probe_device(probe_device or device, None)
+    t1 = time.perf_counter()
+    caches = {s: mel_cache if s == "mel" else side.cache for s in stage_list}
+    rows = _fit_probes(cats, stage_list, side, caches, clipsets, epochs=epochs, device=probe_device,
+                       progress=progress)
+    if "encoder" in stage_list:
+        with progress_bar(1, 0, "shuffled-label control", progress, unit="set"):
+            rows += shuffled_control(rows, side.cache, clipsets, epochs=epochs, device=probe_device)
+    probe_s = time.perf_counter() - t1
+    out_json = out / "encoder.json"
+    atomic_write_text(out_json, json.dumps(prov, indent=1) + "\n")
+    files = _write_outputs(rows, out, model_name=side.name, data=data, epochs=epochs, plots=plots,
+                           notes=encoder_notes(prov, rows))
+    return {"rows": rows, "files": [*files, out_json], "computed": computed, "extract_seconds": extract_s,
+            "encoder_seconds": enc_seconds, "probe_seconds": probe_s, "provenance": prov}
