@@ -58,7 +58,8 @@ class Crepe(Encoder):
         import torch
 
         audio = torch.as_tensor(np.asarray(y, dtype=np.float32))[None]
-        return torch.cat(list(self._tc.preprocess(audio, self.sample_rate, HOP, None, self.device, pad=True)))
+        # at the network's own rate (torchcrepe.SAMPLE_RATE): features() has resampled the clip to sample_rate
+        return torch.cat(list(self._tc.preprocess(audio, self._tc.SAMPLE_RATE, HOP, None, self.device, pad=True)))
 
     def sequences(self, y: np.ndarray, layers: list[int]) -> dict[int, np.ndarray]:
         import torch
