@@ -12,7 +12,10 @@
 #                    it), then the toolkit with every extra (`pip install -e ".[all]"`), then mistral-common
 #                    without its dependency list (Voxtral's tokenizer; see pyproject's `voxtral`) and lmms-eval
 #                    0.7.3 without its requirements (the `lmms` extra holds the few its core needs;
-#                    docs/lmms-eval.md: its own list would pull torchvision, which replaces the pinned torch).
+#                    docs/lmms-eval.md: its own list would pull torchvision, which replaces the pinned torch), then
+#                    the four pretrained encoders of `vocalgrad probe --encoder` without their dependency lists
+#                    (they declare torchaudio, which has no build for the pinned torch; the `encoders` extra holds
+#                    the rest they need).
 #
 # VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.
 # VOCALGRAD_TEST_WORKERS=N runs the tests in N processes (pytest-xdist, `-n N --dist loadfile`: each test
@@ -64,6 +67,9 @@ if [ "${VOCALGRAD_SKIP_PIP:-0}" != 1 ]; then
   # numpy 2.4); its other dependencies come with the `voxtral` extra above.
   python3 -m pip install -q --no-deps "mistral-common==1.13.1"
   python3 -m pip install -q --no-deps "lmms-eval==0.7.3"
+  # Encoders whose wheels ship their weights (docs/probe.md, Encoders): each declares torchaudio (no build for
+  # torch 2.13; the probe never calls it), resemblyzer also `webrtcvad` (an sdist; the extra installs webrtcvad-wheels).
+  python3 -m pip install -q --no-deps "pesto-pitch==2.0.1" "torchcrepe==0.0.24" "torchfcpe==0.0.4" "resemblyzer==0.1.4"
 fi
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
