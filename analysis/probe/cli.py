@@ -109,12 +109,13 @@ def _run_encoder(args, cats) -> int:
         progress=not args.quiet)
     prov, comp = res["provenance"], res["computed"]
     n = comp["encoder"]
-    cost = f" ({1000 * res['encoder_seconds'] / n:.0f} s per 1,000 clips)" if n else ""
+    cost = f" ({1000 * res['encoder_cpu_seconds'] / n:.0f} CPU s per 1,000 clips)" if n else ""
     print(f"encoder {prov['encoder']}: {prov['distribution']} {prov['version']}")
     for w in prov["weights"]:
         print(f"weights {w['file']} sha256 {w['sha256']}")
     print(f"features: {comp['mel']} mel / {n} encoder clips computed in {res['extract_seconds']:.1f} s, encoder "
-          f"{res['encoder_seconds']:.1f} s{cost}; {len(res['rows'])} probes in {res['probe_seconds']:.1f} s")
+          f"{res['encoder_seconds']:.1f} s, {res['encoder_cpu_seconds']:.1f} CPU s{cost}; {len(res['rows'])} probes "
+          f"in {res['probe_seconds']:.1f} s")
     _print_rows(res)
     return 0
 

@@ -116,7 +116,8 @@ def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str]
     -------
     dict
         As :func:`analysis.probe.run.run_probe`, plus ``provenance`` (package, version, weights'
-        SHA-256, layers) and ``computed["encoder"]``.
+        SHA-256, layers), ``computed["encoder"]`` and the encoder's wall and CPU seconds
+        (``encoder_seconds``, ``encoder_cpu_seconds``: loading included).
     """
     stage_list = ordered_subset(stages, ENCODER_STAGES, "stage")
     if device == "auto":
@@ -130,15 +131,16 @@ def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str]
     prov = enc.provenance()
     computed = {"mel": 0, "model": 0, "encoder": 0}
     t0 = time.perf_counter()
-    enc_seconds = 0.0
+    enc_seconds = enc_cpu = 0.0
 
     def extract(clips: ClipSet) -> None:
-        nonlocal enc_seconds
+        nonlocal enc_seconds, enc_cpu
         computed["mel"] += extract_features(clips, mel_cache=mel_cache, model_cache=None, progress=progress)["mel"]
         if "encoder" in stage_list:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             computed["encoder"] += _extract_encoder(clips, side, progress)
             enc_seconds += time.perf_counter() - t
+            enc_cpu += time.process_time() - c
 
     clipsets = extract_each(data, cats, extract)
     extract_s = time.perf_counter() - t0
@@ -156,4 +158,5 @@ def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str]
     files = _write_outputs(rows, out, model_name=side.name, data=data, epochs=epochs, plots=plots,
                            notes=encoder_notes(prov, rows))
     return {"rows": rows, "files": [*files, out_json], "computed": computed, "extract_seconds": extract_s,
-            "encoder_seconds": enc_seconds, "probe_seconds": probe_s, "provenance": prov}
+            "encoder_seconds": enc_seconds, "encoder_cpu_seconds": enc_cpu, "probe_seconds": probe_s,
+            "provenance": prov}
