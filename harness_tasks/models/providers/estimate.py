@@ -2,7 +2,8 @@
 
 Counts the requests (clips not yet in the answer log), the seconds of audio they carry (read from
 the encoded clips' headers, nothing decoded), the prompt text (about 4 characters per token) and the
-ceiling of output tokens (each request's budget; Gemini: plus its thinking budget). Gemini bills 32
+ceiling of output tokens (each request's budget with the route's ``reasoning_budget``; Gemini: plus its
+thinking budget). Gemini bills 32
 tokens per second of audio (Google's documented rate); the other providers' audio token rates are not
 stated here. The unparsed-answer retry (256 tokens) and empty-reply re-asks come on top.
 """
@@ -39,7 +40,7 @@ def estimate(lm: Any, queries: list[Any]) -> dict[str, Any]:
     out = {"provider": lm.provider_name, "model": lm.model, "requests": len(todo),
            "in_answer_log": len(queries) - len(todo), "audio_seconds": round(seconds, 1),
            "prompt_text_tokens_approx": sum(len(q.prompt) for q in todo) // 4,
-           "output_tokens_at_most": sum(int(q.max_new_tokens) + thinking for q in todo)}
+           "output_tokens_at_most": sum(int(q.max_new_tokens) + lm.reasoning_budget + thinking for q in todo)}
     if lm.provider_name == "gemini":
         out["audio_tokens"] = int(round(seconds * GEMINI_AUDIO_TOKENS_PER_SECOND))
     return out
