@@ -143,6 +143,14 @@ def test_a_twenty_voice_run_at_chance_over_voices_makes_no_claim(voices_run, cap
     tds = re.findall(r"<td[^>]*>(.*?)</td>", row)
     assert tds[1] == ci(clustered) and tds[2] == "≈ chance (voices)" and tds[3] == ci(ov["ci"]["acc"]["binomial"])
     assert "Over voices (the headline): would the model beat chance on voices in general" in page
+    # the leaderboard: the same headline, the clip bootstrap beside it (CSV, JSON, hover text)
+    board = voices_run / "board20"
+    assert cli.main(["leaderboard", str(voices_run / "res20"), "--out", str(board), "--draws", "500"]) == 0
+    (row,) = json.loads((board / "leaderboard.json").read_text())["rows"]
+    assert (row["ci"], row["verdict"], row["over"]) == (clustered, NOT_DIFFERENT, "voices")
+    assert (row["ci_clips"], row["verdict_clips"]) == (ov["ci"]["acc"]["binomial"], "above chance")
+    lb = (board / "index.html").read_text()
+    assert f"<td data-v=\"{clustered[0]:.6g}\">{ci(clustered)}</td>" in lb and ">≈ chance (voices)</td>" in lb
 
 
 def test_nineteen_voices_make_no_claim_over_voices_and_say_why(voices_run, capsys):

@@ -26,7 +26,7 @@ from harness_tasks.stat_settings import STATS
 
 from .stats import (ALPHA, DRAWS, SEED, binomial_p, chance_flags, chance_flags_clustered, intervals,
                     mcnemar_clustered, mcnemar_exact, mcnemar_midp, paired_bootstrap_diff, paired_clustered_diff)
-from .stats import MAX_ERROR_RATE, error_verdict
+from .stats import MAX_ERROR_RATE, MIN_CLIPS, error_verdict
 from .verdicts import clip_verdict, clips_of, exact_p, few_sources, headline, voices_verdict
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
@@ -328,7 +328,10 @@ def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SE
                      "chance_flags_clustered": "sign flips of whole sources, max-T adjusted over the rows of each "
                                                f"table (Westfall-Young), alpha {ALPHA}, from {MIN_CLUSTERS} sources",
                      "binomial": STATS.binomial, "clustered": STATS.clustered, "paired_test": STATS.paired_test,
-                     "min_clusters": MIN_CLUSTERS, "calibration": "docs/statistics.md"},
+                     "min_clusters": MIN_CLUSTERS, "min_clips": MIN_CLIPS,
+                     "headline": f"over voices (clustered) from {MIN_CLUSTERS} sources, else these voices (binomial) "
+                                 f"and no claim over voices; under {MIN_CLIPS} clips or all one answer the exact test",
+                     "calibration": "docs/statistics.md"},
         "models": models,
         "comparisons": comparisons,
         "paper": {"source": PAPER_SOURCE, "unit": "percent", "category_acc": PAPER_CATEGORY_ACC,

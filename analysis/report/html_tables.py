@@ -124,7 +124,8 @@ def leaderboard(report: dict[str, Any]) -> str:
     models = report.get("models", [])
     logits = any(m.get("logits") for m in models)  # the acc_logit column only where a run has it
     head = [("model", "text"), ("acc %", "num"), ("95 % CI", "num"),
-            ("vs chance", "text"), ("95 % CI these voices", "num"), ("increase ratio %", "num")] + ([("acc_logit %", "num")] if logits else [])
+            ("vs chance", "text"), ("95 % CI these voices", "num"), ("increase ratio %", "num")]
+    head += [("acc_logit %", "num")] if logits else []
     head += [("parsed %", "num")] + [(c, "num") for c in cats]
     t = Table(head, caption="Leaderboard", cls="leaderboard")
     for m in models:

@@ -66,7 +66,9 @@ def _mark(g: dict) -> str:
     no claim (``**not different from chance** over voices``)."""
     h = g["headline"]
     text = headline_text(h)
-    return text.replace(h["verdict"], f"**{h['verdict']}**", 1) if h["verdict"] in (NOT_DIFFERENT, TOO_FEW) else text
+    if h["verdict"] in (NOT_DIFFERENT, TOO_FEW):
+        return text.replace(h["verdict"], f"**{h['verdict']}**", 1)
+    return text
 
 
 def _clip_mark(g: dict) -> str:
@@ -218,8 +220,8 @@ def _summary(models: list[dict[str, Any]]) -> list[str]:
                         + [pct(ov["balanced_acc"]), pct(ov["acc_parsed"]), pct(ov["parse_rate"]),
                            pct(ov["exact_match_rate"]), pct(ov["increase_ratio"])])
         else:
-            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "n/a (no sample log)", "–", "–",
-                         "–", "–", "–", "–", "–"])
+            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "n/a (no sample log)"]
+                        + ["–"] * 7)
     header = (["model", "clips", "sources", "acc %"] + HEADLINE_HEAD + CLIP_HEAD
               + ["balanced acc %", "acc parsed %", "parsed %", "exact match %", "increase ratio %"])
     return ["## Summary", ""] + _table(header, rows) + no_claim_line(models)
@@ -258,7 +260,8 @@ def _extension_table(models: list[dict[str, Any]]) -> list[str]:
 
 #: What † after a category's accuracy means (report.md and the page).
 DAGGER = (f"† = no claim against chance for that category: its headline flag (over voices from {MIN_CLUSTERS} "
-          "sources, else on these voices; adjusted over the categories) is *not different from chance* or *too few clips*.")
+          "sources, else on these voices; adjusted over the categories) is *not different from chance* or *too few "
+          "clips*.")
 
 
 def no_claim(g: dict) -> bool:
