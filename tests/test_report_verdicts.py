@@ -18,7 +18,7 @@ from analysis.report.html_page import HtmlOptions
 from analysis.report.markdown import ci
 from analysis.report.stats import NOT_DIFFERENT, TOO_FEW, chance_flags
 from analysis.report.verdicts import clip_verdict, exact_p, headline
-from generation import cli
+from vocalgrad_commands import cli
 from tests._report_helpers import clips, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
