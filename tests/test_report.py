@@ -12,7 +12,7 @@ import vocalgrad
 from vocalgrad_commands import cli
 from analysis.report import build_report
 from analysis.report.loading import ResultsError, load_all, load_evaluations, parse_format_task, parse_task
-from analysis.report.paper import PAPER_CATEGORY_ACC
+from generation.paper_results import PAPER_CATEGORY_ACC
 from harness_tasks.parsing import error_answer
 from tests._report_helpers import clips, write_results
 

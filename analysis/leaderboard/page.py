@@ -17,11 +17,11 @@ import vocalgrad
 from analysis.report.html_page import static_text
 from analysis.report.html_tables import Table, esc, legend, td
 from analysis.report.markdown import QUESTIONS, ci
-from harness_tasks.metrics import MIN_CLUSTERS
-from analysis.report.paper import PAPER_CATEGORY_ACC, PAPER_SOURCE
+from generation.paper_results import PAPER_CATEGORY_ACC, PAPER_SOURCE
 from analysis.report.stats import MAX_ERROR_RATE
 from analysis.report.verdicts import headline_text, short_verdict
 from generation.identity import short
+from harness_tasks.metrics import MIN_CLUSTERS
 
 from .runs import Row
 

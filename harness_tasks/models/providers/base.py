@@ -35,11 +35,13 @@ FATAL_STATUS = {401, 403, 404}
 
 @dataclass
 class Reply:
-    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage."""
+    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage and
+    the reasoning a server's reasoning parser split off (``""``: none)."""
 
     text: str
     finish: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
 
 
 class Malformed(VocalGradError):
