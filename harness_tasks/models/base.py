@@ -66,7 +66,8 @@ from ..clip_audio import audio_sha256
 from ..parsing import classify_answer, error_answer, is_error_answer
 from .answer_tally import count_answers
 from .answer_log import AnswerLog, answer_key, ask_claimed, default_log_root
-from .args import ModelArgumentError, as_bool, float_arg, int_arg, positive_int
+from .args import (ModelArgumentError, UnknownModelArgument, accepted_arguments, as_bool, float_arg, int_arg,
+                   positive_int)
 from .distributed import Distributed
 from .query import Answer, Query, layout
 from .thinking import ReasoningRoute
@@ -148,7 +149,9 @@ class VocalGradLM(ReasoningRoute, Distributed, LM):
         self._answer_log: AnswerLog | None | bool = False  # False: not opened yet
         unknown = set(kwargs) - {"device", "max_batch_size"}
         if unknown:
-            raise TypeError(f"{type(self).__name__}: unknown model argument(s): {', '.join(sorted(unknown))}")
+            raise UnknownModelArgument(
+                f"{self.name or type(self).__name__}: unknown model argument(s) {', '.join(sorted(unknown))}; "
+                f"it takes {', '.join(a for a in accepted_arguments(type(self)) if a != 'kwargs')}")
         self._setup_distributed(kwargs.get("device"))
 
     @staticmethod

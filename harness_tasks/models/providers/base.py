@@ -35,11 +35,14 @@ FATAL_STATUS = {401, 403, 404}
 
 @dataclass
 class Reply:
-    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage."""
+    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage, and
+    the provider's block signal when it blocked the reply (``blocked``: e.g. ``finishReason SAFETY``;
+    the text is then not an answer, whatever it holds)."""
 
     text: str
     finish: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    blocked: str | None = None
 
 
 class Malformed(VocalGradError):
