@@ -67,6 +67,9 @@ class Row:
     error_rate : float or None
         Share of error answers (failed requests; ``None`` without a sample log); above
         :data:`analysis.report.stats.MAX_ERROR_RATE` the row has no verdict (``n/a: k % error answers``).
+    blocked_rate : float or None
+        Share of replies the provider blocked (safety or recitation filters; ``None`` without a sample
+        log): wrong answers, as unparsed ones are, shown beside the verdict.
     """
 
     model: str
@@ -85,6 +88,7 @@ class Row:
     results_file: str
     superseded: list = field(default_factory=list)
     error_rate: float | None = None
+    blocked_rate: float | None = None
 
     @property
     def key(self) -> tuple:
@@ -193,7 +197,8 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
             ci=list(ov["ci"]["acc"]["binomial"]) if ev.has_samples else None,
             verdict=ov.get("verdict", "n/a"), by_category=by_cat,
             decoding=_decoding(data), toolkit=_toolkit(data), date=_date(data, results_file),
-            data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate")))
+            data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate"),
+            blocked_rate=ov.get("blocked_rate")))
     return rows
 
 

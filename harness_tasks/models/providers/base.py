@@ -110,8 +110,10 @@ def refused_field(message: str, sent: Iterable[str], param: str | None = None,
     low = message.lower()
     if "penalty is not enabled" in low:                      # Gemini 2.5 and later
         return next((s for s in sent if s.endswith("penalty")), "frequency_penalty")
-    if "budget" in low and "thinking" in low and any("thinking" in s for s in sent):
-        return next(s for s in sent if "thinking" in s)
+    if "thinking" in low and ("budget" in low or "level" in low) and any("thinking" in s for s in sent):
+        # "The thinking budget 99999 is invalid ...", "Thinking level MINIMAL is not supported for this model."
+        key = "thinking_level" if "level" in low else "thinking_budget"
+        return next((s for s in sent if s == key), next(s for s in sent if "thinking" in s))
     for s in sorted(spelled, key=len, reverse=True):          # a sent field quoted in the message
         if re.search(rf"['\"`]{re.escape(s)}['\"`]", message):
             return spelled[s]
