@@ -54,7 +54,7 @@ def summary_line(figures: dict[str, Any]) -> str:
     """One line for the terminal."""
     audio = f", {figures['audio_tokens']:,} audio tokens" if "audio_tokens" in figures else ""
     return (f"dry run ({figures['provider']}, {figures['model']}): each request sends "
-            f"{json.dumps(figures['request'], sort_keys=True, default=str)} ({figures['sampling'].split(':')[0]}); "
+            f"{json.dumps(figures['request'], sort_keys=True, default=str)}; decoding: {figures['sampling'].split(':')[0]}; "
             f"{figures['requests']:,} requests "
             f"({figures['in_answer_log']:,} more already in the answer log), {figures['audio_seconds']:,} s of "
             f"audio{audio}, ~{figures['prompt_text_tokens_approx']:,} prompt text tokens, at most "

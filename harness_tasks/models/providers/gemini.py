@@ -84,7 +84,7 @@ class Gemini(Provider):
     Parameters
     ----------
     model, base_url, api_key : str
-        Model name (``gemini-2.5-flash``), endpoint (None: Google's), key.
+        Model name (``gemini-3.5-flash``, ``gemini-2.5-flash``), endpoint (None: Google's), key.
     generation : dict
         ``generation_config`` fields besides ``max_output_tokens`` (``temperature``, ``top_p``, ``seed``).
     thinking_budget : int or None

@@ -1,5 +1,5 @@
-"""Chat completions with audio through OpenAI's SDK (``openai``): OpenAI's own API (``gpt-audio``,
-``gpt-4o-audio-preview``) and Google's OpenAI-compatible Gemini endpoint.
+"""Chat completions with audio through OpenAI's SDK (``openai``): OpenAI's own API
+(``gpt-audio-1.5``) and Google's OpenAI-compatible Gemini endpoint.
 
 A clip is an ``input_audio`` content part (``{"data": base64 WAV, "format": "wav"}``, OpenAI's
 audio input) or, with ``audio_format=audio_url``, a ``data:`` URL. The SDK owns the HTTP retries:
