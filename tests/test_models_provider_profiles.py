@@ -25,20 +25,22 @@ from harness_tasks.parsing import classify_answer  # noqa: E402
 DIRECTIONS = ["increase", "decrease"] * 2
 
 
-@pytest.fixture
-def gemini_server(monkeypatch):
-    monkeypatch.setenv("VG_GEMINI_KEY", "test-key")
-    s = GeminiServer()
-    yield s
-    s.close()
+@pytest.fixture(params=[(GeminiServer, "VG_GEMINI_KEY", "test-key")])
+def gemini_server(request, monkeypatch):
+    yield from _serve(request.param, monkeypatch)
 
 
-@pytest.fixture
-def openai_server(monkeypatch):
-    monkeypatch.setenv("VG_OPENAI_KEY", "sk-test")
-    s = OpenAIServer()
-    yield s
-    s.close()
+@pytest.fixture(params=[(OpenAIServer, "VG_OPENAI_KEY", "sk-test")])
+def openai_server(request, monkeypatch):
+    yield from _serve(request.param, monkeypatch)
+
+
+def _serve(param, monkeypatch):
+    cls, env, key = param
+    monkeypatch.setenv(env, key)
+    server = cls()
+    yield server
+    server.close()
 
 
 def _reqs(prefix: str, n: int = len(DIRECTIONS)):
