@@ -352,7 +352,8 @@ class DripServer:
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(1 << 16)
                 head, _, rest = data.partition(b"\r\n\r\n")
-                length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+                m = re.search(rb"(?i)content-length:\s*(\d+)", head)   # none on a GET (/v1/models)
+                length = int(m.group(1)) if m else 0
                 while len(rest) < length:
                     rest += conn.recv(1 << 16)
                 self.connections += 1

@@ -2,7 +2,8 @@
 maker documents (:mod:`.providers`).
 
 ``provider=`` picks the request: ``openai-compatible`` (vLLM, SGLang: chat completions with the
-full greedy fields, ``vllm serve ...``; the way to spread an evaluation over many GPUs and nodes),
+full greedy fields, ``vllm serve ...``; the way to spread an evaluation over many GPUs and nodes;
+the server is asked what it is, and SGLang gets ``audio_url`` parts, :mod:`.providers.servers`),
 ``openai`` (OpenAI's API: ``gpt-audio-1.5``; only the fields it accepts), ``gemini`` (Gemini's
 native ``generateContent`` with inline audio, through ``google-genai``; Gemini 3 and later with a
 ``thinking_level`` at the maker's default temperature, Gemini 2.5 with a thinking budget, greedy),
@@ -35,7 +36,13 @@ base_url : str                 default ``$OPENAI_BASE_URL`` or ``https://api.ope
 api_key_env : str              environment variable holding the key (default ``GEMINI_API_KEY``
                                for the Gemini providers, else ``OPENAI_API_KEY``; may be unset for
                                a local server)
-audio_format : str             ``input_audio`` (default) or ``audio_url`` (chat completions only)
+audio_format : str             ``auto`` (default: ``audio_url`` for SGLang, else ``input_audio``,
+                               switched once if the server refuses it), ``input_audio`` or
+                               ``audio_url`` (chat completions only)
+thinking : str                 ``auto`` (default), ``on`` or ``off``: ``openai-compatible`` sends
+                               ``chat_template_kwargs`` with the family's switch (``enable_thinking``);
+                               ``on`` (or a checkpoint named as thinking, e.g. ``...-Thinking``) adds
+                               ``reasoning_budget`` (default 4096) to every request's budget
 audio_first : bool             put the audio before the text (default false; a task's own
                                setting, e.g. ``vocalgrad_audiofirst``, wins)
 system_prompt : str            optional system message (Gemini: ``system_instruction``)
@@ -102,7 +109,11 @@ from ..parsing import blocked_answer, error_answer, is_marked_answer
 from .args import bounded
 from .base import ModelArgumentError, Query, VocalGradLM, as_bool, float_arg, int_arg, layout, positive_int
 from .chat import ChatLM
+from .families import FAMILIES, served_family
 from .providers import PROFILES, Malformed, Provider, RequestFailed, Stop, detect
+from .providers.gemini import profile_of, sampling
+from .providers.servers import AUDIO_FORMATS, template_fields
+from .thinking import KNOWN_DELIMITERS, join_reasoning, parse_thinking
 
 log = logging.getLogger("vocalgrad")
 
@@ -138,7 +149,8 @@ class OpenAIAudioLM(ChatLM):
         provider: str = "auto",
         base_url: str | None = None,
         api_key_env: str | None = None,
-        audio_format: str = "input_audio",
+        audio_format: str = "auto",
+        thinking: Any = "auto",
         sample_rate: Any = 0,
         max_tokens: Any = _DEFAULT,
         max_completion_tokens: Any = _DEFAULT,
@@ -170,8 +182,8 @@ class OpenAIAudioLM(ChatLM):
         super().__init__(**kwargs)
         if not model:
             raise ModelArgumentError(f"{self.name} needs model=<name> in --model_args")
-        if audio_format not in ("input_audio", "audio_url"):
-            raise ModelArgumentError(f"audio_format must be 'input_audio' or 'audio_url', got {audio_format!r}")
+        if audio_format not in AUDIO_FORMATS:
+            raise ModelArgumentError(f"audio_format must be one of {', '.join(AUDIO_FORMATS)}, got {audio_format!r}")
         self.model = str(model)
         provider = str(provider or "auto").strip().lower()
         if provider != "auto" and provider not in PROFILES:
@@ -180,6 +192,13 @@ class OpenAIAudioLM(ChatLM):
             or ("https://generativelanguage.googleapis.com" if provider == "gemini" else "https://api.openai.com/v1")
         self.base_url = url.rstrip("/")
         self.provider_name = detect(self.base_url) if provider == "auto" else provider
+        self.thinking = parse_thinking(thinking)
+        if self.thinking != "auto" and self.provider_name != "openai-compatible":
+            raise ModelArgumentError(f"thinking= reaches the chat template of a server that renders it (provider="
+                                     f"openai-compatible: vLLM, SGLang); {self.provider_name} has its own setting: "
+                                     "reasoning_effort (OpenAI, Gemini's OpenAI endpoint) or thinking_budget (gemini)")
+        #: The served model's family (by its name; ``generic`` when none matches): its reasoning and switch.
+        self.family = served_family(self.model) or FAMILIES["generic"]
         default_greedy, budget_field, key_env = PROFILES[self.provider_name]
         key_env = key_env if api_key_env is None else api_key_env
         self.api_key = os.environ.get(key_env, "") if key_env else ""
@@ -191,7 +210,7 @@ class OpenAIAudioLM(ChatLM):
             max_completion_tokens = "task" if budget_field == "max_completion_tokens" else None
         self.max_tokens = self._budget_arg(max_tokens, "max_tokens")
         self.max_completion_tokens = self._budget_arg(max_completion_tokens, "max_completion_tokens")
-        self.profile = _profile(self.provider_name, self.model)
+        self.profile = profile_of(self.model) if self.provider_name in ("gemini", "gemini-openai") else None
         if temperature is _DEFAULT:
             temperature = None if self.profile == "level" else 0.0
         elif self.profile == "level" and not _unset(temperature) and float_arg(temperature, "temperature") < 1:
@@ -258,7 +277,7 @@ class OpenAIAudioLM(ChatLM):
         fields = ({"temperature": self.temperature} if self.temperature is not None else {}) | self.fixed
         budgets = {k: v for k, v in (("max_tokens", self.max_tokens),
                                      ("max_completion_tokens", self.max_completion_tokens)) if v is not None}
-        if name in ("openai", "gemini-openai") and self.audio_format != "input_audio":
+        if name in ("openai", "gemini-openai") and self.audio_format not in ("auto", "input_audio"):
             raise ModelArgumentError(f"provider={name} takes clips as input_audio parts only; leave audio_format unset")
         accepted = {"openai": openai_fields, "gemini-openai": lambda: GEMINI_OPENAI_FIELDS}.get(name)
         if accepted is not None:
@@ -268,9 +287,25 @@ class OpenAIAudioLM(ChatLM):
                     f"provider={name} refuses the request field(s) {', '.join(refused)} (HTTP 400); "
                     f"greedy={self.greedy} sends {', '.join(GREEDY[self.greedy]) or 'none'}: use greedy="
                     f"{PROFILES[name][0]} (the default for {name}) or leave the field out")
+        extra = dict(self.extra_body)
+        if name == "openai-compatible":
+            fields.update(template_fields(self.family, self.thinking, extra))
         return ChatCompletions(name=name, model=self.model, base_url=self.base_url, api_key=self.api_key,
-                               audio_format=self.audio_format, fields={**fields, **self.extra_body},
+                               audio_format=self.audio_format, fields={**fields, **extra},
                                budgets=budgets, timeout=self.timeout, max_retries=self.max_retries, route=self.name)
+
+    def reasoning_format(self) -> dict[str, Any]:
+        """The served model's reasoning (:class:`.thinking.ReasoningRoute`): on ``openai-compatible``
+        its family's (by name) and the ``thinking`` switch; Gemini 3 and later think on every request, in
+        ``max_output_tokens`` (``reasoning_budget`` is their room; their thoughts never reach the text);
+        elsewhere unknown."""
+        if self.provider_name != "openai-compatible":
+            fmt = super().reasoning_format()
+            return {**fmt, "thinks": True} if getattr(self, "profile", None) == "level" else fmt
+        fam = self.family
+        thinks = fam.thinks(None, self.model) if self.thinking == "auto" else self.thinking == "on"
+        return {"thinks": bool(thinks), "delimiters": fam.reasoning or KNOWN_DELIMITERS, "opened": False,
+                "thinking": self.thinking, "template_kwargs": self.provider.fields.get("chat_template_kwargs", {})}
 
     @staticmethod
     def _budget_arg(value: Any, name: str) -> int | str | None:
@@ -280,29 +315,14 @@ class OpenAIAudioLM(ChatLM):
             return "task"
         return positive_int(value, name, "an integer, 'task' or 'none'")
 
-    def reasoning_format(self) -> dict[str, Any]:
-        """Gemini 3 and later think on every request, in ``max_output_tokens``: the route's reasoning
-        budget (``reasoning_budget``, default 4096) is their room; their thoughts never reach the text."""
-        fmt = super().reasoning_format()
-        return {**fmt, "thinks": True} if getattr(self, "profile", None) == "level" else fmt
-
-    def sampling(self) -> str:
-        """How the answers are decoded, in words (the results file's ``decoding.sampling``, the report)."""
-        if self.temperature is None and self.profile == "level":
-            return (f"sampled at the maker's default: temperature left out ({self.model} is a Gemini 3 or later "
-                    "model; Google recommends its default 1.0 and greedy decoding is not available); "
-                    f"sent: {json.dumps(self.provider.settings(), sort_keys=True, default=str)}")
-        if self.temperature is None:
-            return "sampled at the server's default temperature (temperature=none)"
-        return "greedy (temperature 0)" if self.temperature == 0 else f"sampled at temperature {self.temperature:g}"
-
     def card_fields(self) -> dict[str, Any]:
+        part = getattr(self.provider, "audio_format", self.audio_format)
         layout_ = ("inline_data parts (16-bit WAV); Gemini renders it" if self.provider_name == "gemini"
-                   else f"the server's chat template renders it ({self.audio_format} parts, 16-bit WAV)")
+                   else f"the server's chat template renders it ({part} parts, 16-bit WAV)")
         return {"environment": {"file": None, "server": self.base_url, "model": self.model,
-                                "provider": self.provider_name},
+                                "provider": self.provider_name, "owned_by": getattr(self.provider, "server", None)},
                 "decoding": {"provider": self.provider_name, "greedy": self.greedy, "body": self.provider.settings(),
-                             "sampling": self.sampling()},
+                             "sampling": sampling(self)},
                 "stop_tokens": self.stop_token_ids, "prompt_layout": f"{self.PROMPT_LAYOUT}; {layout_}"}
 
     def identity(self) -> dict[str, Any]:
@@ -342,9 +362,11 @@ class OpenAIAudioLM(ChatLM):
             if round_ < self.empty_retries:
                 scale *= self.empty_budget_factor
                 log.info("%s: empty reply for %s; asking again with %gx the budget", self.name, q.clip_id, scale)
+        setting = {"gemini": "reasoning_budget or thinking_budget, or lower thinking_level",
+                   "openai": "max_completion_tokens or lower reasoning_effort"}.get(self.provider_name,
+                                                                                    "reasoning_budget")
         return error_answer(f"empty reply {self.empty_retries + 1} time(s), last budget x{scale:g} "
-                            "(a thinking model may spend the whole budget: raise max_completion_tokens, "
-                            "reasoning_budget or thinking_budget, or lower its thinking level or reasoning effort)")
+                            f"(a thinking model may spend the whole budget: raise {setting})")
 
     def _send(self, q: Query, body: dict) -> str | None:
         """One request (the SDK retries HTTP failures; malformed replies are asked again here): the
@@ -382,7 +404,8 @@ class OpenAIAudioLM(ChatLM):
                 log.warning("%s: %s blocked by %s (%s); counted as blocked, not asked again", self.name, q.clip_id,
                             self.provider_name, reply.blocked)
                 return blocked_answer(f"{self.provider_name}: {reply.blocked}")
-            return reply.text
+            return join_reasoning(reply.reasoning, reply.text, self.reasoning_format().get("delimiters"),
+                                  cut_off=str(reply.finish).lower() in ("length", "max_tokens") and not reply.text.strip())
         with self._count_lock:
             self.n_errors += 1
         log.warning("%s: %s failed after %d attempt(s): %s", self.name, q.clip_id, attempt + 1, reason)
@@ -437,15 +460,6 @@ class OpenAIAudioLM(ChatLM):
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _profile(provider: str, model: str) -> str | None:
-    """The Gemini profile of ``model`` on the Gemini providers (:func:`.providers.gemini.profile_of`), else None."""
-    if provider not in ("gemini", "gemini-openai"):
-        return None
-    from .providers.gemini import profile_of
-
-    return profile_of(model)
 
 
 def _token_ids(value: Any) -> list[int]:

@@ -35,13 +35,15 @@ FATAL_STATUS = {401, 403, 404}
 
 @dataclass
 class Reply:
-    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage, and
-    the provider's block signal when it blocked the reply (``blocked``: e.g. ``finishReason SAFETY``;
-    the text is then not an answer, whatever it holds)."""
+    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage, the
+    reasoning a server's reasoning parser split off (``""``: none), and the provider's block signal when
+    it blocked the reply (``blocked``: e.g. ``finishReason SAFETY``; the text is then not an answer,
+    whatever it holds)."""
 
     text: str
     finish: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
     blocked: str | None = None
 
 

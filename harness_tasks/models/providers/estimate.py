@@ -16,6 +16,8 @@ import io
 import json
 from typing import Any
 
+from .gemini import sampling
+
 __all__ = ["estimate", "summary_line"]
 
 #: Gemini's documented audio token rate.
@@ -41,7 +43,7 @@ def estimate(lm: Any, queries: list[Any]) -> dict[str, Any]:
     seconds = sum(_seconds(a) for q in todo for a in q.audios)
     thinking = (getattr(lm.provider, "thinking_budget", None) or 0) + lm.reasoning_budget
     out = {"provider": lm.provider_name, "model": lm.model, "request": lm.provider.settings(),
-           "sampling": lm.sampling(), "requests": len(todo),
+           "sampling": sampling(lm), "requests": len(todo),
            "in_answer_log": len(queries) - len(todo), "audio_seconds": round(seconds, 1),
            "prompt_text_tokens_approx": sum(len(q.prompt) for q in todo) // 4,
            "output_tokens_at_most": sum(int(q.max_new_tokens) + thinking for q in todo)}

@@ -35,6 +35,7 @@ backoff from ``backoff`` seconds); each attempt ends within ``timeout`` seconds 
 from __future__ import annotations
 
 import re
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,7 +43,7 @@ from urllib.parse import urlsplit
 from .base import FATAL_STATUS, FieldRefused, Malformed, Provider, Reply, RequestFailed, Stop, refused_field, stop_line
 
 __all__ = ["BLOCK_FINISH", "DEFAULT_THINKING_BUDGET", "DEFAULT_THINKING_LEVEL", "Gemini", "THINKING_LEVELS",
-           "native_base_url", "profile_of"]
+           "from_adapter", "native_base_url", "profile_of", "sampling"]
 
 #: Thinking tokens allowed per answer by default on Gemini 2.5: inside the range of every 2.5 model
 #: (Flash 0-24576, Flash-Lite 512-24576, Pro 128-32768), added to the answer's own budget.
@@ -245,7 +246,7 @@ def from_adapter(lm: Any, *, thinking_budget: Any, thinking_level: Any, budget_s
     if wrong:
         _refuse(f"provider=gemini (generateContent) takes no {', '.join(dict.fromkeys(wrong))}: Gemini 2.5 "
                 "models refuse penalties; the answer budget is max_tokens (+ thinking_budget); use greedy=basic")
-    if lm.audio_format != "input_audio":
+    if lm.audio_format not in ("auto", "input_audio"):
         _refuse("provider=gemini sends clips as inline_data; leave audio_format unset")
     budget = level = None
     if profile_of(lm.model) == "budget":
@@ -274,3 +275,15 @@ def from_adapter(lm: Any, *, thinking_budget: Any, thinking_level: Any, budget_s
                   thinking_budget=budget, thinking_level=level, max_output=lm.max_tokens or "task",
                   extra_body=lm.extra_body, timeout=lm.timeout, max_retries=lm.max_retries, backoff=lm.backoff,
                   route=lm.name)
+
+
+def sampling(lm: Any) -> str:
+    """How a ``vocalgrad-openai`` adapter's answers are decoded, in words (the results file's
+    ``decoding.sampling``, read by the report and the leaderboard)."""
+    if lm.temperature is None and lm.profile == "level":
+        return (f"sampled at the maker's default: temperature left out ({lm.model} is a Gemini 3 or later model; "
+                "Google recommends its default 1.0 and greedy decoding is not available); "
+                f"sent: {json.dumps(lm.provider.settings(), sort_keys=True, default=str)}")
+    if lm.temperature is None:
+        return "sampled at the server's default temperature (temperature=none)"
+    return "greedy (temperature 0)" if lm.temperature == 0 else f"sampled at temperature {lm.temperature:g}"

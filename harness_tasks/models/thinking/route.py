@@ -30,11 +30,27 @@ from .split import KNOWN_DELIMITERS, as_pairs, split_reasoning
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["DEFAULT_REASONING_BUDGET", "ReasoningRoute", "parse_budget"]
+__all__ = ["DEFAULT_REASONING_BUDGET", "THINKING_MODES", "ReasoningRoute", "parse_budget", "parse_thinking"]
 
 #: Reasoning tokens a thinking model gets on top of the task's answer budget (model argument
 #: ``reasoning_budget``; docs/models.md, "Thinking models").
 DEFAULT_REASONING_BUDGET = 4096
+
+#: Values of the ``thinking`` model argument: ``auto`` (the model's own default: the chat template
+#: is rendered without a thinking switch), ``on`` / ``off`` (the switch is set: ``enable_thinking``
+#: or the family's own template argument on ``vocalgrad-hf`` and the worker, ``chat_template_kwargs``
+#: on a vLLM / SGLang server).
+THINKING_MODES = ("auto", "on", "off")
+
+
+def parse_thinking(value: Any, name: str = "thinking") -> str:
+    """``thinking``: ``auto`` (default), ``on`` or ``off`` (``true``/``false``, ``yes``/``no``,
+    ``1``/``0`` read as on/off)."""
+    text = "auto" if value is None else str(value).strip().lower()
+    text = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off", "": "auto"}.get(text, text)
+    if text not in THINKING_MODES:
+        raise ModelArgumentError(f"--model_args {name} must be auto, on or off, got {value!r}")
+    return text
 
 
 def parse_budget(value: Any) -> int | None:
@@ -67,8 +83,10 @@ class ReasoningRoute:
     # ------------------------------------------------------------------ what the model declares
     def reasoning_format(self) -> dict[str, Any]:
         """How the route's model reasons: ``thinks`` (it is a reasoning model), ``delimiters``
-        (``(open, close)`` pairs) and ``opened`` (its chat template opens the block in the prompt).
-        Default: unknown model, every known delimiter (a leading block is read past on every route)."""
+        (``(open, close)`` pairs), ``opened`` (its chat template opens the block in the prompt) and,
+        where the route sets them, ``thinking`` (the ``thinking`` argument) and ``template_kwargs``
+        (what reaches the chat template). Default: unknown model, every known delimiter (a leading
+        block is read past on every route)."""
         return {"thinks": False, "delimiters": KNOWN_DELIMITERS, "opened": False}
 
     @property
@@ -124,7 +142,8 @@ class ReasoningRoute:
         """``config.vocalgrad_model.reasoning`` of the results file."""
         fmt = self.reasoning_format()
         n = self.n_reasoning_answers
-        return {"thinks": bool(fmt.get("thinks")), "budget": self.reasoning_budget,
+        return {"thinks": bool(fmt.get("thinks")), "thinking": fmt.get("thinking", "auto"),
+                "template_kwargs": dict(fmt.get("template_kwargs") or {}), "budget": self.reasoning_budget,
                 "delimiters": [list(p) for p in as_pairs(fmt.get("delimiters"))],
                 "opened_by_template": bool(fmt.get("opened")), "answers": n, "with_reasoning": self.n_reasoned,
                 "cut_off": self.n_reasoning_cut, "cut_off_share": (self.n_reasoning_cut / n) if n else None}
