@@ -33,7 +33,8 @@ RESULTS_CARD = "results-dataset-card.md"
 RUNS = "runs"
 CSV_COLUMNS = ["model", "variant", "build", "n_clips", "n_sources", "acc", "ci_low", "ci_high", "verdict",
                "over", "ci_clips_low", "ci_clips_high", "verdict_clips",
-               *vocalgrad.CATEGORY_NAMES, "toolkit", "date", "source_kind", "results_file", "error_rate", "decoding"]
+               *vocalgrad.CATEGORY_NAMES, "toolkit", "date", "source_kind", "results_file", "error_rate", "blocked_rate",
+               "decoding"]
 
 
 def _builds(rows: list[Row]) -> dict[str | None, dict[str, Any]]:
@@ -70,13 +71,15 @@ def decoding_text(decoding: dict) -> str:
     scoring = settings.get("scoring")
     if scoring in ("logits", "both"):
         parts.append(f"scoring {scoring}")
+    if isinstance(model.get("sampling"), str) and model["sampling"].startswith("sampled at the maker's default"):
+        parts.append("sampled at the maker's default")
     temp = settings.get("temperature")
     sampled = str(settings.get("do_sample", "")).lower() == "true" or model.get("greedy") is False
     try:
         sampled = sampled or float(temp) > 0
     except (TypeError, ValueError):
         pass
-    if scoring != "logits":
+    if scoring != "logits" and not parts[-1:] == ["sampled at the maker's default"]:
         parts.append(f"sampled T={temp}" if sampled and temp is not None else "sampled" if sampled else "greedy")
     tokens = settings.get("max_gen_toks", settings.get("max_new_tokens"))
     if tokens not in (None, ""):
@@ -89,10 +92,13 @@ def decoding_text(decoding: dict) -> str:
 
 def _verdict_cell(r: Row) -> str:
     errors = r.error_rate is not None and r.error_rate > 0
+    blocked = r.blocked_rate is not None and r.blocked_rate > 0
     title = (headline_text({"over": r.over, "verdict": r.verdict, "why": None}) if r.over else r.verdict)
     title += f"; {100 * r.error_rate:.1f} % error answers (failed requests)" if errors else ""
+    title += f"; {100 * r.blocked_rate:.1f} % blocked by the provider (counted wrong)" if blocked else ""
     title += f"; these voices (clip bootstrap): {ci(r.ci_clips)} {r.verdict_clips}" if r.ci_clips else ""
-    return td(None, short_verdict(r.verdict, r.over), cls="text", title=title)
+    text = short_verdict(r.verdict, r.over) + (f" ({100 * r.blocked_rate:.0f} % blocked)" if blocked else "")
+    return td(None, text, cls="text", title=title)
 
 
 def _table(rows: list[Row]) -> str:
@@ -172,7 +178,7 @@ def _csv(rows: list[Row]) -> str:
                     r.over or "", clo, chi, r.verdict_clips or "",
                     *[r.by_category.get(c, "") for c in vocalgrad.CATEGORY_NAMES], r.toolkit, r.date,
                     r.data.get("source_kind", ""), r.results_file, "" if r.error_rate is None else r.error_rate,
-                    json.dumps(r.decoding, sort_keys=True)])
+                    "" if r.blocked_rate is None else r.blocked_rate, json.dumps(r.decoding, sort_keys=True)])
     return buf.getvalue()
 
 

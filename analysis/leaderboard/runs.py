@@ -74,6 +74,9 @@ class Row:
         Scope of the headline: ``voices`` or ``these voices`` (``None`` without a sample log).
     ci_clips, verdict_clips
         The clip-level interval and verdict (these voices; the paper's clip bootstrap) beside the headline.
+    blocked_rate : float or None
+        Share of replies the provider blocked (safety or recitation filters; ``None`` without a sample
+        log): wrong answers, as unparsed ones are, shown beside the verdict.
     """
 
     model: str
@@ -95,6 +98,7 @@ class Row:
     over: str | None = None
     ci_clips: list | None = None
     verdict_clips: str | None = None
+    blocked_rate: float | None = None
 
     @property
     def key(self) -> tuple:
@@ -204,6 +208,7 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
             verdict=ov["headline"]["verdict"] if ev.has_samples else ov.get("verdict", "n/a"), by_category=by_cat,
             decoding=_decoding(data), toolkit=_toolkit(data), date=_date(data, results_file),
             data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate"),
+            blocked_rate=ov.get("blocked_rate"),
             **(dict(over=ov["headline"]["over"], ci_clips=list(ov["ci"]["acc"]["binomial"]),
                     verdict_clips=ov["verdict"]) if ev.has_samples else {})))
     return rows

@@ -72,6 +72,7 @@ def _settle(g: dict) -> None:
     (:data:`~analysis.report.stats.MAX_ERROR_RATE`) gets its error share and no verdict against chance
     (``n/a: 100 % error answers``); then its headline (:func:`~analysis.report.verdicts.headline`)."""
     g["error_rate"] = g["n_error"] / g["n"] if g.get("n") else math.nan
+    g["blocked_rate"] = g.get("n_blocked", 0) / g["n"] if g.get("n") else math.nan   # pooled, as error_rate
     instead = error_verdict(g.get("n_error", 0), g.get("n", 0))
     if instead:
         g.update(verdict=instead, verdict_clustered=instead)

@@ -368,6 +368,8 @@ def _cli(args) -> int:
             extra = f" {headline_line(ov)}"  # the claim over voices, or why there is none (analysis.report.verdicts)
             if ov.get("n_error") and "error answers" not in ov["verdict"]:
                 extra += f", {100 * ov['error_rate']:.0f} % error answers"
+            if ov.get("n_blocked"):
+                extra += f", {100 * ov['blocked_rate']:.0f} % blocked by the provider (counted wrong)"
         print(f"{m['label']}: acc {100 * acc:.1f} %{extra}", file=sys.stderr)
     if "html" in rep:
         print(f"HTML page: {rep['html']['path']} ({rep['html']['clips']} clips, "

@@ -174,9 +174,9 @@ def _model_section(m: dict, plot: str | None) -> list[str]:
                          "acc (generated) %"], rows)
     lines += ["### Answer parsing", ""]
     lines += _table(["clips", "parsed", "unparsed (no direction)", "ambiguous (both)", "adapter errors",
-                     "retried", "exact match %", "rule-based parse %"],
+                     "blocked by the provider", "retried", "exact match %", "rule-based parse %"],
                     [[ov["n"], ov["n_parsed"], ov["n_unparsed"], ov["n_ambiguous"], ov["n_error"],
-                      ov["n_retried"], pct(ov["exact_match_rate"]), pct(ov["parse_rate"])]])
+                      ov.get("n_blocked", 0), ov["n_retried"], pct(ov["exact_match_rate"]), pct(ov["parse_rate"])]])
     lines += [f"### {_top_heading(len(m['top_outputs']))}", ""]
     rows = [[i, _escape(t["output"]), t["count"], pct(t["share"])] for i, t in enumerate(m["top_outputs"], 1)]
     lines += _table(["#", "output", "count", "share %"], rows)

@@ -1,5 +1,5 @@
-"""Chat completions with audio through OpenAI's SDK (``openai``): OpenAI's own API (``gpt-audio``,
-``gpt-4o-audio-preview``) and Google's OpenAI-compatible Gemini endpoint.
+"""Chat completions with audio through OpenAI's SDK (``openai``): OpenAI's own API
+(``gpt-audio-1.5``) and Google's OpenAI-compatible Gemini endpoint.
 
 A clip is an ``input_audio`` content part (``{"data": base64 WAV, "format": "wav"}``, OpenAI's
 audio input) or, with ``audio_format=audio_url``, a ``data:`` URL. ``audio_format=auto`` (default) on
@@ -10,7 +10,12 @@ and a refusal of the part the user chose stops the run in one line naming ``audi
 server's reasoning field (vLLM's ``reasoning``, SGLang's ``reasoning_content``) comes back in
 :attr:`Reply.reasoning`. The SDK owns the HTTP retries:
 408, 409, 429 and 5xx, timeouts and connection errors, with its own backoff and the server's
-``Retry-After`` / ``retry-after-ms``.
+``Retry-After`` / ``retry-after-ms``; every attempt ends within ``timeout`` seconds in all
+(:mod:`.deadline`).
+
+A reply the provider blocked (``finish_reason: content_filter``, or a ``refusal`` in the message:
+OpenAI's documented block signals) comes back with :attr:`Reply.blocked` set: the adapter names it
+a blocked answer and never asks again, whatever text it carries.
 
 OpenAI's API refuses request fields it does not know (HTTP 400 "Unrecognized request argument
 supplied: ..."), so this profile sends only the fields of the SDK's own request type
@@ -108,8 +113,11 @@ class ChatCompletions(Provider):
         except ImportError:
             raise Stop(f"{self.route}: provider {self.name} needs the openai package: "
                        "pip install -e '.[api]'") from None
-        return openai.OpenAI(api_key=self.api_key or "unused", base_url=self.base_url,
-                             timeout=self.timeout, max_retries=self.max_retries)
+        from .deadline import DeadlineTransport
+
+        return openai.OpenAI(api_key=self.api_key or "unused", base_url=self.base_url, timeout=self.timeout,
+                             max_retries=self.max_retries,
+                             http_client=openai.DefaultHttpx2Client(transport=DeadlineTransport(self.timeout)))
 
     def settings(self) -> dict[str, Any]:
         return {**self.fields, **self.budgets}
@@ -194,10 +202,15 @@ class ChatCompletions(Provider):
         if not isinstance(content, str):
             raise Malformed(f"malformed reply: content is {type(content).__name__}")
         usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+        finish = choice.get("finish_reason")
         message = choice["message"]
+        refusal = message.get("refusal")
+        blocked = ("finish_reason content_filter" if finish == "content_filter" else
+                   f"refusal: {' '.join(str(refusal).split())[:120]}" if isinstance(refusal, str) and refusal.strip()
+                   else None)
         reasoning = message.get("reasoning") or message.get("reasoning_content") or ""
-        return Reply(content, choice.get("finish_reason"), usage,
-                     reasoning=reasoning if isinstance(reasoning, str) else "")
+        return Reply(content, finish, usage, reasoning=reasoning if isinstance(reasoning, str) else "",
+                     blocked=blocked)
 
     def _status_error(self, exc, body) -> Exception:
         status = int(getattr(exc, "status_code", 0) or 0)

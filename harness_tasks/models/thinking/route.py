@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ...parsing import is_error_answer
+from ...parsing import is_marked_answer
 from ..args import ModelArgumentError
 from .split import KNOWN_DELIMITERS, as_pairs, split_reasoning
 
@@ -101,14 +101,14 @@ class ReasoningRoute:
         """``text`` with the reasoning opening put back when the prompt opened the block."""
         fmt = self.reasoning_format()
         pairs = as_pairs(fmt.get("delimiters"))
-        if not fmt.get("opened") or not pairs or not isinstance(text, str) or is_error_answer(text):
+        if not fmt.get("opened") or not pairs or not isinstance(text, str) or is_marked_answer(text):
             return text
         open_ = pairs[0][0]
         return text if text.lstrip().startswith(open_) else f"{open_}\n{text}"
 
     def split(self, text: Any) -> tuple[str, Any, bool]:
         """``(reasoning, answer, cut_off)`` of a reply with the route's delimiters."""
-        if not isinstance(text, str) or is_error_answer(text):
+        if not isinstance(text, str) or is_marked_answer(text):
             return "", text, False
         fmt = self.reasoning_format()
         return split_reasoning(text, fmt.get("delimiters") or KNOWN_DELIMITERS, opened=bool(fmt.get("opened")))
@@ -121,7 +121,7 @@ class ReasoningRoute:
         """Count the final answers with a reasoning block and those cut off inside it (warns)."""
         n = reasoned = cut = 0
         for a in answers:
-            if not isinstance(a, str) or is_error_answer(a):
+            if not isinstance(a, str) or is_marked_answer(a):
                 continue
             reasoning, _, cut_off = self.split(a)
             n += 1
