@@ -236,7 +236,7 @@ def test_importing_silero_keeps_torch_threads():
 def test_encoder_probe_on_tones_writes_rows_controls_and_sha256(tmp_path, capsys):
     """Positive control on synthetic rising/falling tones: PESTO's output layer reads the pitch
     direction; the run names the weights' SHA-256; a second run computes nothing."""
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     try:
         get_encoder("pesto").weights_files()

@@ -24,8 +24,8 @@ from generation.audio import atomic_write_text
 from .cache import FeatureCache, FeatureKey, fingerprint_digest
 from .data import ClipSet
 from .pooling import N_SEGMENTS
-from .run import (LazyFeatures, _mel_cache, _ModelSide, _fit_probes, _probe_device, _write_outputs, extract_each,
-                  extract_features, fill_cache, parse_layers, prepare_run, progress_bar, source_id)
+from .run import (LazyFeatures, ModelSide, extract_each, extract_features, fill_cache, fit_probes, log_mel_cache,
+                  parse_layers, prepare_run, progress_bar, resolve_probe_device, source_id, write_outputs)
 
 __all__ = ["ENCODER_STAGES", "SHUFFLE_SEED", "encoder_notes", "run_encoder_probe", "shuffled_control"]
 
@@ -47,10 +47,10 @@ def _encoder_side(name: str, layers: str | Sequence[int], cache_root: Path, data
         raise ValueError(f"--layers: encoder layers are 1..{enc.n_layers} ({', '.join(enc.layer_names)})")
     fp = {"data": source_id(data), **enc.identity(), "segments": N_SEGMENTS}
     cache = FeatureCache(cache_root, f"encoder-{name}-{fingerprint_digest(fp)[:8]}", fp)
-    return _ModelSide(cache, layer_list, enc.name, LazyFeatures(lambda: enc.load(device))), enc
+    return ModelSide(cache, layer_list, enc.name, LazyFeatures(lambda: enc.load(device))), enc
 
 
-def _extract_encoder(clips: ClipSet, side: _ModelSide, progress: bool) -> int:
+def _extract_encoder(clips: ClipSet, side: ModelSide, progress: bool) -> int:
     """Compute and cache the missing encoder layers of one (split, category); clips computed."""
     keys = [FeatureKey("encoder", layer, clips.split, clips.category) for layer in side.layers]
     missing = [k for k in keys if not side.cache.has(k, clips.ids_digest)]
@@ -126,7 +126,7 @@ def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str]
         device = "cuda" if torch.cuda.is_available() else "cpu"
     cats, out = prepare_run(data, categories, out)
     cache_root = Path(cache_dir) if cache_dir else out / "cache"
-    mel_cache = _mel_cache(cache_root, data) if "mel" in stage_list else None
+    mel_cache = log_mel_cache(cache_root, data) if "mel" in stage_list else None
     side, enc = _encoder_side(encoder, layers, cache_root, data, device)
     prov = enc.provenance()
     computed = {"mel": 0, "model": 0, "encoder": 0}
@@ -144,10 +144,10 @@ def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str]
 
     clipsets = extract_each(data, cats, extract)
     extract_s = time.perf_counter() - t0
-    probe_device = _probe_device(probe_device or device, None)
+    probe_device = resolve_probe_device(probe_device or device, None)
     t1 = time.perf_counter()
     caches = {s: mel_cache if s == "mel" else side.cache for s in stage_list}
-    rows = _fit_probes(cats, stage_list, side, caches, clipsets, epochs=epochs, device=probe_device,
+    rows = fit_probes(cats, stage_list, side, caches, clipsets, epochs=epochs, device=probe_device,
                        progress=progress)
     if "encoder" in stage_list:
         with progress_bar(1, 0, "shuffled-label control", progress, unit="set"):
@@ -155,7 +155,7 @@ def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str]
     probe_s = time.perf_counter() - t1
     out_json = out / "encoder.json"
     atomic_write_text(out_json, json.dumps(prov, indent=1) + "\n")
-    files = _write_outputs(rows, out, model_name=side.name, data=data, epochs=epochs, plots=plots,
+    files = write_outputs(rows, out, model_name=side.name, data=data, epochs=epochs, plots=plots,
                            notes=encoder_notes(prov, rows))
     return {"rows": rows, "files": [*files, out_json], "computed": computed, "extract_seconds": extract_s,
             "encoder_seconds": enc_seconds, "encoder_cpu_seconds": enc_cpu, "probe_seconds": probe_s,

@@ -24,9 +24,10 @@ from .pooling import N_SEGMENTS
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["STAGES", "LazyFeatures", "data_categories", "extract_each", "extract_features", "fill_cache",
-           "fit_cached", "model_config", "model_identity", "parse_layers", "parse_stages", "prepare_run",
-           "progress_bar", "run_probe", "short_name", "source_id"]
+__all__ = ["STAGES", "LazyFeatures", "ModelSide", "data_categories", "extract_each", "extract_features", "fill_cache",
+           "fit_cached", "fit_probes", "log_mel_cache", "model_config", "model_identity", "parse_layers", "parse_stages",
+           "prepare_run", "progress_bar", "resolve_probe_device", "run_probe", "short_name", "source_id",
+           "write_outputs"]
 
 #: Feature stages, from the waveform to the LM's answer position (benchmark.md §10).
 STAGES: tuple[str, ...] = ("mel", "pre_lm", "lm_audio", "lm_text")
@@ -282,8 +283,8 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     model_stages = _check_inputs(data, stage_list, model)
     cats, out = prepare_run(data, categories, out)
     cache_root = Path(cache_dir) if cache_dir else out / "cache"
-    mel_cache = _mel_cache(cache_root, data) if "mel" in stage_list else None
-    side = _ModelSide()
+    mel_cache = log_mel_cache(cache_root, data) if "mel" in stage_list else None
+    side = ModelSide()
     if model_stages:
         side = _model_side(model, model_stages, layers, cache_root, data, dict(
             processor=processor, device=device, dtype=dtype, audio_first=audio_first, system_prompt=system_prompt,
@@ -304,13 +305,13 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
 
     clipsets = extract_each(data, cats, extract)
     extract_s = time.perf_counter() - t0
-    probe_device = _probe_device(probe_device, side.get_model)
+    probe_device = resolve_probe_device(probe_device, side.get_model)
     t1 = time.perf_counter()
     caches = {s: mel_cache if s == "mel" else side.cache for s in stage_list}
-    rows = _fit_probes(cats, stage_list, side, caches, clipsets, epochs=epochs, device=probe_device,
+    rows = fit_probes(cats, stage_list, side, caches, clipsets, epochs=epochs, device=probe_device,
                        progress=progress)
     probe_s = time.perf_counter() - t1
-    files = _write_outputs(rows, out, model_name=side.name, data=data, epochs=epochs, plots=plots)
+    files = write_outputs(rows, out, model_name=side.name, data=data, epochs=epochs, plots=plots)
     return {"rows": rows, "files": files, "computed": computed, "extract_seconds": extract_s,
             "probe_seconds": probe_s}
 
@@ -328,14 +329,14 @@ def _check_inputs(data: str, stage_list: list[str], model: Any) -> list[str]:
     return model_stages
 
 
-def _mel_cache(cache_root: Path, data: str) -> FeatureCache:
+def log_mel_cache(cache_root: Path, data: str) -> FeatureCache:
     """The log-mel feature cache (keyed by the data and the mel settings)."""
     mel_fp = {"data": source_id(data), "mel": MEL_SETTINGS, "segments": N_SEGMENTS}
     return FeatureCache(cache_root, f"mel-{fingerprint_digest(mel_fp)[:8]}", mel_fp)
 
 
 @dataclass
-class _ModelSide:
+class ModelSide:
     """What the model stages share: their cache, layers, the model's display name and lazy loader."""
 
     cache: FeatureCache | None = None
@@ -345,7 +346,7 @@ class _ModelSide:
 
 
 def _model_side(model: Any, model_stages: list[str], layers: str | Sequence[int], cache_root: Path, data: str,
-                load: dict[str, Any]) -> _ModelSide:
+                load: dict[str, Any]) -> ModelSide:
     """Layers, cache (keyed by data, model, prompt settings and adapter) and lazy loader of the model stages.
 
     ``load`` holds the :class:`ModelFeatures` keyword arguments.
@@ -367,10 +368,10 @@ def _model_side(model: Any, model_stages: list[str], layers: str | Sequence[int]
 
         return ModelFeatures(model, **load)
 
-    return _ModelSide(cache, layer_list, name, LazyFeatures(build))
+    return ModelSide(cache, layer_list, name, LazyFeatures(build))
 
 
-def _probe_device(requested: str | None, get_model: LazyFeatures | None) -> str:
+def resolve_probe_device(requested: str | None, get_model: LazyFeatures | None) -> str:
     """Probe-training device: as asked, else the loaded model's, else cuda when available."""
     if requested is None:
         requested = get_model.loaded.device if get_model is not None and get_model.loaded is not None else "auto"
@@ -381,7 +382,7 @@ def _probe_device(requested: str | None, get_model: LazyFeatures | None) -> str:
     return requested
 
 
-def _fit_probes(cats: list[str], stage_list: list[str], side: _ModelSide, caches: dict[str, FeatureCache],
+def fit_probes(cats: list[str], stage_list: list[str], side: ModelSide, caches: dict[str, FeatureCache],
                 clipsets: dict[tuple[str, str], ClipSet], *, epochs: int, device: str, progress: bool) -> list[dict]:
     """One probe per (category, stage, layer), under a progress bar; one row each."""
     rows: list[dict] = []
@@ -396,7 +397,7 @@ def _fit_probes(cats: list[str], stage_list: list[str], side: _ModelSide, caches
     return rows
 
 
-def _write_outputs(rows: list[dict], out: Path, *, model_name: str | None, data: str, epochs: int,
+def write_outputs(rows: list[dict], out: Path, *, model_name: str | None, data: str, epochs: int,
                    plots: bool, notes: list[str] | None = None) -> list[Path]:
     """``probe.csv``, ``probe.md`` and (with matplotlib) the stage and layer figures."""
     from .report import plot_layers, plot_stages, write_csv, write_markdown
