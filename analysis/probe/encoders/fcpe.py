@@ -9,6 +9,8 @@ latent the package decodes into f0.
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +37,6 @@ class Fcpe(Encoder):
         return [package_file(self._package(), "assets", "fcpe_c_v001.pt")]
 
     def _load(self) -> None:
-        import contextlib
-        import io
-
         import torch
 
         fcpe = self._package()
@@ -58,7 +57,8 @@ class Fcpe(Encoder):
         out: dict[int, np.ndarray] = {}
         with torch.inference_mode():
             wav = torch.as_tensor(np.asarray(y, dtype=np.float32), device=self.device)[None, :, None]
-            mel = self.infer.wav2mel(wav, self.sample_rate)                   # (1, frames, 128)
+            with contextlib.redirect_stdout(io.StringIO()):   # it prints a note for samples beyond +-1
+                mel = self.infer.wav2mel(wav, self.sample_rate)               # (1, frames, 128), audio unchanged
             x = net.input_stack(mel.transpose(-1, -2)).transpose(-1, -2)
             if 1 in layers:
                 out[1] = x[0].cpu().numpy()
