@@ -269,13 +269,15 @@ def test_shuffled_control_permutes_the_train_labels_of_the_best_layer(tmp_path, 
     from analysis.probe.cache import FeatureCache, FeatureKey
     from analysis.probe.data import ClipSet
 
-    seen = {}
+    seen = []
 
     def fake_train(xtr, ytr, xte, yte, **kw):
-        seen.update(x=np.asarray(xtr), y=np.asarray(ytr), yte=np.asarray(yte))
-        return trainer.ProbeResult(0.5, 0.5, 0.5, len(ytr), len(yte), xtr.shape[1], 0.0)
+        seen.append((np.asarray(xtr), np.asarray(ytr), np.asarray(yte)))
+        acc = 0.25 * len(seen)                                          # 0.25, 0.5, ... per permutation
+        return trainer.ProbeResult(acc, acc, 1.0, len(ytr), len(yte), xtr.shape[1], 1.0)
 
     monkeypatch.setattr(trainer, "train_probe", fake_train)
+    monkeypatch.setattr(encoder_run, "N_SHUFFLES", 3)
     cache = FeatureCache(tmp_path, "enc", {"x": 1})
     labels = {"train": np.array([1, 0] * 10, dtype=np.int8), "test": np.array([1, 0, 1, 0], dtype=np.int8)}
     sets = {}
@@ -290,62 +292,10 @@ def test_shuffled_control_permutes_the_train_labels_of_the_best_layer(tmp_path, 
             for layer, acc in ((2, 0.9), (3, 0.9))]                   # a tie: the lower layer
     out = encoder_run.shuffled_control(rows, cache, sets, epochs=1, device="cpu")
     assert [(r["stage"], r["layer"]) for r in out] == [("shuffled", 2)]
-    assert float(seen["x"][0, 0]) == 2.0
-    assert sorted(seen["y"]) == sorted(labels["train"]) and not np.array_equal(seen["y"], labels["train"])
-    np.testing.assert_array_equal(seen["yte"], labels["test"])        # scored on the true test labels
-
-
-# ----------------------------------------------------------------------------- transformers folders (tiny, offline)
-def _tiny_folder(kind: str, folder):
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    if kind == "whisper":
-        cfg = transformers.WhisperConfig(
-            d_model=32, encoder_layers=2, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-            encoder_ffn_dim=37, decoder_ffn_dim=37, num_mel_bins=16, max_source_positions=100,
-            max_target_positions=20, vocab_size=60, pad_token_id=0, bos_token_id=1, eos_token_id=2,
-            decoder_start_token_id=1)
-        model = transformers.WhisperModel(cfg)
-        fe = transformers.WhisperFeatureExtractor(feature_size=16, chunk_length=2)   # 200 mel frames -> 100 out
-    else:
-        cfg = transformers.Wav2Vec2Config(
-            hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=37, conv_dim=(16, 16),
-            conv_stride=(5, 4), conv_kernel=(10, 4), num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=2,
-            vocab_size=10)
-        model = transformers.Wav2Vec2Model(cfg)
-        fe = transformers.Wav2Vec2FeatureExtractor(sampling_rate=16000)
-    model.save_pretrained(folder)
-    fe.save_pretrained(folder)
-    return folder
-
-
-def test_transformers_whisper_folder_pools_only_the_clip_span(tmp_path):
-    folder = _tiny_folder("whisper", tmp_path / "whisper")
-    enc = get_encoder(str(folder)).load()
-    assert enc.layer_names == ("layer1", "layer2") and enc.sample_rate == 16000
-    y = _at16k(_tone(220.0, seconds=0.5))                                 # 51 of the 200 padded mel frames
-    seqs = enc.sequences(y, [1, 2])
-    x = enc.fe(y, sampling_rate=16000, return_tensors="pt")["input_features"]
-    with torch.inference_mode():
-        hs = enc.model(x, output_hidden_states=True).hidden_states
-    assert seqs[1].shape == (26, 32)                                      # ceil(100 * 51 / 200), not 100
-    np.testing.assert_array_equal(seqs[2], hs[2][0, :26].numpy())         # layer l = hidden_states[l]
-    assert not np.allclose(seqs[2], hs[1][0, :26].numpy())
-    prov = enc.provenance()
-    assert prov["weights"][0]["file"] == "model.safetensors"
-    assert prov["weights"][0]["sha256"] == hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
-
-
-def test_transformers_wav2vec2_folder_layers_and_frames(tmp_path):
-    folder = _tiny_folder("wav2vec2", tmp_path / "w2v")
-    enc = get_encoder(str(folder)).load()
-    assert enc.n_layers == 3
-    y = _at16k(_tone(220.0, seconds=0.3))
-    seqs = enc.sequences(y, [1, 3])
-    x = enc.fe(y, sampling_rate=16000, return_tensors="pt")["input_values"]
-    with torch.inference_mode():
-        last = enc.model(x).last_hidden_state[0].numpy()
-    assert len(seqs[3]) == int(enc.model._get_feat_extract_output_lengths(len(y)))
-    np.testing.assert_allclose(seqs[3], last, rtol=0, atol=1e-6)            # the last layer is the model's output
-    with pytest.raises(ValueError, match=r"layer\(s\) \[4\] out of range 1..3"):
-        enc.features(y, 16000, [4])
+    assert len(seen) == 3 and all(float(x[0, 0]) == 2.0 for x, _, _ in seen)
+    for _, y, yte in seen:
+        assert sorted(y) == sorted(labels["train"]) and not np.array_equal(y, labels["train"])
+        np.testing.assert_array_equal(yte, labels["test"])             # scored on the true test labels
+    assert not np.array_equal(seen[0][1], seen[1][1])                   # a new permutation each time
+    assert out[0]["accuracy"] == pytest.approx(0.5) and (out[0]["accuracy_min"], out[0]["accuracy_max"]) == (0.25, 0.75)
+    assert out[0]["n_train"] == 20 and out[0]["seconds"] == 3.0

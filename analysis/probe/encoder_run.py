@@ -2,8 +2,8 @@
 
 Stages: ``mel`` (as without an encoder) and ``encoder`` (one probe per layer; layers as
 ``--layers``, 1..N). Then the negative control ``shuffled``: per category, the best encoder layer
-refitted on train labels permuted with a fixed seed (scored on the true test labels; a probe
-that reads the direction from the features, not from a leak, stays at chance). The output
+refitted on train labels permuted with a fixed seed, :data:`N_SHUFFLES` times (scored on the true
+test labels; the mean stays near chance unless something leaks). The output
 records the encoder's package version and each weights file's SHA-256 (``encoder.json``,
 ``probe.md``); the feature cache is keyed by them.
 """
@@ -27,12 +27,14 @@ from .pooling import N_SEGMENTS
 from .run import (LazyFeatures, ModelSide, extract_each, extract_features, fill_cache, fit_probes, log_mel_cache,
                   parse_layers, prepare_run, progress_bar, resolve_probe_device, source_id, write_outputs)
 
-__all__ = ["ENCODER_STAGES", "SHUFFLE_SEED", "encoder_notes", "run_encoder_probe", "shuffled_control"]
+__all__ = ["ENCODER_STAGES", "N_SHUFFLES", "SHUFFLE_SEED", "encoder_notes", "run_encoder_probe", "shuffled_control"]
 
 #: Stages of an encoder run.
 ENCODER_STAGES: tuple[str, ...] = ("mel", "encoder")
-#: Seed of the label permutation of the ``shuffled`` control.
+#: Seed of the label permutations of the ``shuffled`` control, and how many are fitted (one draw on
+#: clips that come in increase/decrease pairs strays far from 50 %: the mean of several is the control).
 SHUFFLE_SEED = 1234
+N_SHUFFLES = 5
 #: Clips per cache write.
 CHUNK = 8
 
@@ -70,7 +72,8 @@ def _extract_encoder(clips: ClipSet, side: ModelSide, progress: bool) -> int:
 def shuffled_control(rows: list[dict], cache: FeatureCache, clipsets: dict[tuple[str, str], ClipSet], *,
                      epochs: int, device: str) -> list[dict]:
     """Per category, the best ``encoder`` layer (test accuracy; ties: the lower layer) refitted on
-    permuted train labels; one ``shuffled`` row each."""
+    :data:`N_SHUFFLES` permutations of the train labels (one generator seeded :data:`SHUFFLE_SEED`);
+    one ``shuffled`` row each with the mean scores, ``accuracy_min`` and ``accuracy_max``."""
     from .trainer import train_probe
 
     out = []
@@ -78,12 +81,16 @@ def shuffled_control(rows: list[dict], cache: FeatureCache, clipsets: dict[tuple
         cands = [r for r in rows if r["stage"] == "encoder" and r["category"] == cat]
         best = max(cands, key=lambda r: (r["accuracy"], -r["layer"]))
         tr, te = clipsets[("train", cat)], clipsets[("test", cat)]
-        labels = np.random.default_rng(SHUFFLE_SEED).permutation(tr.labels)
-        res = train_probe(cache.load(FeatureKey("encoder", best["layer"], "train", cat), tr.ids_digest), labels,
-                          cache.load(FeatureKey("encoder", best["layer"], "test", cat), te.ids_digest), te.labels,
-                          epochs=epochs, device=device)
-        out.append({"model": best["model"], "category": cat, "stage": "shuffled", "layer": best["layer"],
-                    **res.as_dict()})
+        x_tr = cache.load(FeatureKey("encoder", best["layer"], "train", cat), tr.ids_digest)
+        x_te = cache.load(FeatureKey("encoder", best["layer"], "test", cat), te.ids_digest)
+        rng = np.random.default_rng(SHUFFLE_SEED)
+        res = [train_probe(x_tr, rng.permutation(tr.labels), x_te, te.labels, epochs=epochs, device=device).as_dict()
+               for _ in range(N_SHUFFLES)]
+        mean = {k: (float(np.mean([r[k] for r in res])) if isinstance(res[0][k], float) else res[0][k]) for k in res[0]}
+        mean["seconds"] = float(sum(r["seconds"] for r in res))
+        accs = [r["accuracy"] for r in res]
+        out.append({"model": best["model"], "category": cat, "stage": "shuffled", "layer": best["layer"], **mean,
+                    "accuracy_min": min(accs), "accuracy_max": max(accs)})
     return out
 
 
@@ -95,13 +102,14 @@ def encoder_notes(prov: dict[str, Any], rows: list[dict]) -> list[str]:
         lines.append(f"- weights `{w['file']}` ({w['bytes']:,} bytes), sha256 `{w['sha256']}`")
     lines.append("- layers: " + ", ".join(f"{i} {n}" for i, n in prov["layers"].items()))
     lines += ["", "## Best encoder layer per category (test accuracy %)", "",
-              "| category | best layer | accuracy | shuffled-label control |", "|---|---|---|---|"]
+              f"| category | best layer | accuracy | shuffled-label control: mean of {N_SHUFFLES} (range) |", "|---|---|---|---|"]
     for cat in dict.fromkeys(r["category"] for r in rows if r["stage"] == "encoder"):
         best = max((r for r in rows if r["stage"] == "encoder" and r["category"] == cat),
                    key=lambda r: (r["accuracy"], -r["layer"]))
         sh = next((r for r in rows if r["stage"] == "shuffled" and r["category"] == cat), None)
         name = prov["layers"].get(best["layer"], "")
-        control = "-" if sh is None else f"{100 * sh['accuracy']:.1f}"
+        control = "-" if sh is None else (f"{100 * sh['accuracy']:.1f} ({100 * sh['accuracy_min']:.1f}-"
+                                          f"{100 * sh['accuracy_max']:.1f})")
         lines.append(f"| {cat} | {best['layer']} ({name}) | {100 * best['accuracy']:.1f} | {control} |")
     return lines + [""]
 
