@@ -141,3 +141,17 @@ def test_a_failing_pip_step_stops_with_pips_own_lines(tmp_path):
     assert "subprocess-exited-with-error" in proc.stderr        # the lines the filter hid are shown now
     assert "  ERROR: boom in mistral-common" in proc.stdout
     assert "pip step 5/5" not in proc.stdout and not (tmp_path / "pytest.ran").exists()
+
+
+def test_readme_names_every_package_the_test_command_installs_without_its_dependencies():
+    """`pip check` complains about each --no-deps install: the README says which and why, for every one."""
+    import re
+
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    nodeps = re.findall(r'--no-deps "([A-Za-z0-9_.-]+)==([0-9.]+)"', script)
+    assert {name for name, _ in nodeps} == {"mistral-common", "lmms-eval"}
+    readme = (ROOT / "README.md").read_text()
+    para = next(p for p in readme.split("\n\n") if p.startswith("`pip check`"))
+    for name, version in nodeps:
+        assert f"**{name} {version}**" in para, (name, version)
+    assert "numpy<2.4" in para and "torchvision" in para
