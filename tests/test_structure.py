@@ -13,7 +13,7 @@ import pytest
 import vocalgrad
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("generation", "harness_tasks", "analysis")
+PACKAGES = ("generation", "harness_tasks", "analysis", "vocalgrad_commands")
 
 
 def toolkit_module_names() -> list[str]:

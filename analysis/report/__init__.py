@@ -22,7 +22,7 @@ def build_report(*args, **kwargs):
 
 
 def register_cli(sub) -> None:
-    """Add the ``report`` sub-command (see :mod:`generation.cli`)."""
+    """Add the ``report`` sub-command (see :mod:`vocalgrad_commands.cli`)."""
     from .command import register_cli as _register
 
     _register(sub)
