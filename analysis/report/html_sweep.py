@@ -176,5 +176,6 @@ def sweep_listen_html(clips: SweepClips, render_card) -> str:
             cards = [c for c in cards if c.audio]
             out.append(f'<p><strong>{esc(label)}</strong>: {esc(where)}</p>')
             out.append('<div class="gallery">' + "".join(render_card(c) for c in cards) + "</div>" if cards
-                       else '<p class="muted">No clip of the data folder at these levels (or over the size budget).</p>')
+                       else '<p class="muted">No clip of the data folder at these levels (or over the size '
+                       'budget).</p>')
     return "".join(out)
