@@ -42,3 +42,18 @@ def test_every_sample_output_in_the_docs_is_checked():
     assert unchecked == []
     assert OUTPUT_LINE.match("  FAIL clip file missing: 1") and OUTPUT_LINE.match("     speed  test        24 clips")
     assert not OUTPUT_LINE.match("vocalgrad verify DIR [--against HUB_OR_RENDER]")   # a synopsis is no output
+
+
+def test_the_sweep_tables_sample_head_is_what_report_md_prints():
+    """docs/sweep.md's indented sample of a threshold table's head is report.md's, as sweep_markdown writes it."""
+    from analysis.report.psychometric import sweep_markdown
+    from generation.sweep_plan import sweep_levels
+
+    tiers = {lv.tier: lv.magnitude for lv in sweep_levels("pitch") if lv.tier}
+    block = {"form": "f", "threshold": "t", "bootstrap": "b", "tests": "x",
+             "attributes": {"pitch": {"unit": "semitones", "tiers": tiers, "observers": [], "largest": 8.0}}}
+    printed = sweep_markdown(block)
+    doc = (db.ROOT / "docs" / "sweep.md").read_text(encoding="utf-8")
+    sample = [line[4:] for line in doc.split("## Reading the table", 1)[1].splitlines() if line.startswith("    ")][:2]
+    assert sample[0].startswith("### pitch") and sample[1].startswith("| observer")
+    assert db.missing_output(_out("\n".join(sample)), printed) == []
