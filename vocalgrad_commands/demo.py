@@ -25,9 +25,8 @@ from pathlib import Path
 
 import vocalgrad as vg
 
-from analysis.report.paper import PAPER_CATEGORY_ACC
-
 from generation.ownership import OwnershipError, check_out, write_marker
+from generation.paper_results import PAPER_CATEGORY_ACC
 
 __all__ = ["run_demo", "register_cli", "BASELINES", "DEMO_PARTS", "check_demo_out", "next_commands", "next_steps"]
 
@@ -37,7 +36,7 @@ BASELINES = (
     ("chance", "vocalgrad-chance", "seed=1234"),
     ("always-increase", "vocalgrad-constant", "direction=increase"),
 )
-#: Paper rows shown in the summary (benchmark.md §9; the data live in analysis.report.paper).
+#: Paper rows shown in the summary (benchmark.md §9; the data live in generation.paper_results).
 SUMMARY_PAPER_SYSTEMS = ("Human", "Gemini 3 Flash")
 
 
