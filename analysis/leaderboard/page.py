@@ -114,7 +114,7 @@ def _table(rows: list[Row]) -> str:
                  _verdict_cell(r)]
         cells += [td(r.by_category.get(c), colour=True) if c in r.by_category else td(None, "") for c in cats]
         cells += [td(None, decoding_text(r.decoding) or "not recorded", cls="text", title=dec),
-                  td(None, r.toolkit, cls="text"), td(None, (r.date or "")[:10], cls="text", title=r.date or "")]
+                  td(None, r.toolkit, cls="text"), td(None, (r.date or "")[:10], cls="text date", title=r.date or "")]
         label = f'<a href="{RUNS}/{esc(r.run_id)}.json">{esc(r.model)}</a>'
         t.add(label, cells)
     for name, vals in PAPER_CATEGORY_ACC.items():
