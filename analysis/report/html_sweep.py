@@ -20,7 +20,7 @@ from generation.sweep_plan import magnitude_of
 
 from .html_clips import ClipCard, answer_card
 from .html_tables import Table, esc, td
-from .psychometric import _ci_text, threshold_text
+from .psychometric import interval_text, threshold_text
 
 __all__ = ["SweepClips", "levels_around", "select_sweep_clips", "sweep_answer_runs", "sweep_leaderboard"]
 
@@ -61,7 +61,7 @@ def _cell(o: dict | None, e: dict) -> str:
     if o.get("problem"):
         return ('<td class="text wrap" data-v="">no threshold: ' + esc(o["problem"]) + "</td>")
     big, small = e["largest"], e.get("smallest")
-    shown = f"{threshold_text(o['threshold'], big, small)} {_ci_text(o, big, small)}"
+    shown = f"{threshold_text(o['threshold'], big, small)} {interval_text(o, big, small)}"
     key = o["threshold"] if o["threshold"] is not None else 2 * big  # "> largest" after every number
     return td(key, shown, cls="wrap", title=f"threshold (d' 1.35) {shown}; {e['unit']}")
 
