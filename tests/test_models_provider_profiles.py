@@ -244,11 +244,13 @@ def test_a_dripping_server_ends_by_the_deadline(provider, monkeypatch):
 
 
 @pytest.mark.parametrize("arg, value, words", [
-    ("timeout", -1, "timeout must be a number > 0"), ("timeout", 0, "timeout must be a number > 0"),
+    ("timeout", -1, "timeout must be a finite number > 0"), ("timeout", 0, "timeout must be a finite number > 0"),
+    ("timeout", "inf", "timeout must be a finite number > 0"), ("concurrency", "1.5", "concurrency must be a whole"),
     ("concurrency", 0, "concurrency must be a whole number >= 1"),
     ("max_retries", -1, "max_retries must be a whole number >= 0"),
-    ("backoff", "nan", "backoff must be a finite number"), ("backoff", -0.5, "backoff must be a number >= 0"),
-    ("empty_budget_factor", 0.5, "empty_budget_factor must be a number >= 1"),
+    ("backoff", "nan", "backoff must be a finite number >= 0, got 'nan'"),
+    ("backoff", -0.5, "backoff must be a finite number >= 0"),
+    ("empty_budget_factor", 0.5, "empty_budget_factor must be a finite number >= 1"),
     ("empty_retries", -1, "empty_retries must be a whole number >= 0"),
 ])
 def test_out_of_range_settings_are_refused_in_one_line(arg, value, words):
@@ -275,7 +277,7 @@ def test_unknown_model_arguments_are_refused_in_one_line():
 
 
 @pytest.mark.parametrize("args, said", [
-    ({"timeout": -1}, "--model_args timeout must be a number > 0, got -1"),
+    ({"timeout": -1}, "--model_args timeout must be a finite number > 0, got -1"),
     ({"concurrency": 0}, "--model_args concurrency must be a whole number >= 1, got 0"),
     ({"api_key": "sk-x"}, "api_key is not a model argument"),
     ({"temprature": 0}, "unknown model argument(s) temprature"),

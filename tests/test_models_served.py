@@ -203,3 +203,12 @@ def test_thinking_off_and_auto_reach_the_template_as_documented(servers):
     assert user.provider.fields["chat_template_kwargs"] == {"enable_thinking": False}      # the user's own wins
     plain = _lm(servers(VLLMServer))                                   # a family without special markers
     assert "skip_special_tokens" not in plain.provider.fields and "chat_template_kwargs" not in plain.provider.fields
+
+
+def test_a_dry_run_counts_the_reasoning_budget_and_sends_nothing(servers, capsys):
+    server = servers(VLLMServer, model="Qwen/Qwen3-Omni-30B-A3B-Thinking")
+    lm = _lm(server, dry_run=True)
+    with pytest.raises(SystemExit) as ended:
+        _answers(lm)
+    assert ended.value.code == 0 and server.requests == []
+    assert f"at most {len(DIRECTIONS) * (128 + 4096):,} output tokens" in capsys.readouterr().out

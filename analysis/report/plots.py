@@ -61,9 +61,9 @@ def _acc_panel(ax, groups: dict, title: str, *, rotate: bool = False) -> None:
         clustered = _err(groups, "clustered", vals)
         if not np.isnan(clustered).all():  # none from fewer than MIN_CLUSTERS sources
             ax.errorbar(x, vals, yerr=clustered, fmt="none", ecolor=_CLU, alpha=0.35,
-                        elinewidth=7, capsize=0, zorder=3, label="95 % CI, clustered by source")
+                        elinewidth=7, capsize=0, zorder=3, label="95 % CI over voices (clustered by source)")
         ax.errorbar(x, vals, yerr=_err(groups, "binomial", vals), fmt="none", ecolor="black",
-                    elinewidth=1.2, capsize=4, zorder=4, label="95 % CI, binomial bootstrap")
+                    elinewidth=1.2, capsize=4, zorder=4, label="95 % CI these voices (clip bootstrap)")
     ax.axhline(50, color=_CHANCE, ls="--", lw=1.2, zorder=5, label="chance (50 %)")
     for xi, v in zip(x, vals):
         if not math.isnan(v):

@@ -56,13 +56,18 @@ def accepted_arguments(cls: type) -> list[str]:
 def bounded(value: Any, name: str, *, low: float, high: float = float("inf"), low_open: bool = False,
             whole: bool = False) -> float | int:
     """A numeric model argument inside its range (``low`` < value when ``low_open``, else ``low`` <=
-    value; value <= ``high``); the one-line error names the argument and the range."""
-    x = int_arg(value, name) if whole else float_arg(value, name)
-    if (x <= low if low_open else x < low) or x > high:
+    value; value <= ``high``; finite); the one-line error names the argument and the range."""
+    import math
+
+    try:
+        x = int(value) if whole else float(value)
+    except (TypeError, ValueError):
+        x = None
+    if x is None or not math.isfinite(x) or (x <= low if low_open else x < low) or x > high:
         lo = f"> {low:g}" if low_open else f">= {low:g}"
         rng = lo if high == float("inf") else f"{lo} and <= {high:g}"
-        raise ModelArgumentError(f"--model_args {name} must be {'a whole number' if whole else 'a number'} {rng}, "
-                                 f"got {value!r}")
+        raise ModelArgumentError(f"--model_args {name} must be {'a whole number' if whole else 'a finite number'} "
+                                 f"{rng}, got {value!r}")
     return x
 
 
