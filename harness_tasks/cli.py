@@ -33,6 +33,10 @@ Examples
 
 from __future__ import annotations
 
+from generation.interrupts import at_start
+
+at_start(__name__, "vocalgrad-eval")  # Ctrl-C / SIGTERM from here on: one line, exit 130 / 143
+
 import sys
 
 import vocalgrad
