@@ -36,6 +36,7 @@ from contextlib import contextmanager
 import vocalgrad
 
 from . import interrupts
+from .interrupts import worker_signals  # noqa: F401 (re-exported: the initializer of worker pools)
 
 __all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PIPE", "EXIT_PROBLEMS", "EXIT_TERMINATED",
            "debug_from", "debug_wanted", "explain", "report_error", "run_command", "set_debug",
@@ -151,26 +152,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def worker_signals() -> None:
-    """Initializer of a worker process (``multiprocessing.Pool(initializer=...)``): it ignores Ctrl-C
-    (the command stops its workers itself), dies on SIGTERM (what ``Pool.terminate`` sends), and on
-    Linux gets SIGTERM when the command that started it dies, however it died."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):  # created blocked (generation.interrupts.worker_pool)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        parent = os.getppid()
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):  # pragma: no cover - no prctl
-            return
-        if os.getppid() != parent:  # the parent died before the line above
-            os._exit(1)
 
 
 def run_command(prog: str, func: Callable[[], int | None]) -> int:

@@ -17,7 +17,7 @@ A command (``vocalgrad ...``, ``vocalgrad-eval``) meets an interrupt in one of t
 
 Worker processes (:func:`worker_pool`) are created with both signals blocked, so a Ctrl-C that
 reaches the whole process group while a worker starts is never raised inside it: the worker
-ignores SIGINT before it unblocks it (:func:`generation.cli_errors.worker_signals`), the command
+ignores SIGINT before it unblocks it (:func:`worker_signals`), the command
 stops its workers itself.
 """
 
@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["COMMANDS", "at_start", "command_name", "note", "recorded", "signals_blocked", "stop_now", "swallowed", "worker_pool"]
+__all__ = ["COMMANDS", "at_start", "command_name", "note", "recorded", "signals_blocked", "stop_now", "swallowed", "worker_pool", "worker_signals"]
 
 #: The console commands (the names of their scripts).
 COMMANDS = ("vocalgrad", "vocalgrad-eval")
@@ -130,11 +130,29 @@ def signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def worker_signals() -> None:
+    """Initializer of a worker process (``multiprocessing.Pool(initializer=...)``): it ignores Ctrl-C
+    (the command stops its workers itself), dies on SIGTERM (what ``Pool.terminate`` sends), and on
+    Linux gets SIGTERM when the command that started it dies, however it died."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # created blocked (generation.interrupts.worker_pool)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        parent = os.getppid()
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no prctl
+            return
+        if os.getppid() != parent:  # the parent died before the line above
+            os._exit(1)
+
+
 def worker_pool(ctx, jobs: int):
     """``ctx.Pool(jobs)`` whose workers ignore Ctrl-C from their first instruction and die on SIGTERM
-    (:func:`generation.cli_errors.worker_signals`); created with both signals blocked, so an interrupt
+    (:func:`worker_signals`); created with both signals blocked, so an interrupt
     during the start of a worker reaches the command only."""
-    from .cli_errors import worker_signals
-
     with signals_blocked():
         return ctx.Pool(jobs, initializer=worker_signals)

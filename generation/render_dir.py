@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from pathlib import Path
 
 import vocalgrad
 from vocalgrad import RenderDirError
+
+from .user_files import read_text
 
 __all__ = ["RenderCheck", "RenderDir", "RenderDirError", "conditions", "expected_categories", "first_row_per_source", "known_categories",
            "listed", "read_render_csv"]
@@ -186,8 +189,16 @@ class RenderDir:
             unfinished = self.unfinished()
             if unfinished:
                 raise RenderDirError(unfinished)
+        import pyarrow as pa
+
         path = _required(self.manifest_path)
-        table = pq.read_table(path)
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0].replace(f" '{path}'", "")
+            raise RenderDirError(f"{path}: not a readable parquet file ({reason}); the render's manifest is "
+                                 "damaged: rerun the render command with the same options, which writes it "
+                                 "again") from None
         missing = [name for name in vocalgrad.MANIFEST_COLUMN_NAMES if name not in table.column_names]
         if missing:
             raise RenderDirError(f"{path}: missing columns {', '.join(missing)}; re-run `vocalgrad render`")
@@ -411,14 +422,12 @@ def read_render_csv(path: Path, columns: tuple[str, ...] = ()) -> list[dict]:
         line and says to rerun the render, which writes the file again.
     """
     fix = "rerun the render command with the same options to write it again"
-    reader = None
+    reader = csv.DictReader(io.StringIO(read_text(path, f"a CSV file with a header line; {fix}",
+                                                  error=RenderDirError), newline=""))
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            rows = list(reader)
-    except (csv.Error, UnicodeDecodeError) as exc:
-        line = f"line {reader.line_num + 1}: " if reader is not None else ""
-        raise RenderDirError(f"{path}: not a readable CSV file ({line}{exc}); {fix}") from None
+        rows = list(reader)
+    except csv.Error as exc:
+        raise RenderDirError(f"{path}: not a readable CSV file (line {reader.line_num + 1}: {exc}); {fix}") from None
     missing = [c for c in columns if c not in (reader.fieldnames or [])]
     if missing:
         raise RenderDirError(f"{path}: no column {', '.join(missing)}; {fix}")
