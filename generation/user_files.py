@@ -17,13 +17,14 @@ generation.user_files.UserFileError: ...x.json: not UTF-8 text (invalid start by
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import vocalgrad
 
-__all__ = ["MAX_LINE_BYTES", "MAX_TEXT_BYTES", "UserFileError", "bytes_problem", "read_text", "text_lines"]
+__all__ = ["MAX_LINE_BYTES", "MAX_TEXT_BYTES", "UserFileError", "bytes_problem", "read_json", "read_text", "text_lines"]
 
 #: The largest whole file a reader takes into memory (results JSON, markers, CSVs): 512 MiB.
 MAX_TEXT_BYTES = 512 << 20
@@ -101,3 +102,13 @@ def text_lines(path, what: str, *, error: type[Exception] = UserFileError,
             if problem:
                 raise error(f"{path}:{lineno}: {problem}; expected {what}")
             yield lineno, raw.decode("utf-8")
+
+
+def read_json(path, what: str, *, error: type[Exception] = UserFileError, max_bytes: int | None = None):
+    """The parsed JSON of ``path`` (a file of ``what``); :func:`read_text`'s one-line errors, and
+    ``PATH: not JSON (...); expected WHAT`` for text that does not parse."""
+    text = read_text(path, what, error=error, max_bytes=max_bytes)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: not JSON ({exc}); expected {what}") from None

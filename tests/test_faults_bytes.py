@@ -162,3 +162,25 @@ def test_the_readers_boundaries(tmp_path):
     assert bytes_problem(b"\x00") == "a binary file, not text (a NUL byte at byte 0)"
     assert bytes_problem(b"ab\xc3") == "not UTF-8 text (unexpected end of data at byte 2)"
     assert bytes_problem(b"ab\xc3\xa9") is None
+
+
+@pytest.mark.parametrize("name", ["finetune.json", "align/alignment.json", "transfer/transfer.json",
+                                  "probe/probe.csv"])
+def test_finetune_report_on_a_run_folder_with_other_bytes_is_one_line(name, tmp_path, capsys):
+    run = tmp_path / "run"
+    (run / name).parent.mkdir(parents=True)
+    (run / name).write_bytes(b"\x93not json\x94" if name.endswith(".json") else b"")
+    assert main(["finetune-report", str(run), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"vocalgrad finetune-report: error: {run / name}: "), err
+    assert ("not UTF-8 text" if name.endswith(".json") else "empty; expected the CSV `vocalgrad probe` writes") in err[0]
+
+
+def test_a_transfer_labels_csv_that_is_not_utf8_names_it(tmp_path):
+    from analysis.finetune.transfer import load_transfer_set
+
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes("file,label\nclip\xe9.wav,a\n".encode("latin-1"))
+    with pytest.raises(UserFileError, match=r"labels.csv: not UTF-8 text \(invalid continuation byte at byte 15\); "
+                                            r"expected a labels CSV with columns file,label"):
+        load_transfer_set(f"folder:{tmp_path}", labels=str(labels))
