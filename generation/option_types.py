@@ -157,6 +157,33 @@ def refuse_symlink_loop(path, *, what: str) -> None:
         raise NameTooLongError(problem)
 
 
+class OutFolderError(VocalGradError, ValueError):
+    """An output path where a command writes a folder that cannot be one (a file, a path under a file)."""
+
+
+def out_folder_problem(path, *, what: str) -> str | None:
+    """The one-line refusal naming ``what`` (e.g. ``--out PATH``) when no folder can be written at
+    ``path``: a symbolic link loop (:func:`symlink_loop_problem`), an existing file, or a path below a
+    file; else ``None``. A new path below existing folders, or an existing folder, passes."""
+    loop = symlink_loop_problem(path, what=what)
+    if loop:
+        return loop
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():
+        return f"{what}: an existing file, where a folder is written; give a folder or a new path"
+    above = next((p for p in path.parents if p.exists() or p.is_symlink()), None)
+    if above is not None and not above.is_dir():
+        return f"{what}: {above} is a file, not a folder, so nothing can be written below it; give a folder or a new path"
+    return None
+
+
+def refuse_out_folder(path, *, what: str) -> None:
+    """Raise :class:`OutFolderError` with :func:`out_folder_problem`'s line when there is one."""
+    problem = out_folder_problem(path, what=what)
+    if problem:
+        raise OutFolderError(problem)
+
+
 def name_fits(path, *, what: str, names=()) -> None:
     """Raise :class:`NameTooLongError` naming ``what`` (e.g. ``--out PATH``) when a name is too long, or
     when ``path`` (or a folder above it) is a symbolic link loop, which no name can be created through.
