@@ -24,9 +24,10 @@ from pathlib import Path
 
 from vocalgrad import VocalGradError
 
-__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "comma_list", "comma_text", "dpi", "finite_float",
-           "name_fits", "port", "refuse_symlink_loop", "positive_float", "positive_int", "sample_rate", "symlink_loop_problem",
-           "temp_name_room"]
+__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "OutFolderError", "comma_list",
+           "comma_text", "dpi", "finite_float", "name_fits", "out_folder", "out_folder_problem", "port",
+           "positive_float", "positive_int", "positive_ints", "refuse_out_folder", "refuse_symlink_loop", "sample_rate",
+           "symlink_loop_problem", "temp_name_room"]
 
 #: Lowest output sample rate (Hz): below it speech loses the band the categories change.
 MIN_SAMPLE_RATE = 8000
@@ -113,6 +114,20 @@ def comma_text(text: str) -> str:
     refused as :func:`comma_list` when it names nothing."""
     comma_list(text)
     return str(text).strip()
+
+
+def positive_ints(text: str) -> str:
+    """Comma-separated whole numbers >= 1 (``--batches 1,8,32``), returned as normalised text (``"1,8,32"``)."""
+    return ",".join(str(positive_int(x)) for x in comma_list(text))
+
+
+def out_folder(text: str) -> str:
+    """An output folder (``--out DIR`` of a script): refused by the parser, before any work, when it is an
+    existing file, lies under a file or is a symbolic link loop (:func:`out_folder_problem`)."""
+    problem = out_folder_problem(text, what=str(text))
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 # ------------------------------------------------------------------------------------------ name lengths
