@@ -23,9 +23,11 @@ Examples
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -66,6 +68,18 @@ class RenderCheck:
     rows: list
     problems: list = field(default_factory=list)
     missing: list = field(default_factory=list)
+
+
+#: The problem of a symbolic link loop in a render's clips folder (``verify`` and ``hub`` alike).
+LINK_LOOP = "symbolic link loop in the clips folder (not a clip; nothing can be read through it: remove it)"
+
+
+def _link_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def listed(kind: str, items: list[str]) -> list[str]:
@@ -353,6 +367,19 @@ class RenderDir:
                 changed.append(str(path))
         return missing, changed
 
+    def files_in_clips(self) -> tuple[list[Path], list[Path]]:
+        """The ``*.flac`` files below ``clips/`` (a link to a folder is not followed) and the symbolic link
+        loops there (a self-link, a cycle), which are no clips and which nothing can be read through."""
+        files, loops = [], []
+        for folder, dirs, names in os.walk(self.clips_dir):
+            for name in sorted(dirs + names):
+                p = Path(folder) / name
+                if p.is_symlink() and _link_loop(p):
+                    loops.append(p)
+                elif name in names and name.endswith(".flac"):
+                    files.append(p)
+        return files, loops
+
     def verify(self, *, verify_sha256: bool = True) -> RenderCheck:
         """Check the folder against the render contract.
 
@@ -387,9 +414,10 @@ class RenderDir:
                                   f"render command with the same options to render them again (bit-identical): "
                                   f"{self.render_command()}")
         known = {self.clip_path(r).resolve() for r in rows}
-        unlisted = sorted(str(p) for p in self.clips_dir.rglob("*.flac") if p.resolve() not in known) \
-            if self.clips_dir.is_dir() else []
+        files, loops = self.files_in_clips()
+        unlisted = sorted(str(p) for p in files if p.resolve() not in known)
         check.problems += listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
+        check.problems += listed(LINK_LOOP, [str(p) for p in loops])
         check.problems += self.identity_problems(rows)
         if not rows:
             check.problems.append(f"{self.manifest_path}: no clips")
