@@ -66,7 +66,7 @@ def build_record(by_split: dict, configs: list) -> dict:
             "selection": meta.get("selection")}
         if meta.get("categories"):  # rendered with --categories: the others were not asked for
             out["renders"][split]["categories"] = list(meta["categories"])
-        if check.missing:  # a partial render, built with --allow-partial: verify says partial, not failed
+        if getattr(check, "missing", None):  # a partial render, built with --allow-partial: verify says partial, not failed
             out["renders"][split]["missing_conditions"] = len(check.missing)
     return out
 
