@@ -41,6 +41,8 @@ CASES = [
     ("benchmarks/sweep_report_cost.py", ["--cpus", "0,all"], "argument --cpus: must be >= 1, got 0"),
     ("benchmarks/sweep_report_cost.py", ["--keep", "FILE"], "argument --keep: FILE: an existing file"),
     ("scripts/make_demo_voices.py", ["--out", "FILE"], "argument --out: FILE: an existing file"),
+    ("scripts/plant_mistakes.py", ["0"], "argument N: must be >= 1, got 0"),
+    ("scripts/plant_mistakes.py", ["1000"], "argument N: there are"),
     ("scripts/fingerprint.py", ["FILE"], "FILE: no render below it (no manifest.parquet)"),
     ("scripts/fingerprint.py", [".", "--against", "FILE"], "--against FILE: not a readable fingerprint JSON"),
 ]
