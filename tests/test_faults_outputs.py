@@ -13,6 +13,7 @@ import pytest
 
 from _listen_helpers import make_render
 from _report_helpers import clips, write_results
+from _writers_helpers import OUT_WRITERS
 from generation.cli import main
 
 EVAL = ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_pitch", "--limit", "2"]
@@ -96,22 +97,10 @@ def test_eval_whose_results_lm_eval_could_not_save_exits_2(tmp_path, monkeypatch
 
 
 #: Every writer, as argv for an output path OUT (the folder it writes, or its file for listen --answers).
-WRITERS = {
-    "render": ["render", "--source", "tones", "--sources", "1", "--categories", "volume", "--quiet", "--out", "OUT"],
-    "hub": ["hub", "DATA", "--out", "OUT", "--allow-partial"],
-    "report": ["report", "RES", "--out", "OUT", "--draws", "20", "--no-plots"],
-    "leaderboard": ["leaderboard", "RES", "--out", "OUT"],
-    "demo": ["demo", "--out", "OUT"],
-    "probe": ["probe", "--data", "DATA", "--model", "m", "--out", "OUT"],
-    "finetune": ["finetune", "--data", "DATA", "--model", "m", "--category", "volume", "--out", "OUT"],
-    "align": ["align", "--data", "DATA", "--model", "m", "--out", "OUT"],
-    "transfer": ["transfer", "--data", "DATA", "--model", "m", "--out", "OUT"],
-    "finetune-report": ["finetune-report", "DATA", "--out", "OUT"],
-    "show": ["show", "CLIP", "--data", "DATA", "--out", "OUT"],
-    "ext_tasks": [],
-    "sweep_tasks": [],
-    "vocalgrad-eval --output_path": EVAL + ["--output_path", "OUT"],
-}
+WRITERS = {**{k: v for k, v in OUT_WRITERS.items() if k != "listen --answers"},  # --answers names a file
+           "render": ["render", "--source", "tones", "--sources", "1", "--categories", "volume", "--quiet",
+                      "--out", "OUT"],
+           "hub": ["hub", "DATA", "--out", "OUT", "--allow-partial"]}
 
 
 #: show's --out names the PNG itself (an existing file is replaced, as cp does) or a folder: only a path
