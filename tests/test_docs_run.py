@@ -30,13 +30,14 @@ import pytest
 
 import _docs_blocks as db
 from _demo_session import DEMO_ARGS
+from _timing import hang_guard
 
 pytestmark = pytest.mark.slow
 
 ROOT = db.ROOT
 DOCS = [p for p in db.documents() if any(b.runner for b in db.blocks(p))]
 CHECKOUT_ENTRIES = ("README.md", "pyproject.toml", "dataset_card.md", "vocalgrad.py", "generation", "harness_tasks",
-                    "analysis", "benchmarks", "scripts", "tests", "docs")
+                    "analysis", "vocalgrad_commands", "benchmarks", "scripts", "tests", "docs")
 FENCE_LANGS = {"bash", "sh", "shell", "python", "text", "json", "bibtex", "yaml", "toml", "csv", "markdown", "console"}
 
 
@@ -50,7 +51,8 @@ def _env(sandbox: Path, demo: Path) -> dict:
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    """``cmd``'s run; ``timeout`` (for a free machine, scaled by its load: tests/_timing.py) only ends a hang."""
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=hang_guard(timeout))
 
 
 def _checkout_demo(root: Path) -> SimpleNamespace:
@@ -143,7 +145,7 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
             continue
         if block.runner == "python":
             p = subprocess.run([sys.executable, "-"], input=block.prepared(), cwd=sandbox, env=env,
-                               capture_output=True, text=True, timeout=900)
+                               capture_output=True, text=True, timeout=hang_guard(900))
         else:
             script, left_out = _bash_script(block, sandbox, demo_out)
             skipped += [f"{block.id}: {x}" for x in left_out]
@@ -161,7 +163,7 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
 @pytest.mark.timeout(900)
 def test_the_demo_ends_with_next_commands_that_run(demo_run, tmp_path, monkeypatch):
     """The demo's last lines are the next commands, offline on its Hub folder; they run as printed."""
-    from generation.demo import next_commands
+    from vocalgrad_commands.demo import next_commands
 
     demo, stderr = demo_run
     if not stderr:

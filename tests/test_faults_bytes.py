@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import generation.user_files as uf
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.user_files import UserFileError, bytes_problem, read_text, text_lines
 
 from _report_helpers import clips, write_results

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.verify import verify
 
 RENDER = ["--source", "tones", "--sources", "1", "--categories", "volume,noise", "--jobs", "1", "--quiet"]

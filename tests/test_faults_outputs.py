@@ -14,7 +14,7 @@ import pytest
 from _listen_helpers import make_render
 from _report_helpers import clips, write_results
 from _writers_helpers import OUT_WRITERS
-from generation.cli import main
+from vocalgrad_commands.cli import main
 
 EVAL = ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_pitch", "--limit", "2"]
 

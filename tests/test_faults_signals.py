@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.cli_errors import EXIT_INTERRUPTED, EXIT_TERMINATED, run_command
 
 from _harness_helpers import default_signals
@@ -78,9 +78,9 @@ def _one_line(proc: subprocess.Popen, sig: int) -> str:
 
 # (what runs, the module whose import it is paused in, the command's name in the line)
 MOMENTS = [
-    ("generation.cli", "argparse", "vocalgrad render"),                # the entry module's first imports
-    ("generation.cli", "generation.render_cli", "vocalgrad render"),   # the sub-commands' imports (the parser)
-    ("generation.cli", "analysis.leaderboard", "vocalgrad render"),
+    ("vocalgrad_commands.cli", "argparse", "vocalgrad render"),                # the entry module's first imports
+    ("vocalgrad_commands.cli", "generation.render_cli", "vocalgrad render"),   # the sub-commands' imports (the parser)
+    ("vocalgrad_commands.cli", "analysis.leaderboard", "vocalgrad render"),
     ("harness_tasks.cli", "vocalgrad", "vocalgrad-eval"),              # vocalgrad-eval's first imports
 ]
 
@@ -89,7 +89,7 @@ MOMENTS = [
 @pytest.mark.parametrize("entry,target,prog", MOMENTS, ids=[m[1] for m in MOMENTS])
 def test_an_interrupt_during_start_up_is_one_line(entry, target, prog, sig, tmp_path):
     """Was: a traceback from the import running (SIGINT), or a silent death (SIGTERM)."""
-    args = ["render", *RENDER, "--out", str(tmp_path / "r")] if entry == "generation.cli" else \
+    args = ["render", *RENDER, "--out", str(tmp_path / "r")] if entry == "vocalgrad_commands.cli" else \
         ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_volume", "--limit", "1"]
     proc = _paused_child(target, "module", entry, *args)
     what = "terminated (SIGTERM)" if sig == signal.SIGTERM else "interrupted"
@@ -111,7 +111,7 @@ def test_the_console_scripts_handle_an_interrupt_during_their_imports(name, targ
 
 def test_an_interrupt_while_the_command_exits_is_one_line(tmp_path):
     """Was: "Exception ignored in atexit callback" and exit 0."""
-    proc = _paused_child("atexit", "module", "generation.cli", "render", "--help")
+    proc = _paused_child("atexit", "module", "vocalgrad_commands.cli", "render", "--help")
     assert _one_line(proc, signal.SIGINT) == "vocalgrad render: interrupted; rerun the same command to resume"
 
 
@@ -142,7 +142,7 @@ def test_a_swallowed_interrupt_still_ends_the_command_with_130(capsys):
 
 def test_an_interrupt_in_the_parser_phase_in_process_is_one_line(monkeypatch, capsys):
     """main() called from Python: the sub-commands' imports run under the command's handling too."""
-    import generation.cli as cli
+    import vocalgrad_commands.cli as cli
 
     def interrupted_build():
         raise KeyboardInterrupt
@@ -158,7 +158,7 @@ def test_ctrl_c_to_the_process_group_of_render_with_two_jobs_then_a_rerun_finish
     out = tmp_path / "r"
     args = ["render", "--source", "tones", "--sources", "4", "--categories", "volume", "--jobs", "2", "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "generation.cli", *args, "--out", str(out)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "vocalgrad_commands.cli", *args, "--out", str(out)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=default_signals)
     deadline = time.time() + 120

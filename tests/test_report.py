@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import vocalgrad
-from generation import cli
+from vocalgrad_commands import cli
 from analysis.report import build_report
 from analysis.report.loading import ResultsError, load_all, load_evaluations, parse_format_task, parse_task
-from analysis.report.paper import PAPER_CATEGORY_ACC
+from generation.paper_results import PAPER_CATEGORY_ACC
 from harness_tasks.parsing import error_answer
 from tests._report_helpers import clips, write_results
 
@@ -108,9 +108,12 @@ def test_report_markdown(two_models):
                  "`Decrease.`", "![comparison](plots/comparison.png)", "quad_first_flat"):
         assert text in md, text
     row = next(line for line in md.splitlines() if line.startswith("| Human (paper) |"))
-    # the clustered interval of 3 sources is not shown, nor a verdict drawn from it
-    summary = next(line for line in md.splitlines() if line.startswith("| vocalgrad-oracle |"))
-    assert summary.split("|")[6].strip() == "n/a (3 sources)" and "clustered:" not in md
+    # 3 sources: no claim over voices; the headline is the clip-level figure, labelled "these voices", and says why
+    summary = next(line for line in md.splitlines() if line.startswith("| vocalgrad-oracle |")).split("|")
+    assert summary[5].strip() == summary[7].strip() != "–"  # headline interval = the clip bootstrap's
+    assert summary[6].strip() == "above chance on these voices" and "over voices |" not in md
+    assert ("**No claim over voices** (vocalgrad-oracle: 3 sources; a claim about voices in general needs at "
+            "least 20" in md)
     assert row.split("|")[2].strip() == f"{PAPER_CATEGORY_ACC['Human']['speed']:.1f}"
 
 
@@ -216,7 +219,7 @@ def test_nan_is_null_in_json(tmp_path):
 
 
 def test_demo_summary_uses_the_paper_module(tmp_path):
-    from generation.demo import write_summary
+    from vocalgrad_commands.demo import write_summary
 
     text = write_summary(tmp_path, {"oracle": {c: 80.0 for c in vocalgrad.CATEGORY_NAMES}}, 216).read_text()
     human = PAPER_CATEGORY_ACC["Human"]

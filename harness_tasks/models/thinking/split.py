@@ -1,12 +1,13 @@
-"""Reasoning blocks in model replies: one rule for every route (hf, worker, openai-compatible).
+"""Reasoning blocks in model replies: the delimiters and the one split rule of every route (hf,
+worker, openai-compatible).
 
 A thinking model writes its reasoning before the answer, between two delimiters
 (``<think>`` ... ``</think>`` for Qwen3 / Qwen3-Omni Thinking, Nemotron and most servers run
 without a reasoning parser; ``<|channel>thought`` ... ``<channel|>`` for Gemma 4's thought
 channel). The answer parser (benchmark.md §7) must read only what follows the block: the
 reasoning names both directions while it weighs them. :func:`split_reasoning` separates the two;
-the adapters' base class (:meth:`harness_tasks.models.base.VocalGradLM.generate_until`) and the
-task hooks call it, so the raw reply (reasoning included) stays in the answer log and in lm-eval's
+the adapters' base class (:meth:`harness_tasks.models.base.VocalGradLM.generate_until`, through
+:class:`.route.ReasoningRoute`) and the task hooks call it, so the raw reply (reasoning included) stays in the answer log and in lm-eval's
 sample log, and the parser sees the answer alone.
 
 Rules (``delimiters``: one ``(open, close)`` pair or several):
@@ -37,8 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_REASONING_BUDGET", "GEMMA4_CHANNEL", "KNOWN_DELIMITERS", "THINK", "answer_text",
-           "as_pairs", "split_reasoning"]
+__all__ = ["GEMMA4_CHANNEL", "KNOWN_DELIMITERS", "THINK", "answer_text", "as_pairs", "join_reasoning", "split_reasoning"]
 
 #: ``<think>`` ... ``</think>``: Qwen3 / Qwen3-Omni Thinking, Nemotron, DeepSeek-R1-style servers.
 THINK: tuple[str, str] = ("<think>", "</think>")
@@ -46,9 +46,6 @@ THINK: tuple[str, str] = ("<think>", "</think>")
 GEMMA4_CHANNEL: tuple[str, str] = ("<|channel>thought", "<channel|>")
 #: Every delimiter pair the toolkit knows; a reply opening with any of them is read after the block.
 KNOWN_DELIMITERS: tuple[tuple[str, str], ...] = (THINK, GEMMA4_CHANNEL)
-#: Reasoning tokens a thinking model gets on top of the task's answer budget (model argument
-#: ``reasoning_budget``; docs/models.md, "Thinking models").
-DEFAULT_REASONING_BUDGET = 4096
 
 
 def as_pairs(delimiters: Sequence[str] | Sequence[Sequence[str]] | None) -> tuple[tuple[str, str], ...]:
@@ -111,3 +108,21 @@ def split_reasoning(text: object, delimiters: Sequence[str] | Sequence[Sequence[
 def answer_text(text: object, delimiters: Sequence[str] | Sequence[Sequence[str]] | None = KNOWN_DELIMITERS) -> object:
     """The part of a reply the parser reads (:func:`split_reasoning`'s ``answer``)."""
     return split_reasoning(text, delimiters)[1]
+
+
+def join_reasoning(reasoning: str, answer: str, delimiters: Sequence[str] | Sequence[Sequence[str]] | None = THINK,
+                   *, cut_off: bool = False) -> str:
+    """The reply :func:`split_reasoning` splits back into ``(reasoning, answer, cut_off)``: a server's
+    reasoning parser returns the two apart (vLLM's ``reasoning``, SGLang's ``reasoning_content``), the
+    logs keep them as the model wrote them. No reasoning: ``answer`` unchanged; ``cut_off``: the block
+    is left open (the reply ended inside it).
+
+    >>> join_reasoning("up or down?", "increase")
+    '<think>\\nup or down?</think>increase'
+    >>> split_reasoning(join_reasoning("up or down?", "", cut_off=True))
+    ('up or down?', '', True)
+    """
+    if not reasoning:
+        return answer
+    open_, close = (as_pairs(delimiters) or (THINK,))[0]
+    return f"{open_}\n{reasoning}" + ("" if cut_off else f"{close}{answer}")
