@@ -81,7 +81,7 @@ MOMENTS = [
     ("vocalgrad_commands.cli", "argparse", "vocalgrad render"),                # the entry module's first imports
     ("vocalgrad_commands.cli", "generation.render_cli", "vocalgrad render"),   # the sub-commands' imports (the parser)
     ("vocalgrad_commands.cli", "analysis.leaderboard", "vocalgrad render"),
-    ("harness_tasks.cli", "vocalgrad", "vocalgrad-eval"),              # vocalgrad-eval's first imports
+    ("harness_tasks.cli", "generation.cli_errors", "vocalgrad-eval"),  # vocalgrad-eval's first imports
 ]
 
 
