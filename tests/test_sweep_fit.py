@@ -15,8 +15,9 @@ import pytest
 from scipy.stats import binom
 
 from analysis.report.psychometric import Observer, analyse_sweeps, sweep_markdown, table_rows, threshold_text
-from analysis.report.psychometric_fit import (Counts, bootstrap, chance_test, deviance, fit, lr_statistic,
-                                              p_increase, pooled_correct, sensitivity_threshold)
+from analysis.report.psychometric_fit import (LAPSE_PRIOR_B, Counts, bootstrap, chance_test, deviance, fit,
+                                              lapse_prior_nll, lr_statistic, p_increase, pooled_correct,
+                                              sensitivity_threshold)
 from analysis.report.psychometric_sim import MAGS, alpha_for, criterion_for, pooled_counts, simulate
 
 
@@ -62,6 +63,36 @@ def test_biased_and_lapsing_observers_get_their_sensitivity_threshold_back(share
     assert f.criterion == pytest.approx(criterion_for(share), abs=0.35)
     lo, hi = bootstrap(MAGS, data, draws=150, seed=seed, f=f)["threshold_ci"]
     assert lo <= 3.0 <= hi, (lo, hi)
+
+
+def test_the_lapse_prior_is_a_beta_on_one_sides_lapse_as_psignifit_puts_it():
+    """psignifit's lambda is the distance of the function from 1 at the top: half our lapse (a lapse guesses
+    right half the time). The prior is Beta(1, b) on that lambda; the old one was on ``2 * lapse`` (four times
+    the pull), which read an unbiased volume-like observer lapsing 20 % as 18 % less sensitive."""
+    from scipy.stats import beta
+
+    lapses = np.array([0.0, 0.05, 0.2, 0.45])
+    nll, grad, hess = lapse_prior_nll(lapses)
+    log_pdf = beta.logpdf(lapses / 2, 1.0, LAPSE_PRIOR_B)  # on psignifit's lambda = lapse / 2
+    assert -nll - log_pdf == pytest.approx(np.full(4, -log_pdf[0]), abs=1e-9)  # equal up to a constant
+    h = 1e-6  # the derivatives the fit's Newton steps use
+    assert grad == pytest.approx((lapse_prior_nll(lapses + h)[0] - lapse_prior_nll(lapses - h)[0]) / (2 * h), rel=1e-5)
+    assert hess == pytest.approx((lapse_prior_nll(lapses + h)[1] - lapse_prior_nll(lapses - h)[1]) / (2 * h), rel=1e-5)
+    # the fit's posterior carries exactly this prior
+    c = pooled_counts(simulate(MAGS, threshold=3.0, lapse=0.2, n_sources=10, seed=2))
+    f = fit(c)
+    assert f.nll + f.loglik == pytest.approx(float(lapse_prior_nll(f.lapse)[0]), abs=1e-9) and f.lapse > 0.1
+
+
+def test_a_volume_like_observer_lapsing_20_percent_keeps_its_threshold():
+    # 24 voices, 7 levels of 6 dB, slope 2: the lapse shows only at the top two levels, where a prior that
+    # pulls it to zero makes the fit read the misses as a shallower, later function (+18 % with the old prior)
+    mags = np.arange(6.0, 43.0, 6.0)
+    data = simulate(mags, threshold=20.0, beta=2.0, lapse=0.2, n_sources=24, seed=8)
+    f = fit(pooled_counts(data, mags))
+    assert abs(f.threshold - 20.0) / 20.0 < 0.10, f
+    lo, hi = bootstrap(mags, data, draws=200, seed=8, f=f)["threshold_ci"]
+    assert lo <= 20.0 <= hi, (lo, hi)
 
 
 def test_the_pooled_point_reads_bias_as_deafness_and_the_threshold_does_not():

@@ -284,7 +284,8 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
     if not out:
         return {}
     return {"form": ("two directions fitted together: sensitivity d' = (x / alpha) ^ beta, a criterion "
-                     "(response bias) and a lapse rate (prior Beta(1, 10) on [0, 0.5]); maximum a posteriori"),
+                     "(response bias) and a lapse rate (prior Beta(1, 2) on the lapse of one side, lapse / 2, as "
+                     "psignifit parameterises it); maximum a posteriori"),
             "target": TARGET,
             "threshold": "the magnitude where the sensitivity alone gives 75 % correct (d' = 1.349)",
             "bootstrap": (f"expanded percentile, over sources, {draws} draws, seed {seed}; "
