@@ -6,9 +6,12 @@ paraphrases, their answer words) are in :mod:`harness_tasks.prompts`. The module
 light (standard library only) so that the render workers, the harness and the report can import
 it without pulling in ``datasets``.
 
-The Hugging Face ``datasets`` builder (:class:`VocalGrad`) lives in this module too, but is
-created lazily on first access so that importing the vocabulary stays cheap; its steps (reading
-a render folder or the authors' release) are in :mod:`generation.builder_steps`.
+The module imports nothing of the toolkit, at any depth: what only the toolkit knows is handed
+in. The installed extension attributes come through :func:`register_extensions` and the steps of
+the Hugging Face ``datasets`` builder (:class:`VocalGrad`: reading a render folder or the authors'
+release) through :func:`register_builder_steps`; the toolkit's ``generation`` package registers
+both when it is imported (``generation/__init__.py``). The builder class is created lazily on
+first access, so that importing the vocabulary stays cheap.
 
 Examples
 --------
@@ -33,25 +36,10 @@ class VocalGradError(Exception):
 
 
 __all__ = [
-    "VocalGradError",
-    "CATEGORIES",
-    "CATEGORY_NAMES",
-    "Category",
-    "DIRECTIONS",
-    "HUB_COLUMNS",
-    "MANIFEST_COLUMNS",
-    "SWEEP_COLUMNS",
-    "CONSTANT",
-    "DEFAULT_INSTRUCTION",
-    "DEFAULT_QUESTION",
-    "TIERS",
-    "TRAJECTORIES",
-    "SOURCES_CONFIG",
-    "SPLITS",
-    "category",
-    "default_prompt",
-    "clip_id",
-    "parse_clip_id",
+    "VocalGradError", "BuilderStepsMissing", "CATEGORIES", "CATEGORY_NAMES", "Category", "DIRECTIONS", "HUB_COLUMNS",
+    "MANIFEST_COLUMNS", "SWEEP_COLUMNS", "CONSTANT", "DEFAULT_INSTRUCTION", "DEFAULT_QUESTION", "TIERS",
+    "TRAJECTORIES", "SOURCES_CONFIG", "SPLITS", "category", "default_prompt", "register_builder_steps",
+    "register_extensions", "clip_id", "parse_clip_id"
 ]
 
 HUB_REPO_ID = "ynklab/vocalgrad"
@@ -122,7 +110,7 @@ def category(name: str) -> Category:
     """Return the :class:`Category` for a config name or internal id.
 
     The paper's nine are defined here; a name that is none of them is looked up among the
-    installed extension attributes (:mod:`generation.attributes`, imported only then).
+    installed extension attributes (:func:`register_extensions`).
 
     Raises
     ------
@@ -140,14 +128,44 @@ def category(name: str) -> Category:
     raise ValueError(f"unknown category {name!r}; choose from {', '.join(CATEGORY_NAMES)}{more}") from None
 
 
+# ---- what the toolkit hands in (this file imports none of it) ----------------------------------
+_HANDED_IN: dict = {}
+
+
+def register_extensions(lookup) -> None:
+    """Hand in the installed extension attributes: ``lookup()`` returns ``{name: Category}``.
+
+    Called by :func:`category` for a name that is not one of the nine. The toolkit's ``generation``
+    package registers its attribute registry (which reads the ``vocalgrad.attributes`` entry points on
+    demand) when imported; registering again replaces the lookup.
+    """
+    _HANDED_IN["extensions"] = lookup
+
+
+def register_builder_steps(provider) -> None:
+    """Hand in the steps of :class:`VocalGrad`: ``provider()`` returns an object with ``cache_hash(data_dir,
+    config_name)``, ``dataset_info(data_dir)``, ``split_rows(config)`` and ``examples(config, data_dir, rows)``.
+
+    Called when a builder first needs them; ``generation`` registers ``generation.builder_steps`` when imported.
+    """
+    _HANDED_IN["builder_steps"] = provider
+
+
 def _extension_categories() -> dict[str, Category]:
-    """Installed extension attributes (``vocalgrad attributes``) as categories; empty where the
-    toolkit is not importable (this file read alone as the datasets loading script)."""
-    try:
-        from generation import attributes
-    except ImportError:
-        return {}
-    return {a.name: a.category() for a in attributes.installed().values() if not a.paper}
+    """Installed extension attributes; empty when none were handed in (this file read alone)."""
+    lookup = _HANDED_IN.get("extensions")
+    return dict(lookup()) if lookup else {}
+
+
+class BuilderStepsMissing(VocalGradError, RuntimeError):
+    """:class:`VocalGrad` was used before its steps were handed in (:func:`register_builder_steps`)."""
+
+
+def _builder_steps():
+    if "builder_steps" not in _HANDED_IN:
+        raise BuilderStepsMissing("vocalgrad.VocalGrad has no steps: import the toolkit's generation package first "
+                                  "(`import generation`), which hands them in (vocalgrad.register_builder_steps)")
+    return _HANDED_IN["builder_steps"]()
 
 
 def clip_id(source_id: str, category: str, trajectory: str, tier: str, direction: str) -> str:
@@ -380,14 +398,13 @@ def _config_description(name: str, cats: tuple[str, ...]) -> str:
 def _make_builder_classes() -> dict:
     """Create :class:`VocalGradConfig` and :class:`VocalGrad` (imports ``datasets``).
 
-    The builder's steps (cache key, info, rows, examples) are :mod:`generation.builder_steps`.
+    The builder's steps (cache key, info, rows, examples) are handed in (:func:`register_builder_steps`)
+    and looked up when a builder runs, not when the classes are made.
     """
     from dataclasses import dataclass
     from pathlib import Path
 
     import datasets
-
-    from generation import builder_steps
 
     @dataclass
     class VocalGradConfig(datasets.BuilderConfig):
@@ -428,21 +445,21 @@ def _make_builder_classes() -> dict:
 
         def __init__(self, *args, **kwargs):
             if kwargs.get("hash") is None:
-                key = builder_steps.cache_hash(kwargs.get("data_dir"), kwargs.get("config_name"))
+                key = _builder_steps().cache_hash(kwargs.get("data_dir"), kwargs.get("config_name"))
                 if key is not None:
                     kwargs["hash"] = key
             super().__init__(*args, **kwargs)
 
         def _info(self):
-            return builder_steps.dataset_info(self.config.data_dir)
+            return _builder_steps().dataset_info(self.config.data_dir)
 
         def _split_generators(self, dl_manager):
-            rows, name = builder_steps.split_rows(self.config)  # checks data_dir first
+            rows, name = _builder_steps().split_rows(self.config)  # checks data_dir first
             gen_kwargs = {"data_dir": str(Path(self.config.data_dir)), "rows": rows}
             return [datasets.SplitGenerator(name=name, gen_kwargs=gen_kwargs)]
 
         def _generate_examples(self, data_dir, rows):
-            yield from builder_steps.examples(self.config, data_dir, rows)
+            yield from _builder_steps().examples(self.config, data_dir, rows)
 
     for cls in (VocalGradConfig, VocalGrad):  # picklable as vocalgrad.<name>
         cls.__qualname__ = cls.__name__

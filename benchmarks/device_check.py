@@ -102,7 +102,7 @@ def check_finetune(tmp: Path, device: str = "cuda") -> dict:
     import _finetune_helpers as fth
     import _harness_helpers as hh
 
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     hub = fth.make_volume_hub(tmp / "hub")
     model = hh.build_tiny_audio_flamingo3(tmp / "af3")

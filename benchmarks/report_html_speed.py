@@ -37,7 +37,7 @@ def _report(demo: Path, out: Path, *, max_clips: int) -> tuple[float, float, int
     from analysis.report.command import build_report
     from analysis.report.html_page import HtmlOptions
 
-    from generation.demo import BASELINES
+    from vocalgrad_commands.demo import BASELINES
 
     runs = [f"{name}={demo / 'results' / name}" for name, _, _ in BASELINES]  # as `vocalgrad demo` calls it
     if not all((demo / "results" / name).is_dir() for name, _, _ in BASELINES):

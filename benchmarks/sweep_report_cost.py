@@ -11,7 +11,7 @@ for each of the 11 sweep attributes (the paper's 9, brightness, formants) with `
 sources x 4 trajectories x 2 directions per level, answered by
 ``analysis.report.psychometric_sim.simulate``: a sharp unbiased observer (threshold at the low
 tier), a biased lapsing one (threshold at the medium tier, 80 % "increase", lapse 0.1, 5 %
-unparsed) and a coin (60 % "increase"). Then runs ``python -m generation.cli report`` on each
+unparsed) and a coin (60 % "increase"). Then runs ``python -m vocalgrad_commands.cli report`` on each
 folder (default settings), pinned to 1 CPU (the fits one after another) and to all CPUs (the
 fits and figures in worker processes), interleaved, ``--repeats`` times, and prints one table:
 
@@ -110,7 +110,7 @@ def run_report(results: Path, out: Path, cpus: int | None) -> tuple[float, float
     pin = (lambda: os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cpus]))) if cpus else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "generation.cli", "report", str(results), "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "vocalgrad_commands.cli", "report", str(results), "--out", str(out)],
                           env=env, capture_output=True, text=True, preexec_fn=pin)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

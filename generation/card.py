@@ -20,6 +20,8 @@ from pathlib import Path
 
 import vocalgrad
 
+from .paper_results import PAPER_CATEGORY_ACC, PAPER_TRAJECTORY_ACC
+
 __all__ = ["source_license", "card_license", "paper_results_section", "citations_section", "toolkit_link",
            "repo_marker", "card_repo_id", "retarget_repo_id", "UNKNOWN_LICENSE"]
 
@@ -155,8 +157,6 @@ def is_reference_build(sources: list[str]) -> bool:
 
 def paper_results_section(test_source: str | None) -> str:
     """The "Results in the paper" section: the table for a VCTK build, a pointer otherwise."""
-    from analysis.report.paper import PAPER_CATEGORY_ACC, PAPER_TRAJECTORY_ACC
-
     if test_source is not None and _kind(test_source)[0] == "vctk":
         cats = list(vocalgrad.CATEGORY_NAMES)
         lines = ["Accuracy (%) on the paper's test set (VCTK sources, the same recipe).", "",

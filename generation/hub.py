@@ -23,7 +23,7 @@ import vocalgrad
 
 from .hub_build_record import write_build_record
 from .hub_card import extension_categories, extension_section, render_card, sweep_section, yaml_header
-from .hub_dir import HubBuildError
+from .hub_dir import HubBuildError, HubConfig
 from .ownership import check_out, owned_update
 from .render_dir import RenderCheck, RenderDir, RenderDirError, first_row_per_source, listed
 
@@ -125,20 +125,7 @@ def shard_rows(rows: list[dict], sizes: dict, max_bytes: int) -> list[list[dict]
     return shards
 
 
-@dataclass
-class HubConfig:
-    """One config of a Hub folder as it is written: its shards (``data_files`` globs), counts and categories."""
-
-    name: str
-    split: str
-    data_files: list
-    rows: int = 0
-    num_bytes: int = 0
-    download_size: int = 0
-    categories: tuple = ()
-
-
-def write_config(stage: Path, cfg: "HubConfig", shards: list[list[dict]], to_table, *,
+def write_config(stage: Path, cfg: HubConfig, shards: list[list[dict]], to_table, *,
                   row_group_rows: int) -> list[str]:
     """Write one config's shards as ``<name>/<split>-0000i-of-0000n.parquet``; count rows and sizes.
 

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import vocalgrad
 
 from . import card
 from .attributes.sweep import sweep_category
-from .hub_dir import PRETTY_NAME, HubBuildError
+from .hub_dir import PRETTY_NAME, HubBuildError, HubConfig
 from .render_dir import RenderDir
-
-if TYPE_CHECKING:
-    from .hub import HubConfig
 
 __all__ = ["extension_categories", "extension_section", "render_card", "sweep_section", "yaml_header"]
 

@@ -8,7 +8,8 @@ Layout (written by :mod:`generation.hub`)::
 
 The harness (:func:`harness_tasks.utils.load_split`), ``vocalgrad verify``, ``listen``/``show`` and
 ``vocalgrad hub`` itself find configs and shards through :class:`HubDir`; how each reads the rows
-(``datasets``, whole tables, or row groups on demand) stays with it.
+(``datasets``, whole tables, or row groups on demand) stays with it. :class:`HubConfig` is one
+config as the builder writes it (the card's YAML header lists them).
 
 Examples
 --------
@@ -25,7 +26,7 @@ import vocalgrad
 
 from .render_dir import RenderDir, known_categories
 
-__all__ = ["PRETTY_NAME", "BuildInfo", "HubBuildError", "HubDir", "HubDirError"]
+__all__ = ["PRETTY_NAME", "BuildInfo", "HubBuildError", "HubConfig", "HubDir", "HubDirError"]
 
 #: ``pretty_name`` of the card's YAML header: marks a folder as one that ``vocalgrad hub`` wrote.
 PRETTY_NAME = "VocalGrad"
@@ -233,3 +234,16 @@ class HubDir:
         return (f"{self.path}: no config folder {config!r} (found: {', '.join(have) or 'none'}); rebuild the Hub "
                 f"folder with `vocalgrad hub` from the renders that give that config, ask only for tasks of the configs "
                 f"it has, or point {env} elsewhere")
+
+
+@dataclass
+class HubConfig:
+    """One config of a Hub folder as it is written: its shards (``data_files`` globs), counts and categories."""
+
+    name: str
+    split: str
+    data_files: list
+    rows: int = 0
+    num_bytes: int = 0
+    download_size: int = 0
+    categories: tuple = ()

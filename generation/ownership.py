@@ -82,7 +82,7 @@ def command_line() -> str:
     prog = Path(argv[0]).name
     if prog in ("vocalgrad", "vocalgrad-eval"):
         return " ".join([prog, *argv[1:]])[:2000]
-    if argv[0].endswith(("generation/cli.py", "harness_tasks/cli.py")) or argv[0] == "-m":
+    if argv[0].endswith(("vocalgrad_commands/cli.py", "harness_tasks/cli.py")) or argv[0] == "-m":
         return " ".join(["vocalgrad", *argv[1:]])[:2000]
     return f"python: {prog or 'interactive'}"
 

@@ -350,7 +350,7 @@ def _main(argv: list[str]) -> int:
         print(USAGE, flush=True)
     _check_model(_requested_model(argv))
     _check_output_path(argv)
-    from generation.cli import plain_warnings
+    from generation.cli_warnings import plain_warnings
 
     from ._quiet import quiet_known_warnings
 

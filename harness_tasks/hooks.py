@@ -17,7 +17,7 @@ from .aggregations import LOGIT_METRICS, RECORD_METRICS, label_metric_names
 from .dataset import replace_columns, format_label, load_split, with_source_clips
 from .fewshot import DEFAULT_FEWSHOT_K, attach_fewshot
 from .logit_answers import split_logit_answer
-from .models.reasoning import answer_text
+from .models.thinking import answer_text
 from .parsing import classify_answer, is_exact_match
 from .variants import FORMATS
 
@@ -105,7 +105,7 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
 
 def _reply(results: list[Any]) -> tuple[Any, bool]:
     """The text the parser reads of a reply (after a leading reasoning block,
-    :func:`harness_tasks.models.reasoning.split_reasoning`; the sample log keeps the whole reply) and
+    :func:`harness_tasks.models.thinking.split_reasoning`; the sample log keeps the whole reply) and
     whether it came from the unparsed-answer retry."""
     raw = results[0] if results else None
     return answer_text(raw), bool(getattr(raw, "retried", False))

@@ -35,7 +35,7 @@ import numpy as np
 
 import vocalgrad
 
-from .models.reasoning import answer_text
+from .models.thinking import answer_text
 from .parsing import classify_answer, is_exact_match
 from .stat_settings import STATS
 
@@ -89,7 +89,7 @@ def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any
     ----------
     raw : str or None
         Model output (``None`` = no output; adapter errors are marked, see :mod:`.parsing`); a
-        leading reasoning block is read past (:mod:`.models.reasoning`).
+        leading reasoning block is read past (:mod:`.models.thinking`).
     direction : {"increase", "decrease"}
         Gold label.
     **extra

@@ -103,7 +103,7 @@ def read_manifest(root) -> list[dict]:
 
 
 def run_cli(argv: list[str]) -> int:
-    """Run ``vocalgrad ARGV`` in-process through ``generation.cli`` and return the exit code.
+    """Run ``vocalgrad ARGV`` in-process through ``vocalgrad_commands.cli`` and return the exit code.
 
     Until every module in ``COMMAND_MODULES`` exists (the render engine lands separately), the
     parser is built from the importable modules only, so the hub/publish commands stay testable.
@@ -111,7 +111,7 @@ def run_cli(argv: list[str]) -> int:
     import argparse
     import importlib
 
-    from generation import cli
+    from vocalgrad_commands import cli
 
     parser = argparse.ArgumentParser(prog="vocalgrad")
     sub = parser.add_subparsers(dest="command", required=True)

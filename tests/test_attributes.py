@@ -44,7 +44,7 @@ def _run(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
 
 # ---- registry and command -------------------------------------------------------------------
 def test_attributes_json_lists_the_nine_and_the_extension_set():
-    out = json.loads(_run("-m", "generation.cli", "attributes", "--json").stdout)
+    out = json.loads(_run("-m", "vocalgrad_commands.cli", "attributes", "--json").stdout)
     rows = {a["name"]: a for a in out["attributes"]}
     assert list(rows)[:9] == list(vocalgrad.CATEGORY_NAMES)
     for name in vocalgrad.CATEGORY_NAMES:
@@ -55,7 +55,7 @@ def test_attributes_json_lists_the_nine_and_the_extension_set():
         assert rows[name]["package"] == "vocalgrad" and set(rows[name]["tiers"]) == set(vocalgrad.TIERS)
     assert rows["brightness"]["unit"] == "dB/octave" and rows["brightness"]["min_bandwidth_hz"] == 4000.0
     assert out["problems"] == []
-    table = _run("-m", "generation.cli", "attributes").stdout
+    table = _run("-m", "vocalgrad_commands.cli", "attributes").stdout
     assert "formant frequency" in table and "not part of the paper's benchmark" in table
 
 
@@ -262,12 +262,12 @@ def ext_pipeline(tmp_path_factory):
     render, hub, results, report = root / "render", root / "hub", root / "results", root / "report"
     # module-scoped: conftest's per-test answer-log isolation is not in place yet
     env = _env(VOCALGRAD_DATASET=str(hub), VOCALGRAD_ANSWER_LOG="none", VOCALGRAD_CACHE=str(root / "cache"))
-    _run("-m", "generation.cli", "render", "--source", "demo", "--categories", ",".join(EXT), "--sources", "2",
+    _run("-m", "vocalgrad_commands.cli", "render", "--source", "demo", "--categories", ",".join(EXT), "--sources", "2",
          "--jobs", "1", "--quiet", "--out", str(render))
-    _run("-m", "generation.cli", "hub", str(render), "--out", str(hub))
+    _run("-m", "vocalgrad_commands.cli", "hub", str(render), "--out", str(hub))
     _run("-m", "harness_tasks.cli", "--model", "vocalgrad-oracle", "--tasks", "vocalgrad_ext", "--output_path",
          str(results), "--log_samples", env=env, cwd=root)
-    _run("-m", "generation.cli", "report", str(results), "--out", str(report))
+    _run("-m", "vocalgrad_commands.cli", "report", str(results), "--out", str(report))
     return render, hub, results, report
 
 

@@ -104,7 +104,7 @@ def test_report_and_leaderboard_print_the_same_interval(tmp_path):
     from _report_helpers import clips, write_results
 
     from analysis.report import build_report
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
     from harness_tasks.stat_settings import STATS
 
     rng = random.Random(7)

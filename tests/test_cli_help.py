@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generation import cli
+from vocalgrad_commands import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Modules that cost 0.4-1.5 s each to import; none is needed to build the parser.
@@ -15,7 +15,7 @@ HEAVY = ("scipy.signal", "scipy.stats", "librosa", "numba", "matplotlib", "torch
 
 
 def test_building_the_parser_imports_nothing_heavy():
-    code = ("import sys, json\nfrom generation import cli\ncli.build_parser().format_help()\n"
+    code = ("import sys, json\nfrom vocalgrad_commands import cli\ncli.build_parser().format_help()\n"
             f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})

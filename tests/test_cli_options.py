@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis.cli_options import OPTIONS, add_command, add_option, add_options, comma_list, ordered_subset
-from generation import cli
+from vocalgrad_commands import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_COMMANDS = ("probe", "finetune", "align", "transfer")

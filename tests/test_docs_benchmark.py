@@ -22,7 +22,7 @@ def _headings():
 
 def _project_files():
     """The project's own text files (not a virtual environment or build folder inside the checkout)."""
-    roots = ["generation", "harness_tasks", "analysis", "benchmarks", "tests", "docs", "scripts"]
+    roots = ["generation", "harness_tasks", "analysis", "vocalgrad_commands", "benchmarks", "tests", "docs", "scripts"]
     files = [ROOT / "vocalgrad.py", ROOT / "README.md", ROOT / "dataset_card.md"]
     for root in roots:
         files += [p for ext in ("py", "md", "yaml") for p in (ROOT / root).rglob(f"*.{ext}")]

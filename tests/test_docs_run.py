@@ -36,7 +36,7 @@ pytestmark = pytest.mark.slow
 ROOT = db.ROOT
 DOCS = [p for p in db.documents() if any(b.runner for b in db.blocks(p))]
 CHECKOUT_ENTRIES = ("README.md", "pyproject.toml", "dataset_card.md", "vocalgrad.py", "generation", "harness_tasks",
-                    "analysis", "benchmarks", "scripts", "tests", "docs")
+                    "analysis", "vocalgrad_commands", "benchmarks", "scripts", "tests", "docs")
 FENCE_LANGS = {"bash", "sh", "shell", "python", "text", "json", "bibtex", "yaml", "toml", "csv", "markdown", "console"}
 
 
@@ -161,7 +161,7 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
 @pytest.mark.timeout(900)
 def test_the_demo_ends_with_next_commands_that_run(demo_run, tmp_path, monkeypatch):
     """The demo's last lines are the next commands, offline on its Hub folder; they run as printed."""
-    from generation.demo import next_commands
+    from vocalgrad_commands.demo import next_commands
 
     demo, stderr = demo_run
     if not stderr:

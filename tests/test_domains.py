@@ -72,7 +72,7 @@ def test_loquacious_changed_upstream_is_an_error(loquacious_dir, tmp_path):
 
 
 def test_loquacious_renders_with_recorded_bounds(loquacious_dir, tmp_path):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
     import pyarrow.parquet as pq
 
     out = tmp_path / "out"
@@ -135,7 +135,7 @@ def test_cv_spontaneous_missing_clips_and_locales(tmp_path):
 
 
 def test_cv_spontaneous_renders(tmp_path):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
     import pyarrow.parquet as pq
 
     root = _write_cv(tmp_path / "cv")

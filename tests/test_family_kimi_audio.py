@@ -265,7 +265,7 @@ def test_vocalgrad_finetune_trains_a_kimi_adapter_that_reloads(fake, monkeypatch
     from analysis.finetune.config import FinetuneConfig
     from analysis.finetune.targets import lora_targets
     from analysis.finetune.train import load_finetune_data, validation_scores
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     monkeypatch.syspath_prepend(str(fake[0]))
     hub = fh.make_volume_hub(tmp_path / "hub", train_sources=3)

@@ -19,7 +19,7 @@ from harness_tasks.models import hf  # noqa: E402
 from harness_tasks.models.families import FAMILIES, FamilyUnavailable, load  # noqa: E402
 from harness_tasks.models.families.decoding import decode_answers  # noqa: E402
 from harness_tasks.models.families.versions import check_transformers  # noqa: E402
-from harness_tasks.models.reasoning import split_reasoning  # noqa: E402
+from harness_tasks.models.thinking import split_reasoning  # noqa: E402
 from harness_tasks.workers.envs import __file__ as _envs_init  # noqa: E402
 
 LOCK = Path(_envs_init).with_name("transformers_worker.txt")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import generation.audio as aio
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.cli_errors import explain
 
 RENDER = ["--source", "tones", "--sources", "2", "--categories", "volume,noise", "--jobs", "1", "--quiet"]

@@ -11,7 +11,7 @@ import pytest
 
 from _report_helpers import clips, write_results
 from analysis.report.stats import MAX_ERROR_RATE
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from harness_tasks.parsing import error_answer
 
 DOCS = clips(sources=1, categories=("pitch", "volume"))

@@ -17,7 +17,7 @@ import soundfile as sf
 
 import vocalgrad as vg
 from generation import attributes, registry
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.hub import build_hub
 from generation.hub_dir import HubDir
 from generation.identity import DigestMismatch, build_digest, sha256_file, short

@@ -238,7 +238,7 @@ def test_answer_log_junk_answers_are_not_reused(tmp_path, caplog):
 
 def test_listen_refuses_an_answers_file_that_is_not_one(tmp_path, capsys):
     from analysis.listen.answers import AnswerLog, AnswersError
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     report = tmp_path / "report.md"
     report.write_text("# VocalGrad report\n\nsome text\n")

@@ -17,7 +17,7 @@ import soundfile as sf
 
 import vocalgrad as vg
 from tests._sources_helpers import speech_like as _speech_like
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.cli_errors import explain, run_command
 
 SR = 48000
@@ -155,7 +155,7 @@ def test_an_empty_list_option_is_refused_in_one_line(argv, option, empty, tmp_pa
 def test_every_list_option_is_parsed_as_a_list():
     """No list option escapes the rule: every option whose help or metavar says it takes a list parses
     through the one list type (generation.option_types), and the table above names each."""
-    from generation.cli import build_parser
+    from vocalgrad_commands.cli import build_parser
     from generation.option_types import comma_list, comma_text
     from generation.render_cli import category_list
 

@@ -13,7 +13,7 @@ import yaml
 from _report_helpers import clips, write_results
 from analysis.leaderboard.page import decoding_text
 from analysis.leaderboard.runs import LeaderboardWarning
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.identity import sha256_file
 from generation.ownership import MARKER, out_lock, read_marker
 

@@ -20,7 +20,7 @@ import generation.audio as aio
 from analysis.listen.catalog import open_catalog
 from analysis.report import build_report
 from analysis.report.html_page import HtmlOptions
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.cli_errors import EXIT_TERMINATED, run_command
 from generation.ownership import MARKER, out_lock, read_marker, signals_deferred
 
@@ -300,7 +300,7 @@ def slow(*a, **k):
     time.sleep(0.4)
     return real(*a, **k)
 m.{func} = slow
-from generation.cli import main
+from vocalgrad_commands.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -348,7 +348,7 @@ def test_sigterm_during_report_html_leaves_the_earlier_page_whole(site, tmp_path
 
 def _render_with_two_workers(out, psutil):
     """``render --jobs 2`` in a child process, once it has written a clip: the process and its workers."""
-    proc = _start("import sys; from generation.cli import main; sys.exit(main(sys.argv[1:]))", "render",
+    proc = _start("import sys; from vocalgrad_commands.cli import main; sys.exit(main(sys.argv[1:]))", "render",
                   "--source", "tones", "--sources", "4", "--categories", "volume", "--jobs", "2", "--quiet",
                   "--out", str(out))
     _wait_for(lambda: any(out.glob("clips/volume/*.flac")), proc)

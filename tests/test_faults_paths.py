@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from _report_helpers import clips, write_results
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.contained import OutsideFolderError, inside, outside_reason
 from generation.identity import sha256_file
 from generation.ownership import MARKER, OwnershipError, owned_update, read_marker

@@ -17,7 +17,8 @@ import soundfile as sf
 
 import vocalgrad as vg
 from generation import render as render_mod
-from generation.cli import main, plain_warnings
+from generation.cli_warnings import plain_warnings
+from vocalgrad_commands.cli import main
 from generation.recipe import RECIPE_DIR, RecipeError, available_recipes, load_recipe
 from generation.sources import SourceSpecError, SourceWarning, read_sources, safe_id
 from generation.transforms import TRANSFORMS
@@ -275,7 +276,7 @@ def test_api_refuses_jobs_below_one_and_repeats(tmp_path):
 def test_toolkit_warnings_print_as_one_line(tmp_path):
     """`vocalgrad render` prints its warnings as `vocalgrad: warning: ...`, no Python source line under them."""
     root = folder(tmp_path, {"a.wav": 1.0}, "file_name,mood\na.wav,happy\n")
-    r = subprocess.run([sys.executable, "-m", "generation.cli", "render", "--source", f"folder:{root}", "--out",
+    r = subprocess.run([sys.executable, "-m", "vocalgrad_commands.cli", "render", "--source", f"folder:{root}", "--out",
                         str(tmp_path / "out"), "--categories", "volume", "--jobs", "1", "--quiet"],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -16,7 +16,7 @@ import pytest
 import soundfile as sf
 
 from tests._sources_helpers import speech_like as _speech_like
-from generation.cli import main
+from vocalgrad_commands.cli import main
 
 SR = 48000
 

@@ -33,7 +33,7 @@ def test_a_sweep_without_a_zero_control_or_out_of_order_is_refused():
 
 
 def test_render_trajectories_without_sweep_fails_before_writing(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "generation.cli", "render", "--source", "demo", "--categories",
+    proc = subprocess.run([sys.executable, "-m", "vocalgrad_commands.cli", "render", "--source", "demo", "--categories",
                            "volume", "--trajectories", "linear", "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 2 and "--trajectories applies to --sweep renders only" in proc.stderr

@@ -16,7 +16,7 @@ import pytest
 
 from _listen_helpers import make_render
 from _report_helpers import clips, write_results
-from generation.cli import main
+from vocalgrad_commands.cli import main
 
 # ----------------------------------------------------------------------------- --out a looping link
 #: Every writer whose --out (or output file) the user names, as argv for an output path OUT. render, hub and

@@ -119,7 +119,7 @@ def test_kill_and_resume_gives_the_uninterrupted_adapter(tiny, tmp_path):
 
 
 def test_cli_lm_head_only_trains_only_the_head(tiny, tmp_path, capsys):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     out = tmp_path / "head"
     rc = main(["finetune", "--model", str(tiny["audioflamingo3"]), "--data", str(tiny["hub"]), "--category",
@@ -149,11 +149,11 @@ def test_two_cpu_processes_average_gradients_like_one_process(tiny, tmp_path):
               "--lr", "1e-2", "--quiet"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     # torchrun through this interpreter: runs without the venv's bin/ on PATH
-    ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "generation.cli", "finetune",
+    ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "vocalgrad_commands.cli", "finetune",
                           *common, "--grad-accum", "2", "--out", str(tmp_path / "ddp")],
                          env=env, capture_output=True, text=True, timeout=300)
     assert ddp.returncode == 0, ddp.stderr[-2000:]
-    one = subprocess.run([sys.executable, "-m", "generation.cli", "finetune", *common, "--grad-accum", "4",
+    one = subprocess.run([sys.executable, "-m", "vocalgrad_commands.cli", "finetune", *common, "--grad-accum", "4",
                           "--out", str(tmp_path / "one")], env=env, capture_output=True, text=True, timeout=300)
     assert one.returncode == 0, one.stderr[-2000:]
     r2 = json.loads((tmp_path / "ddp" / "finetune.json").read_text())
@@ -166,7 +166,7 @@ def test_two_cpu_processes_average_gradients_like_one_process(tiny, tmp_path):
 
 
 def test_probe_with_adapter_uses_the_adapted_model(tiny, tmp_path):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     run = tmp_path / "run"
     res = run_finetune(_cfg(tiny, scope="all_linear", learning_rate=1e-2, grad_accum=1, max_train=6, max_val=2),
@@ -242,7 +242,7 @@ def test_sigkill_and_rerun_gives_the_uninterrupted_adapter(tiny, tmp_path):
     import sys
     import time
 
-    args = [sys.executable, "-m", "generation.cli", "finetune", "--model", str(tiny["qwen2_audio"]),
+    args = [sys.executable, "-m", "vocalgrad_commands.cli", "finetune", "--model", str(tiny["qwen2_audio"]),
             "--data", str(tiny["hub"]), "--category", "volume", "--scope", "all_linear", "--device", "cpu",
             "--grad-accum", "1", "--epochs", "4", "--save-every", "1", "--val-fraction", "0.25", "--quiet"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -66,7 +66,7 @@ def runs(tmp_path):
 
 
 def test_report_tables_and_figures(runs, tmp_path):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     base, ad = runs
     r = load_run(ad)

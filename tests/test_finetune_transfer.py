@@ -45,7 +45,7 @@ def test_prompt_and_letters():
 
 
 def test_transfer_folder_end_to_end(model, tmp_path):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
     from harness_tasks.models.families import load
 
     root = _folder_set(tmp_path / "set")
@@ -87,7 +87,7 @@ def test_transfer_hf_source(model, tmp_path):
 
 
 def test_align_end_to_end(model, tmp_path):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     hub = fh.make_volume_hub(tmp_path / "hub", test_categories=("volume", "pitch", "noise"), test_sources=2)
     out = tmp_path / "al"

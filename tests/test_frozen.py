@@ -102,7 +102,7 @@ def test_noise_seeds_of_frozen_items(corpus, monkeypatch):
 
 
 def _render(root, out, *extra):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     return main(["render", "--source", f"vctk:{root}", "--out", str(out), "--sources", "2",
                  "--categories", "volume", "--jobs", "1", "--quiet", *extra])
@@ -186,7 +186,7 @@ def test_bare_path_suggests_the_prefix(tmp_path, corpus):
 
 
 def test_failed_render_leaves_no_empty_folder(tmp_path, capsys):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     out = tmp_path / "never"
     assert main(["render", "--source", f"vctk:{tmp_path / 'nothing'}", "--out", str(out), "--quiet"]) == 2

@@ -15,7 +15,8 @@ import soundfile as sf
 import yaml
 
 import vocalgrad
-from generation import cli, hub
+from generation import hub
+from vocalgrad_commands import cli
 
 from _hub_helpers import make_render_dir, read_manifest, real_render, run_cli
 

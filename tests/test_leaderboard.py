@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis.leaderboard.upload import plan
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from generation.identity import build_digest, short
 
 from _html_helpers import column_values, load_page

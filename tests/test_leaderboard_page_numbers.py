@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from generation.cli import main
+from vocalgrad_commands.cli import main
 
 from _report_helpers import build_clips, write_results
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import vocalgrad
-from generation.cli import main as cli_main
+from vocalgrad_commands.cli import main as cli_main
 from analysis.listen import (AnswerLog, CatalogError, ListenApp, annotator_agreement, annotator_order,
                                human_evaluation_fields, human_records, open_catalog, select_study)
 from analysis.listen.server import _MAX_BODY
@@ -308,7 +308,7 @@ def test_cli_remote_binding_warns(render, tmp_path):
     import sys
     import time
 
-    proc = subprocess.Popen([sys.executable, "-m", "generation.cli", "listen", str(render), "--annotator", "gil",
+    proc = subprocess.Popen([sys.executable, "-m", "vocalgrad_commands.cli", "listen", str(render), "--annotator", "gil",
                              "--host", "0.0.0.0", "--allow-remote", "--port", "0",
                              "--answers", str(tmp_path / "a.jsonl")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
@@ -346,7 +346,7 @@ def test_report_shows_humans_as_a_model_row(tmp_path):
              for i, c in enumerate(cids) for ann, wrong in (("amy", 0), ("bob", 3))]
     path = tmp_path / "answers.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = subprocess.run([sys.executable, "-m", "generation.cli", "report", "--human", str(path),
+    r = subprocess.run([sys.executable, "-m", "vocalgrad_commands.cli", "report", "--human", str(path),
                         "--out", str(tmp_path / "rep"), "--no-plots", "--draws", "200"],
                        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert r.returncode == 0, r.stderr

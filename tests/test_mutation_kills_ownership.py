@@ -36,7 +36,7 @@ def dead_pid() -> int:
 @pytest.mark.parametrize("argv, line", [
     (["/usr/bin/vocalgrad", "hub", "--out", "h"], "vocalgrad hub --out h"),
     (["vocalgrad-eval", "run"], "vocalgrad-eval run"),
-    (["/x/generation/cli.py", "render"], "vocalgrad render"),
+    (["/x/vocalgrad_commands/cli.py", "render"], "vocalgrad render"),
     (["/x/harness_tasks/cli.py", "eval"], "vocalgrad eval"),
     (["-m", "report"], "vocalgrad report"),
     (["/x/myscript.py", "a"], "python: myscript.py"),

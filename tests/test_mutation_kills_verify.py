@@ -167,7 +167,7 @@ def test_a_beep_render_needs_the_four_beep_categories(tmp_path):
 
 
 def test_cli_exit_status_json_and_a_record_that_cannot_be_written(copy, tmp_path, capsys):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     (copy / "verify.json").mkdir()                        # the record cannot be written there
     out_json = tmp_path / "out.json"
@@ -185,7 +185,7 @@ def test_cli_exit_status_json_and_a_record_that_cannot_be_written(copy, tmp_path
 
 
 def test_cli_a_read_error_is_exit_2_with_one_line(monkeypatch, capsys):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     def unreadable(path):
         raise PermissionError(13, "Permission denied", f"{path}/manifest.parquet")

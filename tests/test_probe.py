@@ -203,7 +203,7 @@ def test_importing_the_probe_cli_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, generation.cli as c; c.build_parser(); import analysis.probe.run; "
+    code = ("import sys, vocalgrad_commands.cli as c; c.build_parser(); import analysis.probe.run; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(__file__).parents[1]))
 
@@ -211,7 +211,7 @@ def test_importing_the_probe_cli_does_not_import_torch():
 def test_cli_mel_only_and_clear_errors(tmp_path, capsys):
     from _probe_helpers import make_probe_hub
 
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     small = make_probe_hub(tmp_path / "small")
     rc = main(["probe", "--data", str(small), "--stages", "mel", "--categories", "volume",

@@ -48,7 +48,7 @@ def test_probe_positions_on_a_tiny_model(tmp_path):
 
     from analysis.probe.model_features import ModelFeatures
     from analysis.probe.positions import PositionFeatures
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     model = build_tiny("qwen2_audio", tmp_path / "m")
     hub = make_probe_hub(tmp_path / "hub", categories=("volume", "pitch"))

@@ -1,4 +1,4 @@
-"""Reasoning blocks on every route (harness_tasks/models/reasoning.py, models/thinking.py, the hooks):
+"""Reasoning blocks on every route (the package harness_tasks/models/thinking/, the hooks):
 the parser reads after the block, the block stays in the answer log and the sample log's reply, the
 reasoning budget is added to the task's, and cut-offs are counted."""
 
@@ -11,8 +11,8 @@ from harness_tasks import hooks
 from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.args import ModelArgumentError
 from harness_tasks.models.base import VocalGradLM
-from harness_tasks.models.reasoning import (DEFAULT_REASONING_BUDGET, GEMMA4_CHANNEL, THINK, answer_text,
-                                            split_reasoning)
+from harness_tasks.models.thinking import (DEFAULT_REASONING_BUDGET, GEMMA4_CHANNEL, THINK, answer_text,
+                                           split_reasoning)
 
 
 @pytest.mark.parametrize("text, delims, opened, expected", [

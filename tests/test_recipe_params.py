@@ -82,7 +82,7 @@ def test_engine_fields_cannot_be_set_by_a_recipe(tmp_path):
 ])
 def test_render_fails_before_reading_any_audio(tmp_path, monkeypatch, capsys, old, new, field):
     """`vocalgrad render --recipe BAD.toml` stops at load: no source read, no output folder."""
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     def no_sources(*a, **k):
         raise AssertionError("sources were read before the recipe was checked")

@@ -47,7 +47,7 @@ def corpus(tmp_path_factory):
 
 
 def run_cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "generation.cli", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "vocalgrad_commands.cli", *args], cwd=ROOT, capture_output=True,
                           text=True, **kw)
 
 
@@ -106,7 +106,7 @@ def test_same_bytes_whatever_jobs_or_shards(rendered, corpus, tmp_path):
 
 def test_resume_after_kill(corpus, rendered, tmp_path):
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "generation.cli", "render", "--source", f"folder:{corpus}",
+    proc = subprocess.Popen([sys.executable, "-m", "vocalgrad_commands.cli", "render", "--source", f"folder:{corpus}",
                              "--out", str(out), "--jobs", "2", "--quiet", *SMALL], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 600  # generous: a loaded machine starts slowly (numba compile)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import vocalgrad
-from generation import cli
+from vocalgrad_commands import cli
 from analysis.report import build_report
 from analysis.report.loading import ResultsError, load_all, load_evaluations, parse_format_task, parse_task
-from analysis.report.paper import PAPER_CATEGORY_ACC
+from generation.paper_results import PAPER_CATEGORY_ACC
 from harness_tasks.parsing import error_answer
 from tests._report_helpers import clips, write_results
 
@@ -216,7 +216,7 @@ def test_nan_is_null_in_json(tmp_path):
 
 
 def test_demo_summary_uses_the_paper_module(tmp_path):
-    from generation.demo import write_summary
+    from vocalgrad_commands.demo import write_summary
 
     text = write_summary(tmp_path, {"oracle": {c: 80.0 for c in vocalgrad.CATEGORY_NAMES}}, 216).read_text()
     human = PAPER_CATEGORY_ACC["Human"]

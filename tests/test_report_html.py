@@ -18,7 +18,7 @@ from analysis.report.html_clips import select_clips
 from analysis.report.html_page import HtmlOptions
 from analysis.report.loading import load_all
 from analysis.report.markdown import pct
-from generation.cli import main
+from vocalgrad_commands.cli import main
 from harness_tasks.logit_answers import logit_answer, split_logit_answer
 
 from _html_helpers import column_values, load_page

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import vocalgrad
-from generation.cli import main as cli_main
+from vocalgrad_commands.cli import main as cli_main
 from analysis.listen import open_catalog
 from analysis.show import schedule_curve
 from generation.measures import curve as measure

@@ -8,7 +8,7 @@ import pytest
 
 render_mod = pytest.importorskip("generation.render")
 
-from generation.cli import main  # noqa: E402
+from vocalgrad_commands.cli import main  # noqa: E402
 from tests._sources_helpers import make_vctk  # noqa: E402
 
 

@@ -1,4 +1,5 @@
-"""Structure of the toolkit: one error base class, no import cycles between its modules."""
+"""Structure of the toolkit: one error base class, one table per concept, public names across modules
+(the import layers and cycles: tests/test_import_layers.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 import vocalgrad
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("generation", "harness_tasks", "analysis")
+PACKAGES = ("generation", "harness_tasks", "analysis", "vocalgrad_commands")
 
 
 def toolkit_module_names() -> list[str]:
@@ -96,137 +97,7 @@ def test_registered_adapters_resolve_to_the_named_classes():
         assert get_model(name).name == name
 
 
-def _import_nodes(tree: ast.AST, *, top_level_only: bool = False):
-    """Import statements of a module, leaving out ``if TYPE_CHECKING:`` blocks (annotations only)."""
-    todo = list(ast.iter_child_nodes(tree))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            todo.extend(node.orelse)
-        elif not (top_level_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
-            todo.extend(ast.iter_child_nodes(node))
-
-
-# vocalgrad.py is the design card's module and the datasets loading script: its builder
-# (``vocalgrad.VocalGrad``, created on first access) has to live in that file and reads render,
-# Hub and published folders through the toolkit's readers, which import the vocabulary. Only its
-# top-level imports count, and the test below checks that there are none.
-TOP_LEVEL_ONLY = {"vocalgrad"}
-
-
-def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
-    """Toolkit modules ``name`` imports anywhere in its source (top level or inside functions)."""
-    def resolve(dotted: str) -> str | None:
-        while dotted and dotted not in modules:
-            dotted = dotted.rpartition(".")[0]
-        return dotted or None
-
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    out = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in _import_nodes(tree, top_level_only=name in TOP_LEVEL_ONLY):
-        if isinstance(node, ast.Import):
-            out.update(resolve(a.name) for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
-            for a in node.names:
-                sub = f"{base}.{a.name}"
-                out.add(sub if sub in modules else resolve(base))
-    out.discard(None)
-    out.discard(name)
-    return out
-
-
-def import_graph() -> dict[str, set[str]]:
-    paths = {}
-    for name in toolkit_module_names():
-        rel = Path(*name.split("."))
-        paths[name] = ROOT / (f"{rel}.py" if (ROOT / f"{rel}.py").is_file() else rel / "__init__.py")
-    return {name: _imports(name, path, set(paths)) for name, path in paths.items()}
-
-
-def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan), each sorted."""
-    index, low, stack, on, groups = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return groups
-
-
-def test_cycle_finder_finds_a_cycle():
-    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    graph = import_graph()
-    assert "generation.span" in graph["harness_tasks.models.oracle"]
-    assert "harness_tasks.models.base" in graph["harness_tasks.models.oracle"]  # from .base import ...
-
-
-def test_no_import_cycle_between_toolkit_modules():
-    # function-level (lazy) imports count too: a cycle is a cycle in the design even when it
-    # does not fail at import time
-    cycles = import_cycles(import_graph())
-    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
-
-
-def test_the_vocabulary_imports_no_toolkit_module_at_load():
-    assert import_graph()["vocalgrad"] == set()
-    tree = ast.parse((ROOT / "vocalgrad.py").read_text(encoding="utf-8"))
-    lazy = {n.module for n in _import_nodes(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert any(m.startswith("generation") for m in lazy)  # the builder's readers, imported lazily
-    assert not any(m.startswith("harness_tasks") for m in lazy)  # the evaluation depends on it, not back
-
-
-def test_type_checking_imports_are_not_dependencies():
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import b\nimport c\n"
-                     "def f():\n    import d\n")
-    assert {a.name for n in _import_nodes(tree) for a in n.names} == {"TYPE_CHECKING", "c", "d"}
-    assert {a.name for n in _import_nodes(tree, top_level_only=True) for a in n.names} == {"TYPE_CHECKING", "c"}
-
-
-def test_shared_primitives_are_leaves():
-    # generation.audio/span/measures/identity serve the harness and the analyses: they import only vocalgrad
-    # and each other (generation.identity, the owner of the digests, imports nothing but vocalgrad)
-    graph = import_graph()
-    assert graph["generation.identity"] <= {"vocalgrad"}, graph["generation.identity"]
-    for name in ("generation.audio", "generation.span", "generation.measures"):
-        assert graph[name] <= {"vocalgrad", "generation", "generation.audio", "generation.identity"}, (name, graph[name])
-
-
-def test_generation_imports_no_harness_module():
-    # the dataset's own readers (render folders, Hub folders, the authors' release) live in
-    # generation/, so the builder and the converters never need the evaluation package
-    graph = import_graph()
-    offenders = {name: sorted(m for m in deps if m.split(".")[0] == "harness_tasks")
-                 for name, deps in graph.items() if name.split(".")[0] == "generation"}
-    assert not {k: v for k, v in offenders.items() if v}
-    assert "generation.published" in graph["harness_tasks.dataset"]
-    assert "generation.published" in graph["generation.builder_steps"]
+# The import graph, its layers and cycles: tests/test_import_layers.py (tests/_import_graph.py).
 
 
 def test_one_variants_and_formats_table():
@@ -308,7 +179,7 @@ def test_no_private_name_is_imported_from_another_toolkit_module():
         rel = Path(*name.split("."))
         path = ROOT / (f"{rel}.py" if (ROOT / f"{rel}.py").is_file() else rel / "__init__.py")
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in _import_nodes(tree):
+        for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom):
                 continue
             ours = node.level > 0 or (node.module or "").split(".")[0] in ("vocalgrad", *PACKAGES)
@@ -320,6 +191,6 @@ def test_no_private_name_is_imported_from_another_toolkit_module():
 
 def test_private_import_check_sees_one():
     tree = ast.parse("from .metrics import _div, ok\nfrom numpy import _x\n")
-    found = [a.name for n in _import_nodes(tree) if isinstance(n, ast.ImportFrom) and n.level > 0
+    found = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0
              for a in n.names if a.name.startswith("_")]
     assert found == ["_div"]

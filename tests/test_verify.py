@@ -26,7 +26,7 @@ def _copy(build, tmp_path, name="copy"):
 
 
 def _cli(argv, capsys):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     rc = main(["verify", *argv])
     return rc, capsys.readouterr().out
@@ -130,7 +130,7 @@ def test_frozen_ids_of_a_partial_frozen_build(tmp_path, capsys):
 
 
 def test_unreadable_input_is_exit_2(tmp_path, capsys):
-    from generation.cli import main
+    from vocalgrad_commands.cli import main
 
     assert main(["verify", str(tmp_path)]) == 2
     assert "neither a render folder" in capsys.readouterr().err

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _render(out, env):
-    return subprocess.run([sys.executable, "-m", "generation.cli", "render", "--source", "demo", "--out", str(out),
+    return subprocess.run([sys.executable, "-m", "vocalgrad_commands.cli", "render", "--source", "demo", "--out", str(out),
                            "--sources", "1", "--categories", "clarity", "--jobs", "1"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 

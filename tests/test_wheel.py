@@ -17,7 +17,7 @@ from _demo_session import ROOT, clean_env, tracked_files
 
 pytestmark = pytest.mark.slow
 
-PACKAGES = ("generation", "harness_tasks", "analysis")
+PACKAGES = ("generation", "harness_tasks", "analysis", "vocalgrad_commands")
 
 
 def test_the_wheel_carries_every_file_of_the_packages_and_the_card_template(demo_session):
@@ -34,10 +34,12 @@ def test_the_wheel_carries_every_file_of_the_packages_and_the_card_template(demo
 
 
 WHERE = """
-import importlib.metadata as md, json, vocalgrad, generation, harness_tasks, analysis, generation.hub as hub
+import importlib.metadata as md, json, vocalgrad, generation, harness_tasks, analysis, vocalgrad_commands
+import generation.hub as hub
 d = md.distribution("vocalgrad")
 print(json.dumps({"vocalgrad": vocalgrad.__file__, "generation": generation.__file__,
                   "harness_tasks": harness_tasks.__file__, "analysis": analysis.__file__,
+                  "vocalgrad_commands": vocalgrad_commands.__file__,
                   "card": str(hub.CARD_TEMPLATE), "dist": str(d.locate_file("")),
                   "files": [str(f) for f in d.files if f.name == "dataset_card.md"]}))
 """
@@ -50,7 +52,7 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(demo_session):
                            text=True, timeout=300)
     assert where.returncode == 0, where.stderr
     found = json.loads(where.stdout)
-    for key in ("vocalgrad", "generation", "harness_tasks", "analysis", "card", "dist"):
+    for key in ("vocalgrad", "generation", "harness_tasks", "analysis", "vocalgrad_commands", "card", "dist"):
         assert Path(found[key]).resolve().is_relative_to(venv.resolve()), (key, found[key])
         assert not Path(found[key]).resolve().is_relative_to(ROOT), (key, found[key])
     assert found["files"] == ["generation/dataset_card.md"]

@@ -18,8 +18,8 @@ def register_cli(subparsers) -> None:
         help="LoRA fine-tuning on one category of the train split (paper §5.4)",
         description="""Fine-tune a transformers audio LM with LoRA on one category of the VocalGrad train split,
             input = the evaluation prompt + clip exactly as at evaluation, loss on the answer tokens only
-            (benchmark.md §11). Resumes after a kill. Several GPUs: `accelerate launch -m generation.cli finetune
-            ...`. See docs/finetune.md.""")
+            (benchmark.md §11). Resumes after a kill. Several GPUs:
+            `accelerate launch -m vocalgrad_commands.cli finetune ...`. See docs/finetune.md.""")
     add_option(p, "--model", help="base model (transformers audio LM)")
     p.add_argument("--data", required=True, metavar="HUB_OR_REPO", help="Hub folder with the train config, or repo id")
     p.add_argument("--category", required=True, help="category to train on (e.g. volume)")

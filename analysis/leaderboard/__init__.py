@@ -12,7 +12,7 @@ __all__ = ["register_cli"]
 
 
 def register_cli(sub) -> None:
-    """Add the ``leaderboard`` sub-command (see :mod:`generation.cli`)."""
+    """Add the ``leaderboard`` sub-command (see :mod:`vocalgrad_commands.cli`)."""
     from .command import register_cli as _register
 
     _register(sub)

@@ -17,7 +17,7 @@ import vocalgrad
 from analysis.report.html_page import static_text
 from analysis.report.html_tables import Table, esc, legend, td
 from analysis.report.markdown import ci
-from analysis.report.paper import PAPER_CATEGORY_ACC, PAPER_SOURCE
+from generation.paper_results import PAPER_CATEGORY_ACC, PAPER_SOURCE
 from analysis.report.stats import MAX_ERROR_RATE
 from generation.identity import short
 

@@ -9,7 +9,7 @@ Reads lm-eval output folders (results JSON + ``--log_samples`` JSONL) and writes
 
 from __future__ import annotations
 
-from .paper import PAPER_CATEGORY_ACC, PAPER_TRAJECTORY_ACC, paper_rows
+from generation.paper_results import PAPER_CATEGORY_ACC, PAPER_TRAJECTORY_ACC, paper_rows
 
 __all__ = ["PAPER_CATEGORY_ACC", "PAPER_TRAJECTORY_ACC", "build_report", "paper_rows", "register_cli"]
 
@@ -22,7 +22,7 @@ def build_report(*args, **kwargs):
 
 
 def register_cli(sub) -> None:
-    """Add the ``report`` sub-command (see :mod:`generation.cli`)."""
+    """Add the ``report`` sub-command (see :mod:`vocalgrad_commands.cli`)."""
     from .command import register_cli as _register
 
     _register(sub)

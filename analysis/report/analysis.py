@@ -16,11 +16,11 @@ import vocalgrad
 from harness_tasks.metrics import MIN_CLUSTERS, OVERALL_RULE, macro_summary
 
 from generation.identity import short
+from generation.paper_results import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
 
 from .content import MixedBuildsError, build_clash
 from .loading import Evaluation
 from .logits import logit_section
-from .paper import PAPER_CATEGORY_ACC, PAPER_SOURCE, PAPER_TRAJECTORY_ACC
 from .trajectory import trajectory_accuracy
 from harness_tasks.stat_settings import STATS
 

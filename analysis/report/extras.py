@@ -28,7 +28,7 @@ import vocalgrad
 from harness_tasks import prompts
 from harness_tasks.metrics import summarize
 from harness_tasks.source_bias import source_bias
-from harness_tasks.models.reasoning import answer_text
+from harness_tasks.models.thinking import answer_text
 from harness_tasks.parsing import classify_answer
 
 from .loading import (RESULTS_FILE, ResultsError, args_text, logged_samples, model_label, read_json, read_samples,

@@ -86,7 +86,7 @@ def html_options(args) -> HtmlOptions | None:
 
 
 def static_text(name: str) -> str:
-    return resources.files("analysis.report").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
 
 
 def _card(card: ClipCard) -> str:

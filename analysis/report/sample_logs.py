@@ -18,7 +18,7 @@ import vocalgrad
 from harness_tasks import prompts
 from harness_tasks.data_identity import logged_clip_sha256
 from harness_tasks.metrics import parse_record_code, score_answer
-from harness_tasks.models.reasoning import answer_text
+from harness_tasks.models.thinking import answer_text
 from harness_tasks.parsing import classify_answer
 from harness_tasks.variants import FORMAT_LABELS
 

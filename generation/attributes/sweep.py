@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -41,8 +41,8 @@ import vocalgrad
 
 from ..sweep_measures import realised_bandwidth_octaves, realised_hold_octaves
 
-if TYPE_CHECKING:
-    from .base import Attribute
+# ``Attribute`` in annotations is generation.attributes.base.Attribute, not imported: it imports this module
+# (annotations are not evaluated: ``from __future__ import annotations``).
 
 __all__ = ["DEFAULT_TRAJECTORIES", "HOLDS", "MAX_LEVELS", "MIN_LEVELS", "PAPER_SWEEPS", "PROCESSING_RATE",
            "SWEEP_CONFIG_PREFIX", "Sweep", "SweepLevel", "level_token", "sweep_category", "sweep_config",

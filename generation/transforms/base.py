@@ -32,7 +32,7 @@ import dataclasses
 import math
 import typing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -40,8 +40,8 @@ from vocalgrad import VocalGradError
 
 from .. import registry
 
-if TYPE_CHECKING:  # annotations only: generation.schedule imports the recipe, which imports this
-    from ..schedule import Schedule
+# ``Schedule`` in annotations is generation.schedule.Schedule, not imported: generation.schedule imports the
+# recipe, which imports this module (annotations are not evaluated: ``from __future__ import annotations``).
 
 __all__ = ["Result", "Params", "ChunkedParams", "ParamError", "ValueRange", "ClipKey", "Transform", "register",
            "TRANSFORMS",

@@ -160,7 +160,7 @@ class VocalGradLM(ReasoningRoute, Distributed, LM):
     # -------------------------------------------------------------- lm-eval interface
     def generate_until(self, requests: Sequence[Any], disable_tqdm: bool = False) -> list[str]:
         queries = [self._to_query(i, req) for i, req in enumerate(requests)]
-        extra = self.reasoning_budget           # reasoning tokens on top of the answer budget (.thinking)
+        extra = self.reasoning_budget           # reasoning tokens on top of the answer budget (models.thinking)
         for q in queries:
             q.max_new_tokens += extra
         answers = [self.restore_opening(a) for a in self._run(queries, disable_tqdm=disable_tqdm)]
@@ -247,7 +247,7 @@ class VocalGradLM(ReasoningRoute, Distributed, LM):
     PROMPT_LAYOUT: ClassVar[str] = "no model prompt (answers from the clip or a seed)"
     #: The parser that reads every adapter's answers (benchmark.md §7).
     PARSER: ClassVar[str] = ("harness_tasks.parsing: one unique direction word (docs/benchmark.md, the parser), read "
-                             "after a leading reasoning block (models.reasoning); logit tag when present")
+                             "after a leading reasoning block (models.thinking); logit tag when present")
 
     def model_card(self) -> dict[str, Any]:
         """The route's card (docs/models.md, "Routes"): route, environment, prompt layout, decoding,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Query, VocalGradLM, as_bool
-from .reasoning import split_reasoning
+from .thinking import split_reasoning
 
 __all__ = ["ChatLM"]
 
@@ -40,7 +40,7 @@ class ChatLM(VocalGradLM):
     @staticmethod
     def cut_at_stops(text: str, q: Query) -> str:
         """``text`` up to the first of the task's stop strings (``until``), as every chat adapter
-        applies them after decoding; a leading reasoning block (:mod:`.reasoning`) is kept whole and
+        applies them after decoding; a leading reasoning block (:mod:`.thinking`) is kept whole and
         only the answer after it is cut."""
         stops = [s for s in q.gen_kwargs.get("until") or [] if s]
         if not stops or not isinstance(text, str):

@@ -74,6 +74,7 @@ from ..parsing import error_answer
 from .base import ModelArgumentError, Query, as_bool
 from .chat import ChatLM
 from .families import Item, LoadedModel, as_item, load, resolve_model_class
+from .thinking import KNOWN_DELIMITERS
 
 log = logging.getLogger("vocalgrad")
 
@@ -150,8 +151,6 @@ class HFAudioLM(ChatLM):
 
     def reasoning_format(self) -> dict[str, Any]:
         """The checkpoint's reasoning as its family declares it (:class:`.thinking.ReasoningRoute`)."""
-        from .reasoning import KNOWN_DELIMITERS
-
         lm = self.lm
         return {"thinks": bool(getattr(lm, "thinks", False)),
                 "delimiters": getattr(lm, "reasoning", ()) or KNOWN_DELIMITERS,

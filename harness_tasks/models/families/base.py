@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..query import layout
+from ..thinking import delimiter_token_ids, special_token_ids, template_opens_reasoning
 from .audio import AudioInfo, prepare_audio
 from .classes import resolve_model_class
 from .decoding import GENERATION_MODES, decode_answers, generating_model, generation_config, resolved_generation
@@ -75,7 +76,7 @@ class Family:
     #: The processor must carry a jinja chat template (False: the prompt is laid out by the
     #: family's own code or a tokenizer package, e.g. Voxtral's mistral-common).
     needs_chat_template: bool = True
-    #: Reasoning delimiters (``(open, close)`` pairs, :mod:`..reasoning`) the family's checkpoints
+    #: Reasoning delimiters (``(open, close)`` pairs, :mod:`..thinking`) the family's checkpoints
     #: write; their special tokens are kept when decoding so the block can be split off; () = none.
     reasoning: tuple[tuple[str, str], ...] = ()
     #: Lowest transformers release whose classes the family needs (checked before loading, one line).
@@ -137,8 +138,7 @@ class Family:
         if sentinel not in text:
             return []
         tail = text.split(sentinel, 1)[1]
-        special = set(getattr(lm.tokenizer, "all_special_ids", []) or [])
-        special |= {i for i, t in getattr(lm.tokenizer, "added_tokens_decoder", {}).items() if getattr(t, "special", False)}
+        special = special_token_ids(lm.tokenizer)
         out: list[int] = []
         for tid in lm.tokenizer(tail, add_special_tokens=False)["input_ids"]:
             if tid not in special:
@@ -249,8 +249,6 @@ class LoadedModel:
         """The checkpoint's reasoning: whether it thinks (``thinks`` overrides the family's answer),
         its delimiters, whether the chat template opens the block in the generation prompt, and the
         special tokens of the delimiters that decoding keeps."""
-        from .reasoning_tokens import delimiter_token_ids, template_opens_reasoning
-
         self.reasoning = tuple(family.reasoning)
         self.thinks = bool(family.thinks(self.model.config, self.name) if thinks is None else thinks)
         self.keep_token_ids = delimiter_token_ids(self.tokenizer, self.reasoning)

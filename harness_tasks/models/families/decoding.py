@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..thinking.tokens import special_token_ids
+
 __all__ = ["GENERATION_MODES", "GREEDY_KEEPS", "decode_answers", "generating_model", "generation_config",
            "resolved_generation"]
 
@@ -92,15 +94,7 @@ def decode_answers(tokenizer: Any, rows: Any, *, keep: Sequence[int] = ()) -> li
     if not keep:
         return tokenizer.batch_decode(rows, skip_special_tokens=True)
     keep = {int(k) for k in keep}
-    special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    special |= {int(i) for i, t in _added(tokenizer).items()
-                if getattr(t, "special", False)}
-    drop = special - keep
+    drop = special_token_ids(tokenizer) - keep
     return [tokenizer.decode([int(t) for t in row if int(t) not in drop], skip_special_tokens=False)
             for row in rows.tolist()]
 
-
-def _added(tokenizer: Any) -> dict:
-    """The tokenizer's added tokens by id (empty for tokenizers without that mapping, e.g. mistral-common's)."""
-    dec = getattr(tokenizer, "added_tokens_decoder", None)
-    return dec if isinstance(dec, dict) else {}

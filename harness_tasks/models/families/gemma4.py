@@ -17,7 +17,7 @@ block is split off before the parser. Thinking is off unless asked for, so no re
 added by default (``reasoning_budget=N`` adds one). Gemma 4 first ships in transformers 5.5.0.
 """
 
-from ..reasoning import GEMMA4_CHANNEL
+from ..thinking import GEMMA4_CHANNEL
 from .base import Family
 
 

@@ -24,7 +24,7 @@ out) and is refused.
 
 from typing import Any
 
-from ..reasoning import THINK
+from ..thinking import THINK
 from .base import Family
 
 

@@ -25,9 +25,8 @@ from pathlib import Path
 
 import vocalgrad as vg
 
-from analysis.report.paper import PAPER_CATEGORY_ACC
-
-from .ownership import OwnershipError, check_out, write_marker
+from generation.ownership import OwnershipError, check_out, write_marker
+from generation.paper_results import PAPER_CATEGORY_ACC
 
 __all__ = ["run_demo", "register_cli", "BASELINES", "DEMO_PARTS", "check_demo_out", "next_commands", "next_steps"]
 
@@ -37,7 +36,7 @@ BASELINES = (
     ("chance", "vocalgrad-chance", "seed=1234"),
     ("always-increase", "vocalgrad-constant", "direction=increase"),
 )
-#: Paper rows shown in the summary (benchmark.md §9; the data live in analysis.report.paper).
+#: Paper rows shown in the summary (benchmark.md §9; the data live in generation.paper_results).
 SUMMARY_PAPER_SYSTEMS = ("Human", "Gemini 3 Flash")
 
 
@@ -121,8 +120,8 @@ def run_demo(out_dir="demo_out", *, n_sources: int | None = 4, jobs: int | None 
     ``OUT/report/index.html``. Without ``evaluate`` only the render and the Hub folder are made (no
     results, summary or report), and the Hub folder's path is returned.
     """
-    from .hub import build_hub
-    from .render import render
+    from generation.hub import build_hub
+    from generation.render import render
 
     t0 = time.perf_counter()
     out = Path(out_dir)
@@ -197,7 +196,7 @@ def next_steps(out) -> str:
 
 
 def register_cli(sub) -> None:
-    from .render_cli import positive_int
+    from generation.render_cli import positive_int
 
     p = sub.add_parser(
         "demo", help="render the demo set, build the Hub folder, score baselines, write the report",

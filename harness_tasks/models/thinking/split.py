@@ -1,12 +1,13 @@
-"""Reasoning blocks in model replies: one rule for every route (hf, worker, openai-compatible).
+"""Reasoning blocks in model replies: the delimiters and the one split rule of every route (hf,
+worker, openai-compatible).
 
 A thinking model writes its reasoning before the answer, between two delimiters
 (``<think>`` ... ``</think>`` for Qwen3 / Qwen3-Omni Thinking, Nemotron and most servers run
 without a reasoning parser; ``<|channel>thought`` ... ``<channel|>`` for Gemma 4's thought
 channel). The answer parser (benchmark.md §7) must read only what follows the block: the
 reasoning names both directions while it weighs them. :func:`split_reasoning` separates the two;
-the adapters' base class (:meth:`harness_tasks.models.base.VocalGradLM.generate_until`) and the
-task hooks call it, so the raw reply (reasoning included) stays in the answer log and in lm-eval's
+the adapters' base class (:meth:`harness_tasks.models.base.VocalGradLM.generate_until`, through
+:class:`.route.ReasoningRoute`) and the task hooks call it, so the raw reply (reasoning included) stays in the answer log and in lm-eval's
 sample log, and the parser sees the answer alone.
 
 Rules (``delimiters``: one ``(open, close)`` pair or several):
@@ -37,8 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_REASONING_BUDGET", "GEMMA4_CHANNEL", "KNOWN_DELIMITERS", "THINK", "answer_text",
-           "as_pairs", "split_reasoning"]
+__all__ = ["GEMMA4_CHANNEL", "KNOWN_DELIMITERS", "THINK", "answer_text", "as_pairs", "split_reasoning"]
 
 #: ``<think>`` ... ``</think>``: Qwen3 / Qwen3-Omni Thinking, Nemotron, DeepSeek-R1-style servers.
 THINK: tuple[str, str] = ("<think>", "</think>")
@@ -46,9 +46,6 @@ THINK: tuple[str, str] = ("<think>", "</think>")
 GEMMA4_CHANNEL: tuple[str, str] = ("<|channel>thought", "<channel|>")
 #: Every delimiter pair the toolkit knows; a reply opening with any of them is read after the block.
 KNOWN_DELIMITERS: tuple[tuple[str, str], ...] = (THINK, GEMMA4_CHANNEL)
-#: Reasoning tokens a thinking model gets on top of the task's answer budget (model argument
-#: ``reasoning_budget``; docs/models.md, "Thinking models").
-DEFAULT_REASONING_BUDGET = 4096
 
 
 def as_pairs(delimiters: Sequence[str] | Sequence[Sequence[str]] | None) -> tuple[tuple[str, str], ...]:

@@ -1,14 +1,14 @@
-"""Thinking models on every route: the reasoning budget, the answer the parser reads, the counts.
+"""The reasoning side of every adapter: the reasoning budget, the answer the parser reads, the counts.
 
 Mixed into :class:`harness_tasks.models.base.VocalGradLM`, so the hf, worker and
 openai-compatible routes share it:
 
 - **budget** (model argument ``reasoning_budget``): tokens a reasoning model gets on top of the
   task's answer budget (``max_gen_toks``, 128; the unparsed-answer retry's 256). ``auto``
-  (default): :data:`~.reasoning.DEFAULT_REASONING_BUDGET` when the route knows that its model
+  (default): :data:`DEFAULT_REASONING_BUDGET` when the route knows that its model
   reasons (``vocalgrad-hf``: the family or checkpoint says so), else 0; an integer sets it for any
   route (a served thinking model); ``0`` / ``none``: no extra tokens.
-- **what the parser reads**: a reply that opens with a reasoning block (:mod:`.reasoning`) is read
+- **what the parser reads**: a reply that opens with a reasoning block (:mod:`.split`) is read
   after the block; the block stays in the answer log and in lm-eval's sample log (the raw reply).
   When the model's chat template opens the block in the prompt (``<think>\\n`` ending the
   generation prompt), the reply is returned with that opening put back, so the sample log shows the
@@ -24,13 +24,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..parsing import is_error_answer
-from .args import ModelArgumentError
-from .reasoning import DEFAULT_REASONING_BUDGET, KNOWN_DELIMITERS, as_pairs, split_reasoning
+from ...parsing import is_error_answer
+from ..args import ModelArgumentError
+from .split import KNOWN_DELIMITERS, as_pairs, split_reasoning
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["ReasoningRoute", "parse_budget"]
+__all__ = ["DEFAULT_REASONING_BUDGET", "ReasoningRoute", "parse_budget"]
+
+#: Reasoning tokens a thinking model gets on top of the task's answer budget (model argument
+#: ``reasoning_budget``; docs/models.md, "Thinking models").
+DEFAULT_REASONING_BUDGET = 4096
 
 
 def parse_budget(value: Any) -> int | None:

@@ -6,16 +6,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["delimiter_token_ids", "template_opens_reasoning"]
+__all__ = ["delimiter_token_ids", "special_token_ids", "template_opens_reasoning"]
+
+
+def special_token_ids(tokenizer: Any) -> set[int]:
+    """Ids of the tokenizer's special tokens: ``all_special_ids`` and the added tokens marked special
+    (tokenizers without an ``added_tokens_decoder`` mapping, e.g. mistral-common's, add none)."""
+    special = {int(i) for i in getattr(tokenizer, "all_special_ids", []) or []}
+    added = getattr(tokenizer, "added_tokens_decoder", None)
+    if isinstance(added, dict):
+        special |= {int(i) for i, t in added.items() if getattr(t, "special", False)}
+    return special
 
 
 def delimiter_token_ids(tokenizer: Any, pairs: Sequence[Sequence[str]]) -> list[int]:
-    """Ids of the special tokens inside the delimiters (kept by :func:`.decoding.decode_answers`)."""
+    """Ids of the special tokens inside the delimiters (kept by
+    :func:`harness_tasks.models.families.decoding.decode_answers`)."""
     if not pairs:
         return []
-    special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    special |= {int(i) for i, t in _added(tokenizer).items()
-                if getattr(t, "special", False)}
+    special = special_token_ids(tokenizer)
     out: list[int] = []
     for pair in pairs:
         for text in pair:
@@ -35,9 +44,3 @@ def template_opens_reasoning(lm: Any, family: Any, item: Any) -> bool:
         return False
     tail = str(text).rstrip()
     return any(tail.endswith(open_.rstrip()) for open_, _ in family.reasoning)
-
-
-def _added(tokenizer: Any) -> dict:
-    """The tokenizer's added tokens by id (empty for tokenizers without that mapping, e.g. mistral-common's)."""
-    dec = getattr(tokenizer, "added_tokens_decoder", None)
-    return dec if isinstance(dec, dict) else {}

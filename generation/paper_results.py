@@ -1,4 +1,5 @@
-"""The paper's published numbers (benchmark.md §9), shipped as data for the report's comparison table.
+"""The paper's published numbers (benchmark.md §9), shipped as data for the
+Hub card, the report's and the leaderboard's comparison tables and the demo's summary.
 
 Source: Ryu & Yanaka, "VocalGrad: Evaluating Acoustic Perception in Audio Language Models"
 (:data:`vocalgrad.PAPER`). Every value is an accuracy in percent on the full VCTK test set
@@ -43,7 +44,7 @@ PAPER_TRAJECTORY_ACC: dict[str, dict[str, float]] = {
 
 if set(_ORDER) != set(vocalgrad.CATEGORY_NAMES) or any(
         set(v) != set(vocalgrad.TRAJECTORIES) for v in PAPER_TRAJECTORY_ACC.values()):
-    raise RuntimeError("analysis.report.paper is out of sync with vocalgrad's categories/trajectories")
+    raise RuntimeError("generation.paper_results is out of sync with vocalgrad's categories/trajectories")
 
 
 def paper_rows(*, label_suffix: str = " (paper)") -> dict[str, dict[str, float]]:

@@ -1,9 +1,10 @@
-"""The ``vocalgrad`` command.
+"""The ``vocalgrad`` command (``python -m vocalgrad_commands.cli`` runs it too).
 
-Each sub-command lives in the module that implements it; that module exposes
+Each sub-command lives in the module of its layer that implements it; that module exposes
 ``register_cli(subparsers)`` which adds its parser and sets ``func`` (called with the parsed
-arguments, returning an exit code). This file only lists the modules and sets how the
-toolkit's warnings print (:func:`plain_warnings`, also used by ``vocalgrad-eval``); every expected
+arguments, returning an exit code). This file only lists the modules (:data:`COMMAND_MODULES`:
+the command package discovers the layers' commands, no layer lists another's) and prints the
+toolkit's warnings as one line (:func:`generation.cli_warnings.plain_warnings`); every expected
 failure of a command ends through :func:`generation.cli_errors.run_command` (one message, exit
 status 2; ``--debug`` or ``VOCALGRAD_DEBUG=1`` shows the traceback).
 """
@@ -13,12 +14,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import warnings
-from pathlib import Path
 
-from .cli_errors import debug_from, run_command
+from generation.cli_errors import debug_from, run_command
+from generation.cli_warnings import plain_warnings
 
-__all__ = ["build_parser", "main", "plain_warnings"]
+__all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
 #: Modules that contribute sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES = (
@@ -26,7 +26,7 @@ COMMAND_MODULES = (
     "generation.verify",
     "generation.hub_cli",
     "generation.publish",
-    "generation.demo",
+    "vocalgrad_commands.demo",
     "generation.attributes.cli",
     "analysis.report",
     "analysis.leaderboard",
@@ -38,33 +38,6 @@ COMMAND_MODULES = (
     "analysis.finetune.transfer",
     "analysis.finetune.report",
 )
-
-
-#: Where the toolkit's code lives: a warning raised or attributed there is the toolkit's own.
-_OUR_CODE = tuple(str(Path(__file__).resolve().parent.parent / name)
-                  for name in ("generation", "harness_tasks", "analysis", "vocalgrad.py"))
-_OUR_PACKAGES = ("generation", "harness_tasks", "analysis", "vocalgrad")
-
-
-def plain_warnings(prog: str) -> None:
-    """Print the toolkit's warnings as one line, ``PROG: warning: MESSAGE``, without Python's source line.
-
-    Called by the command-line entry points. A warning is the toolkit's when its class is defined in
-    the toolkit (``LabelWarning``, ``SourceWarning``...) or it is attributed to the toolkit's code;
-    other libraries' warnings keep Python's format. Only the formatting changes: filters,
-    ``pytest.warns`` and ``warnings.catch_warnings(record=True)`` see the same warnings.
-    """
-    previous = getattr(warnings.formatwarning, "_vocalgrad_previous", warnings.formatwarning)
-
-    def formatwarning(message, category, filename, lineno, line=None):
-        ours = (category.__module__.split(".")[0] in _OUR_PACKAGES
-                or str(Path(filename).resolve()).startswith(_OUR_CODE))
-        if not ours:
-            return previous(message, category, filename, lineno, line)
-        return f"{prog}: warning: {message}\n"
-
-    formatwarning._vocalgrad_previous = previous
-    warnings.formatwarning = formatwarning
 
 
 def build_parser() -> argparse.ArgumentParser:
