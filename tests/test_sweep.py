@@ -176,6 +176,11 @@ def test_the_report_gives_thresholds_for_the_baselines_and_the_listener(pipeline
     assert saved["vocalgrad-oracle"]["threshold"] is not None and saved["vocalgrad-oracle"]["kind"] == "oracle"
     assert not data["models"]  # no paper table: the sweep is not the paper's benchmark
     assert math.isfinite(human["threshold"])
+    # the clips' clipping reaches the report from the render's manifest through the Hub and the sample logs
+    levels = {r["magnitude"]: r for r in block["volume"]["levels"]}
+    assert levels[42.0]["clipped_share"] > 0 and levels[6.0]["clipped_share"] == 0.0 and levels[6.0]["clipped_of"] > 0
+    assert levels[42.0]["realised"] < 42.0 and levels[6.0]["fit_magnitude"] == 6.0
+    assert "clips that clipped" in block["volume"]["levels_note"] and block["volume"]["levels_note"] in md
 
 
 def test_the_html_page_shows_the_threshold_tables(pipeline):
