@@ -320,3 +320,15 @@ def test_a_selection_of_calibration_cells_keeps_their_seeds_from_the_whole_plan(
                                 select=lambda obs, s, which: "shape" in obs)
     assert len(some) == 3 and some == [c for c in whole if "volume-like" in c["truth"]]
     assert seen == [3] and "threshold 20, slope 2, lapse 0.2, volume-like sweep 6-42" == some[0]["truth"]
+
+
+def test_the_chance_tests_reference_shuffles_the_observed_answers_among_the_clips():
+    # a permutation test: every draw keeps the observed number of "increase" answers (a draw from the observed
+    # share would not, and rejected a biased coin in 7.3 % of runs at 10 sources instead of 5 %)
+    from analysis.report.psychometric_fit import _shuffled
+
+    c = pooled_counts(simulate(MAGS, threshold=None, increase_share=0.8, lapse=0.0, n_sources=10, seed=4))
+    k1, k0 = _shuffled(np.random.default_rng(0), c, 400)
+    total = c.k1.sum() + c.k0.sum()
+    assert np.all(k1.sum(1) + k0.sum(1) == total) and np.all(k1 <= c.n1) and np.all(k0 <= c.n0)
+    assert k1.mean(0) == pytest.approx(total * c.n1 / c.n, rel=0.05)  # every clip equally likely to get one
