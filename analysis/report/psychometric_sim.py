@@ -184,7 +184,7 @@ def _plan(quick: bool):
     size += [({"threshold": None, "lapse": 0.0}, 5, "chance"), (base, 20, "gof")]
     # lapse-robust thresholds on every sweep shape: unbiased and biased observers, lapse 0-0.2, 10/20/100 sources
     for shape in SHAPES:
-        for share, lapse in ((0.5, 0.0), (0.5, 0.2), (0.8, 0.0), (0.8, 0.2)):
+        for share, lapse in ((0.5, 0.0), (0.5, 0.2), (0.8, 0.2)):
             cov += [({**shape, "lapse": lapse, "increase_share": share}, s) for s in (10, 20, 100)]
     # the chance test's size at every number of sources, for a coin and a biased coin
     size += [({"threshold": None, "lapse": 0.0, "increase_share": share}, s, "chance")
