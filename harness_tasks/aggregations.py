@@ -31,7 +31,7 @@ from .variants import FORMAT_LABELS, LABELLED_FORMATS
 #: Task metrics aggregated from per-doc records (``acc`` itself is a plain 0/1 mean).
 RECORD_METRICS: tuple[str, ...] = (
     "acc_parsed", "balanced_acc", "acc_increase", "acc_decrease", "increase_ratio",
-    "increase_ratio_all", "unparsed_rate", "error_rate", "exact_match_rate",
+    "increase_ratio_all", "unparsed_rate", "error_rate", "blocked_rate", "exact_match_rate",
 )
 #: Metrics of the logit-scored answer (``scoring=logits|both``), aggregated from record codes.
 LOGIT_METRICS: tuple[str, ...] = ("acc_logit", "increase_ratio_logit")
@@ -109,7 +109,7 @@ AGGREGATIONS: dict[str, Aggregation] = _build()
 # The names the task YAMLs use, bound at module level (grep and static tools find them here), in
 # the table's order; tests/test_structure.py checks that each name is bound to its own entry.
 (agg_acc_parsed, agg_balanced_acc, agg_acc_increase, agg_acc_decrease, agg_increase_ratio, agg_increase_ratio_all,
- agg_unparsed_rate, agg_error_rate, agg_exact_match_rate,
+ agg_unparsed_rate, agg_error_rate, agg_blocked_rate, agg_exact_match_rate,
  agg_acc_logit, agg_increase_ratio_logit,
  agg_increase_ratio_sources, agg_unparsed_rate_sources,
  agg_macro_f1_yesno, agg_unparsed_rate_yesno, agg_pred_yes_yesno, agg_pred_no_yesno, agg_pred_unparsed_yesno,

@@ -90,9 +90,9 @@ def cluster_interval(records: Sequence[Mapping[str, Any]], metric: str = "acc", 
         raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
     fn = METRICS[metric]
     if macro_by is None:  # one stratum: the same tables without a macro key
-        tables = strata_tables(({**r, "_all": 0} for r in records), "_all", cluster)  # (K, 1, 2, 7)
+        tables = strata_tables(({**r, "_all": 0} for r in records), "_all", cluster)  # (K, 1, 2, 8)
     else:
-        tables = strata_tables(records, macro_by, cluster)  # (K, G, 2, 7)
+        tables = strata_tables(records, macro_by, cluster)  # (K, G, 2, 8)
     total = tables.sum(axis=0)
     estimate = float(np.mean(fn(total)))
     loo = np.mean(fn(total[None] - tables), axis=-1)

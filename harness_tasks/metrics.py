@@ -6,13 +6,13 @@ and ``exact`` (as made by :func:`score_answer`), or the compact string of :func:
 (what lm-eval's per-sample logs hold). Extra keys (``category``, ``tier``,
 ``trajectory``, ``source_id``, ...) are used by :func:`breakdown` and the clustered interval.
 
-Internally records are tabulated into a count table of shape ``(2, 7)``: gold direction
+Internally records are tabulated into a count table of shape ``(2, 8)``: gold direction
 (increase, decrease) x answer cell (:data:`ANSWER_CELLS`). Every metric is a function of that
 table, which makes the bootstrap intervals exact and cheap (a multinomial draw per resample).
 
 Conventions
 -----------
-- Unparsed answers (no match, ambiguous, adapter error) count as wrong in ``acc``,
+- Unparsed answers (no match, ambiguous, adapter error, blocked by the provider) count as wrong in ``acc``,
   ``balanced_acc`` and the per-direction accuracies; they are left out of ``acc_parsed``
   and ``increase_ratio`` (parsed), and count as "not increase" in ``increase_ratio_all``.
 - A rate with an empty denominator is ``nan``.
@@ -51,6 +51,7 @@ __all__ = [
     "cluster_keys",
     "counts",
     "direction_accuracy",
+    "blocked_rate",
     "error_rate",
     "exact_match_rate",
     "increase_ratio",
@@ -68,7 +69,7 @@ __all__ = [
 #: Columns of the count table: parsed answers split by exact match, then the unparsed kinds.
 ANSWER_CELLS: tuple[str, ...] = (
     "increase_exact", "increase_other", "decrease_exact", "decrease_other",
-    "unparsed", "ambiguous", "error",
+    "unparsed", "ambiguous", "error", "blocked",
 )
 _GOLD = {d: i for i, d in enumerate(vocalgrad.DIRECTIONS)}  # increase 0, decrease 1
 _INC = (0, 1)  # answer cells that say increase
@@ -99,7 +100,7 @@ def score_answer(raw: str | None, direction: str, **extra: Any) -> dict[str, Any
     -------
     dict
         ``direction``, ``pred`` (parsed label or None), ``status`` (parsed / unparsed /
-        ambiguous / error), ``exact`` (bool), ``correct`` (bool) and the extra keys.
+        ambiguous / error / blocked), ``exact`` (bool), ``correct`` (bool) and the extra keys.
     """
     if direction not in _GOLD:
         raise ValueError(f"gold direction must be one of {vocalgrad.DIRECTIONS}, got {direction!r}")
@@ -158,13 +159,13 @@ def _cell(rec: Mapping[str, Any] | str) -> tuple[int, int]:
             raise ValueError(f"parsed record has pred={pred!r}")
         return gold, 2 * _GOLD[pred] + (0 if exact else 1)
     try:
-        return gold, 4 + ("unparsed", "ambiguous", "error").index(status)
+        return gold, 4 + ("unparsed", "ambiguous", "error", "blocked").index(status)
     except ValueError:
         raise ValueError(f"unknown answer status {status!r}") from None
 
 
 def tabulate(records: Iterable[Mapping[str, Any] | str]) -> np.ndarray:
-    """Count table of shape ``(2, 7)`` (gold direction x :data:`ANSWER_CELLS`)."""
+    """Count table of shape ``(2, 8)`` (gold direction x :data:`ANSWER_CELLS`)."""
     table = np.zeros((2, len(ANSWER_CELLS)), dtype=np.int64)
     for rec in records:
         table[_cell(rec)] += 1
@@ -227,6 +228,7 @@ METRICS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "unparsed_rate": lambda t: div_or_nan(_n(t) - _parsed(t), _n(t)),
     "ambiguous_rate": lambda t: div_or_nan(_status(t, 5), _n(t)),
     "error_rate": lambda t: div_or_nan(_status(t, 6), _n(t)),
+    "blocked_rate": lambda t: div_or_nan(_status(t, 7), _n(t)),
     "exact_match_rate": lambda t: div_or_nan(_sum(t, 0, _EXACT) + _sum(t, 1, _EXACT), _n(t)),
 }
 
@@ -254,8 +256,10 @@ accuracy_parsed = _records_metric("acc_parsed", "Accuracy over parsed answers on
 balanced_accuracy = _records_metric("balanced_acc", "Mean of the per-direction accuracies (unparsed = wrong).")
 exact_match_rate = _records_metric(
     "exact_match_rate", "Share of raw answers that are exactly one direction word (benchmark.md §8).")
-unparsed_rate = _records_metric("unparsed_rate", "Share of answers that are not parsed (no match, ambiguous or error).")
+unparsed_rate = _records_metric(
+    "unparsed_rate", "Share of answers that are not parsed (no match, ambiguous, error or blocked).")
 error_rate = _records_metric("error_rate", "Share of answers that the model adapter marked as failed requests.")
+blocked_rate = _records_metric("blocked_rate", "Share of replies the provider blocked (safety or recitation filter).")
 
 
 def direction_accuracy(records: Iterable[Mapping[str, Any]], direction: str) -> float:
@@ -281,7 +285,7 @@ def increase_ratio(records: Iterable[Mapping[str, Any]], *, over: str = "parsed"
 
 
 def counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Numbers of clips, parsed, unparsed (no match), ambiguous, errored and exact answers."""
+    """Numbers of clips, parsed, unparsed (no match), ambiguous, errored, blocked and exact answers."""
     t = tabulate(records)
     return {
         "n": int(_n(t)),
@@ -289,6 +293,7 @@ def counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         "n_unparsed": int(_status(t, 4)),
         "n_ambiguous": int(_status(t, 5)),
         "n_error": int(_status(t, 6)),
+        "n_blocked": int(_status(t, 7)),
         "n_exact": int(_sum(t, 0, _EXACT) + _sum(t, 1, _EXACT)),
     }
 
@@ -311,7 +316,7 @@ OVERALL_RULE = (
 
 
 def strata_tables(records, by: str, cluster: str | None = None):
-    """Count tables per stratum ``(G, 2, 7)``, or per cluster and stratum ``(K, G, 2, 7)``.
+    """Count tables per stratum ``(G, 2, 8)``, or per cluster and stratum ``(K, G, 2, 8)``.
 
     Strata and clusters are indexed in sorted order of their keys, so a seeded resample does not
     depend on the order of the records.
@@ -433,7 +438,7 @@ def bootstrap_ci(
             except KeyError:
                 raise KeyError(f"record has no cluster key {cluster!r}") from None
             per.setdefault(key, np.zeros((2, len(ANSWER_CELLS)), dtype=np.int64))[_cell(rec)] += 1
-        tables = np.stack(list(per.values()))  # (k, 2, 7)
+        tables = np.stack(list(per.values()))  # (k, 2, 8)
         k = len(tables)
         mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)  # (draws, k)
         sims = np.tensordot(mult, tables, axes=(1, 0))
@@ -460,15 +465,15 @@ def percentile_interval(vals: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def _macro_draws(records, by: str, cluster: str | None, rng, draws: int) -> np.ndarray:
-    """Resampled count tables ``(draws, G, 2, 7)`` for a macro figure."""
+    """Resampled count tables ``(draws, G, 2, 8)`` for a macro figure."""
     if cluster is None:
-        tables = strata_tables(records, by)           # (G, 2, 7)
+        tables = strata_tables(records, by)           # (G, 2, 8)
         out = np.empty((draws, *tables.shape), dtype=np.int64)
         for g, t in enumerate(tables):
             n = int(t.sum())
             out[:, g] = rng.multinomial(n, (t / n).ravel(), size=draws).reshape(draws, *t.shape)
         return out
-    tables = strata_tables(records, by, cluster)       # (K, G, 2, 7)
+    tables = strata_tables(records, by, cluster)       # (K, G, 2, 8)
     k = len(tables)
     mult = rng.multinomial(k, np.full(k, 1.0 / k), size=draws)
     return np.tensordot(mult, tables, axes=(1, 0))

@@ -3,9 +3,10 @@
 An answer is *parsed* when its case-insensitive whole-word matches of ``increase``,
 ``increases``, ``decrease`` or ``decreases`` name exactly one direction (repeats allowed).
 Everything else is *unparsed* and scores as wrong: empty or missing text, no match, both
-directions (*ambiguous*), inflected forms such as ``increased`` or ``increasing``, and
-answers that a model adapter marked as errors. There is no negation handling
-(``"does not increase"`` parses as ``increase``) and an unparsed answer is never replaced
+directions (*ambiguous*), inflected forms such as ``increased`` or ``increasing``,
+answers that a model adapter marked as errors, and replies the provider *blocked* (a safety or
+recitation filter: :func:`blocked_answer`; never parsed, even when the provider sent text).
+There is no negation handling (``"does not increase"`` parses as ``increase``) and an unparsed answer is never replaced
 by a guess.
 
 Examples
@@ -27,11 +28,15 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 __all__ = [
+    "BLOCKED_MARKER",
     "ERROR_MARKER",
     "STATUSES",
+    "blocked_answer",
     "classify_answer",
     "error_answer",
+    "is_blocked_answer",
     "is_error_answer",
+    "is_marked_answer",
     "is_exact_match",
     "parse_direction",
     "parse_label",
@@ -41,8 +46,14 @@ __all__ = [
 #: (API error, timeout, ...). Such an answer is unparsed with status ``"error"``.
 ERROR_MARKER = "<<vocalgrad:error>> "
 
-#: Answer statuses: parsed, no direction word, both directions, adapter error.
-STATUSES: tuple[str, ...] = ("parsed", "unparsed", "ambiguous", "error")
+#: Prefix that model adapters put in front of a reply the provider blocked (Gemini's finish reason
+#: SAFETY, RECITATION, PROHIBITED_CONTENT, BLOCKLIST, SPII or a blocked prompt; OpenAI's
+#: ``content_filter`` or ``refusal``). Such an answer is unparsed with status ``"blocked"``: asked
+#: once, never re-asked, never parsed (docs/models.md, "Blocked replies").
+BLOCKED_MARKER = "<<vocalgrad:blocked>> "
+
+#: Answer statuses: parsed, no direction word, both directions, adapter error, blocked by the provider.
+STATUSES: tuple[str, ...] = ("parsed", "unparsed", "ambiguous", "error", "blocked")
 
 _WORDS = re.compile(r"\b(increases?|decreases?)\b", re.IGNORECASE)
 _EXACT = re.compile(r"(increase|decrease)\.?", re.IGNORECASE)
@@ -56,6 +67,22 @@ def error_answer(reason: str) -> str:
 def is_error_answer(text: object) -> bool:
     """True when ``text`` was produced by :func:`error_answer`."""
     return isinstance(text, str) and text.startswith(ERROR_MARKER)
+
+
+def blocked_answer(reason: str) -> str:
+    """Text a model adapter returns for a reply the provider blocked (``reason``: its signal, e.g.
+    ``finish_reason SAFETY``; any text the provider sent is not kept as an answer)."""
+    return BLOCKED_MARKER + " ".join(str(reason).split())
+
+
+def is_blocked_answer(text: object) -> bool:
+    """True when ``text`` was produced by :func:`blocked_answer`."""
+    return isinstance(text, str) and text.startswith(BLOCKED_MARKER)
+
+
+def is_marked_answer(text: object) -> bool:
+    """True for an adapter's error answer or blocked answer: no model text to read or parse."""
+    return is_error_answer(text) or is_blocked_answer(text)
 
 
 def classify_answer(text: object, words: Mapping[str, Sequence[str]] | None = None) -> tuple[str | None, str]:
@@ -76,9 +103,10 @@ def classify_answer(text: object, words: Mapping[str, Sequence[str]] | None = No
     label : str or None
         The label named by the answer (``"increase"``/``"decrease"`` for the default
         words), ``None`` unless ``status == "parsed"``.
-    status : {"parsed", "unparsed", "ambiguous", "error"}
+    status : {"parsed", "unparsed", "ambiguous", "error", "blocked"}
         ``"ambiguous"``: more than one label is named; ``"error"``: the adapter marked the
-        request as failed; ``"unparsed"``: anything else without a valid match.
+        request as failed; ``"blocked"``: the provider blocked the reply; ``"unparsed"``: anything
+        else without a valid match.
     """
     if text is None:
         return None, "unparsed"
@@ -86,6 +114,8 @@ def classify_answer(text: object, words: Mapping[str, Sequence[str]] | None = No
         raise TypeError(f"answer must be a string or None, got {type(text).__name__}")
     if is_error_answer(text):
         return None, "error"
+    if is_blocked_answer(text):
+        return None, "blocked"
     if words is None:
         found = {m.group(1).lower().rstrip("s") for m in _WORDS.finditer(text)}
     else:
@@ -141,7 +171,7 @@ def is_exact_match(text: object, words: Mapping[str, Sequence[str]] | None = Non
     With ``words`` (see :func:`classify_answer`) the exact forms are the first word of each
     label (the word the prompt asks for).
     """
-    if not isinstance(text, str) or is_error_answer(text):
+    if not isinstance(text, str) or is_marked_answer(text):
         return False
     exact = _EXACT if words is None else _compile(_freeze(words))[2]
     return exact.fullmatch(text.strip()) is not None

@@ -32,7 +32,11 @@ class StatSettings:
     alpha : float
         Family-wise error rate of the chance flags (Holm) and level of every test.
     min_clusters : int
-        Fewest source utterances from which a clustered interval or verdict is given (below it: ``n/a``).
+        Fewest source utterances from which a clustered interval or verdict is given (below it: ``n/a``), and
+        so from which the report's headline makes a claim about voices in general.
+    min_clips : int
+        Fewest clips from which an interval gives a verdict against chance; below it (and where the interval
+        is degenerate) the exact test does, and ``too few clips`` stands where it does not reject.
     binomial, clustered, chance_flags, paired_test : str
         The methods, in words (copied into ``report.json``'s settings).
     """
@@ -42,6 +46,7 @@ class StatSettings:
     level: float = 0.95
     alpha: float = 0.05
     min_clusters: int = 20
+    min_clips: int = 10
     binomial: str = "percentile bootstrap resampling clips independently (the paper's interval)"
     clustered: str = ("delete-one-source jackknife standard error with a Student t quantile on sources - 1 "
                       "degrees of freedom (source utterances are the independent units)")

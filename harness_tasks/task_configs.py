@@ -84,7 +84,7 @@ SUBSET_GROUPS: dict[str, tuple[str, object]] = {
 
 
 ALL_METRICS = ("acc",) + RECORD_METRICS + LOGIT_METRICS
-_LOWER_IS_BETTER = {"unparsed_rate", "error_rate"}
+_LOWER_IS_BETTER = {"unparsed_rate", "error_rate", "blocked_rate"}
 _NEUTRAL = {"increase_ratio", "increase_ratio_all", "increase_ratio_logit"}  # bias measures: 0.5 is ideal
 
 

@@ -6,14 +6,21 @@ the documented chat-completions parameters is refused as OpenAI refuses it (HTTP
 ``{"error": {"message": "Unrecognized request argument supplied: X", "type": "invalid_request_error",
 "param": null, "code": null}}``); content parts are ``text`` or ``input_audio`` ``{data, format: wav|mp3}``;
 unknown models get 404 ``model_not_found``; a missing key 401; a scripted rate limit 429
-``rate_limit_exceeded`` with ``retry-after-ms``. Replies are ``chat.completion`` objects with ``usage``.
+``rate_limit_exceeded`` with ``retry-after-ms``. Replies are ``chat.completion`` objects with ``usage``;
+``block`` makes every reply a blocked one, as OpenAI documents them: ``content_filter`` (finish reason
+``content_filter``, no content), ``content_filter_text`` (the same with the answer's text still present) or
+``refusal`` (content null, the message's ``refusal`` set).
 
 ``GeminiServer``: ``POST /{v1,v1beta}/models/{model}:generateContent`` as Google documents it. Field
 names are read as the proto JSON parser reads them (lowerCamel or snake_case); an unknown one is
 refused with 400 ``INVALID_ARGUMENT`` ``Invalid JSON payload received. Unknown name "X" at '...': Cannot
 find field.`` and a ``BadRequest`` ``fieldViolations`` detail; non-zero penalties are refused on 2.5
 models (``Penalty is not enabled for models/...``); ``thinkingBudget`` is checked against the model's
-range (Pro cannot turn thinking off); a scripted 429 is ``RESOURCE_EXHAUSTED`` with ``RetryInfo``.
+range (Pro cannot turn thinking off) on 2.5 models; Gemini 3 models (:data:`GEMINI3_LEVELS`) take
+``thinkingLevel`` from their own list (``thinkingLevel`` on a 2.5 model, and both fields in one request, are
+refused with 400 as Google refuses them); a scripted 429 is ``RESOURCE_EXHAUSTED`` with ``RetryInfo``.
+``block`` blocks every reply: a finish reason (``SAFETY``, ``RECITATION``, ...; ``+text`` keeps the answer's
+text in the candidate) or ``prompt:<REASON>`` (no candidate, ``promptFeedback.blockReason``).
 The model "thinks" before answering and its thinking counts against ``maxOutputTokens``, as Gemini
 2.5's does: 300 thinking tokens when the budget is dynamic (no ``thinkingConfig`` or -1), else at
 most the budget; a reply whose thinking leaves no room ends ``MAX_TOKENS`` with no text.
@@ -34,7 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import soundfile as sf
 
-__all__ = ["GeminiServer", "OpenAIServer", "listen"]
+__all__ = ["DripServer", "GeminiServer", "OpenAIServer", "listen"]
 
 
 def listen(wav: bytes) -> str:
@@ -50,6 +57,7 @@ class _Base:
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.script: list[str] = []          # one action per request: "429", then normal handling
+        self.block: str | None = None        # every reply blocked this way (see the subclasses)
         self.lock = threading.Lock()
         outer = self
 
@@ -100,7 +108,8 @@ OPENAI_PARAMS = frozenset({
     "presence_penalty", "prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed",
     "service_tier", "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "tools",
     "top_logprobs", "top_p", "user", "verbosity", "web_search_options"})
-OPENAI_AUDIO_MODELS = frozenset({"gpt-audio", "gpt-audio-mini", "gpt-4o-audio-preview", "gpt-4o-mini-audio-preview"})
+OPENAI_AUDIO_MODELS = frozenset({"gpt-audio-1.5", "gpt-audio", "gpt-audio-mini", "gpt-4o-audio-preview",
+                                 "gpt-4o-mini-audio-preview"})
 
 
 def _openai_error(message: str, type_: str = "invalid_request_error", param=None, code=None) -> dict:
@@ -160,10 +169,17 @@ class OpenAIServer(_Base):
                  "total_tokens": prompt_chars // 4 + audio_tokens + 1,
                  "prompt_tokens_details": {"audio_tokens": audio_tokens, "cached_tokens": 0},
                  "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0}}
+        message = {"role": "assistant", "content": answer, "refusal": None, "annotations": []}
+        finish = "stop"
+        if self.block in ("content_filter", "content_filter_text"):
+            finish = "content_filter"
+            message["content"] = answer if self.block == "content_filter_text" else None
+        elif self.block == "refusal":
+            message.update(content=None, refusal="I'm sorry, I can't help with that.")
         return 200, {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
-                     "model": body["model"], "choices": [{"index": 0, "message": {
-                         "role": "assistant", "content": answer, "refusal": None, "annotations": []},
-                         "logprobs": None, "finish_reason": "stop"}], "usage": usage}, {}
+                     "model": body["model"], "choices": [{"index": 0, "message": message,
+                                                          "logprobs": None, "finish_reason": finish}],
+                     "usage": usage}, {}
 
 
 # ----------------------------------------------------------------------------- Gemini
@@ -186,8 +202,11 @@ GEMINI_FIELDS = {
                           "media_resolution"},
     "thinking_config": {"include_thoughts", "thinking_budget", "thinking_level"},
 }
-#: Thinking budget range per model (Pro cannot turn thinking off).
+#: Thinking budget range per Gemini 2.5 model (Pro cannot turn thinking off).
 GEMINI_MODELS = {"gemini-2.5-flash": (0, 24576), "gemini-2.5-flash-lite": (0, 24576), "gemini-2.5-pro": (128, 32768)}
+#: Thinking levels per Gemini 3 model (the Pro models refuse MINIMAL), as Google's thinking guide lists them.
+GEMINI3_LEVELS = {"gemini-3.5-flash": ("MINIMAL", "LOW", "MEDIUM", "HIGH"),
+                  "gemini-3.1-pro-preview": ("LOW", "MEDIUM", "HIGH")}
 
 
 def _google_error(code: int, status: str, message: str, details: list | None = None) -> dict:
@@ -234,7 +253,7 @@ class GeminiServer(_Base):
             return 429, _google_error(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check "
                                       "your plan and billing details.", [{"@type": "type.googleapis.com/google.rpc."
                                                                           "RetryInfo", "retryDelay": "0s"}]), {}
-        if model not in GEMINI_MODELS:
+        if model not in GEMINI_MODELS and model not in GEMINI3_LEVELS:
             return 404, _google_error(404, "NOT_FOUND", f"models/{model} is not found for API version v1beta, or is "
                                       "not supported for generateContent."), {}
         try:
@@ -253,8 +272,14 @@ class GeminiServer(_Base):
                 {"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [violation]}]), {}
         if any(cfg.get(k) for k in ("presence_penalty", "frequency_penalty")):
             return 400, _google_error(400, "INVALID_ARGUMENT", f"Penalty is not enabled for models/{model}"), {}
-        low, high = GEMINI_MODELS[model]
-        budget = thinking.get("thinking_budget")
+        budget, level = thinking.get("thinking_budget"), thinking.get("thinking_level")
+        if budget is not None and level is not None:
+            return 400, _google_error(400, "INVALID_ARGUMENT", "thinking_budget and thinking_level are not supported "
+                                      "together."), {}
+        if level is not None and (model not in GEMINI3_LEVELS or str(level).upper() not in GEMINI3_LEVELS[model]):
+            return 400, _google_error(400, "INVALID_ARGUMENT", f"Thinking level {level} is not supported for this "
+                                      "model."), {}
+        low, high = GEMINI_MODELS.get(model, (128, 32768))
         if budget is not None and budget != -1 and not low <= budget <= high:
             msg = (f"Budget {budget} is invalid. This model only works in thinking mode." if budget == 0 else
                    f"The thinking budget {budget} is invalid. Please choose a value between {low} and {high}.")
@@ -281,6 +306,64 @@ class GeminiServer(_Base):
                                          {"modality": "AUDIO", "tokenCount": audio_tokens}]}
         if think:
             usage["thoughtsTokenCount"] = think
+        block = self.block or ""
+        if block.startswith("prompt:"):
+            return 200, {"promptFeedback": {"blockReason": block.split(":", 1)[1]}, "usageMetadata": usage,
+                         "modelVersion": model, "responseId": f"r{len(self.requests)}"}, {}
+        if block:
+            finish = block.split("+")[0]
+            out_parts = out_parts if block.endswith("+text") else []
         content = {"role": "model"} | ({"parts": out_parts} if out_parts else {})
         return 200, {"candidates": [{"content": content, "finishReason": finish, "index": 0}],
                      "usageMetadata": usage, "modelVersion": model, "responseId": f"r{len(self.requests)}"}, {}
+
+
+class DripServer:
+    """A loopback server that reads each request, then sends its reply one byte every ``interval`` seconds
+    (a stalled proxy or an overloaded server): no read ever waits long, the reply never ends in time.
+    ``connections`` counts the requests it received."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        import socket
+
+        self.interval, self.connections, self._stop = interval, 0, threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.root = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.url = self.root + "/v1"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn) -> None:
+        reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n" + b" " * 4000
+        with conn:
+            try:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(1 << 16)
+                head, _, rest = data.partition(b"\r\n\r\n")
+                m = re.search(rb"(?i)content-length:\s*(\d+)", head)   # none on a GET (/v1/models)
+                length = int(m.group(1)) if m else 0
+                while len(rest) < length:
+                    rest += conn.recv(1 << 16)
+                self.connections += 1
+                for i in range(len(reply)):
+                    if self._stop.wait(self.interval):
+                        return
+                    conn.sendall(reply[i:i + 1])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        self.sock.close()

@@ -160,3 +160,67 @@ def test_hf_docstring_names_every_family_that_is_not_batchable():
     doc = " ".join(hf.__doc__.split())
     listed = doc.split("drift with mixed audio lengths")[0].rsplit(";", 1)[-1]
     assert all(names[n] in listed for n in not_batchable), listed
+
+
+def _rendered(lm, monkeypatch):
+    """The prompt of a short item and the keyword arguments its chat template was called with."""
+    from harness_tasks.models.families import Item
+
+    seen = []
+    real = lm.processor.apply_chat_template
+    monkeypatch.setattr(lm.processor, "apply_chat_template", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
+    text = lm._family.render(lm, [lm.conversation(Item("Does it rise?", []))])[0]
+    return text, seen[-1]
+
+
+@pytest.mark.parametrize("mode, kwargs, thinks", [("on", {"enable_thinking": True}, True),
+                                                  ("off", {"enable_thinking": False}, False),
+                                                  ("auto", {}, False)])
+def test_gemma4_thinking_switch_reaches_the_chat_template(tmp_path, monkeypatch, mode, kwargs, thinks):
+    folder = BUILDERS["gemma4"](tmp_path / "g4")
+    lm = load(str(folder), device="cpu", processor=PROCESSORS["gemma4"](folder), thinking=mode)
+    _, called = _rendered(lm, monkeypatch)
+    assert (lm.thinking, lm.template_kwargs, lm.thinks) == (mode, kwargs, thinks)
+    assert {k: called[k] for k in ("enable_thinking",) if k in called} == kwargs       # auto passes no switch
+    adapter = hf.HFAudioLM(pretrained=lm.model, processor=lm.processor, thinking=mode, device="cpu", answer_log="none")
+    card = adapter.model_card()["reasoning"]
+    assert (card["thinking"], card["template_kwargs"], card["budget"]) == (mode, kwargs, 4096 if thinks else 0)
+
+
+def test_qwen2_audio_real_template_with_thinking_off_is_unchanged_and_on_is_refused(tmp_path, monkeypatch):
+    """Qwen2-Audio's chat template is the one its processor class ships in transformers; it has no
+    thinking mode, so ``off`` renders the same prompt as ``auto`` and ``on`` is refused in one line."""
+    folder = BUILDERS["qwen2_audio"](tmp_path / "q2a")
+    auto = load(str(folder), device="cpu")
+    off = load(str(folder), device="cpu", thinking="off")
+    assert _rendered(auto, monkeypatch)[0] == _rendered(off, monkeypatch)[0] and off.template_kwargs == {}
+    with pytest.raises(ValueError) as err:
+        load(str(folder), device="cpu", thinking="on")
+    assert "\n" not in str(err.value) and "family qwen2_audio has no thinking mode" in str(err.value)
+
+
+def test_qwen3_omni_thinking_is_the_checkpoints_not_a_template_switch(qwen3_omni, monkeypatch):
+    inst = load(str(qwen3_omni["Instruct"]), device="cpu", thinking="on",
+                processor=PROCESSORS["qwen3_omni"](qwen3_omni["Instruct"]))
+    think = load(str(qwen3_omni["Thinking"]), device="cpu", thinking="off",
+                 processor=PROCESSORS["qwen3_omni"](qwen3_omni["Thinking"]))
+    assert (inst.thinks, inst.template_kwargs, think.thinks, think.template_kwargs) == (True, {}, False, {})
+    assert "enable_thinking" not in _rendered(inst, monkeypatch)[1]
+
+
+def test_the_transformers_worker_passes_thinking_to_the_chat_template(tmp_path, monkeypatch):
+    from harness_tasks.workers import transformers_worker
+
+    folder = BUILDERS["gemma4"](tmp_path / "g4w")
+    made = []
+
+    class Spy(hf.HFAudioLM):
+        def __init__(self, **kw):
+            super().__init__(processor=PROCESSORS["gemma4"](folder), **kw)
+            made.append(self)
+
+    monkeypatch.setattr(hf, "HFAudioLM", Spy)
+    monkeypatch.setattr(transformers_worker, "serve", lambda answer, **kw: None)
+    transformers_worker.main([f"pretrained={folder}", "device=cpu", "thinking=on"])
+    (lm,) = made
+    assert lm.lm.template_kwargs == {"enable_thinking": True} and lm.reasoning_budget == 4096

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness_tasks import metrics as M
-from harness_tasks.parsing import error_answer
+from harness_tasks.parsing import blocked_answer, error_answer
 
 
 def recs(pairs, **extra):
@@ -23,21 +23,30 @@ def test_hand_computed_example():
         ("no idea", "decrease"),           # unparsed -> wrong
         (error_answer("timeout"), "decrease"),  # error -> wrong
         ("Increase.", "decrease"),         # wrong, exact
+        (blocked_answer("gemini: finishReason SAFETY"), "increase"),  # blocked -> wrong, never parsed
     ])
-    assert M.accuracy(r) == pytest.approx(3 / 8)
+    assert M.accuracy(r) == pytest.approx(3 / 9)
     assert M.accuracy_parsed(r) == pytest.approx(3 / 5)
-    assert M.direction_accuracy(r, "increase") == pytest.approx(2 / 4)
+    assert M.direction_accuracy(r, "increase") == pytest.approx(2 / 5)
     assert M.direction_accuracy(r, "decrease") == pytest.approx(1 / 4)
-    assert M.balanced_accuracy(r) == pytest.approx((0.5 + 0.25) / 2)
+    assert M.balanced_accuracy(r) == pytest.approx((0.4 + 0.25) / 2)
     assert M.increase_ratio(r) == pytest.approx(3 / 5)
-    assert M.increase_ratio(r, over="all") == pytest.approx(3 / 8)
-    assert M.unparsed_rate(r) == pytest.approx(3 / 8)
-    assert M.error_rate(r) == pytest.approx(1 / 8)
-    assert M.exact_match_rate(r) == pytest.approx(4 / 8)  # rows 1, 3, 5, 8
+    assert M.increase_ratio(r, over="all") == pytest.approx(3 / 9)
+    assert M.unparsed_rate(r) == pytest.approx(4 / 9)
+    assert M.error_rate(r) == pytest.approx(1 / 9)
+    assert M.blocked_rate(r) == pytest.approx(1 / 9)
+    assert M.exact_match_rate(r) == pytest.approx(4 / 9)  # rows 1, 3, 5, 8
     c = M.counts(r)
-    assert c == {"n": 8, "n_parsed": 5, "n_unparsed": 1, "n_ambiguous": 1, "n_error": 1, "n_exact": 4}
+    assert c == {"n": 9, "n_parsed": 5, "n_unparsed": 1, "n_ambiguous": 1, "n_error": 1, "n_blocked": 1,
+                 "n_exact": 4}
     s = M.summarize(r)
-    assert s["acc"] == pytest.approx(3 / 8) and s["ambiguous_rate"] == pytest.approx(1 / 8)
+    assert s["acc"] == pytest.approx(3 / 9) and s["ambiguous_rate"] == pytest.approx(1 / 9)
+
+
+def test_a_blocked_reply_that_carries_a_direction_word_is_never_parsed():
+    r = M.score_answer(blocked_answer("openai: finish_reason content_filter; text: increase"), "increase")
+    assert (r["status"], r["pred"], r["correct"], r["exact"]) == ("blocked", None, False, False)
+    assert M.blocked_rate([r]) == 1.0 and M.error_rate([r]) == 0.0 and M.unparsed_rate([r]) == 1.0
 
 
 def test_raw_records_and_prescored_records_agree():
@@ -67,7 +76,7 @@ def test_bad_records_raise_clear_errors():
     with pytest.raises(ValueError, match="'raw' or 'status'"):
         M.tabulate([{"direction": "increase"}])
     with pytest.raises(ValueError, match="unknown metric"):
-        M.metric_from_table("f1", np.zeros((2, 7)))
+        M.metric_from_table("f1", np.zeros((2, 8)))
     with pytest.raises(ValueError, match="over"):
         M.increase_ratio([], over="some")
 

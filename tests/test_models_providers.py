@@ -49,13 +49,13 @@ def test_provider_is_read_from_the_base_url():
     assert detect("https://generativelanguage.googleapis.com") == "gemini"
     assert detect("https://generativelanguage.googleapis.com/v1beta/openai/") == "gemini-openai"
     assert detect("http://localhost:8000/v1") == "openai-compatible"
-    assert OpenAIAudioLM(model="gpt-audio", answer_log="none").provider_name == "openai"   # the default URL
+    assert OpenAIAudioLM(model="gpt-audio-1.5", answer_log="none").provider_name == "openai"   # the default URL
 
 
 def test_openai_default_request_is_accepted_and_answers_every_clip(openai_server, monkeypatch):
     monkeypatch.setenv("VG_OPENAI_KEY", "sk-test")
     openai_server.script = ["429", "429"]                     # rate limited twice: the SDK waits and retries
-    lm = OpenAIAudioLM(model="gpt-audio", provider="openai", base_url=openai_server.url,
+    lm = OpenAIAudioLM(model="gpt-audio-1.5", provider="openai", base_url=openai_server.url,
                        api_key_env="VG_OPENAI_KEY", answer_log="none", concurrency=2)
     assert _answers(lm, _requests("o")) == DIRECTIONS and lm.n_errors == 0
     bodies = [r["body"] for r in openai_server.requests if r["body"]]
@@ -71,7 +71,7 @@ def test_openai_default_request_is_accepted_and_answers_every_clip(openai_server
 def test_a_refused_field_stops_the_run_in_one_line(openai_server, monkeypatch):
     """vLLM's greedy fields sent to OpenAI's API: one line naming the field, not one error answer per clip."""
     monkeypatch.setenv("VG_OPENAI_KEY", "sk-test")
-    lm = OpenAIAudioLM(model="gpt-audio", provider="openai-compatible", base_url=openai_server.url,
+    lm = OpenAIAudioLM(model="gpt-audio-1.5", provider="openai-compatible", base_url=openai_server.url,
                        api_key_env="VG_OPENAI_KEY", answer_log="none", concurrency=2)
     reqs = [Req(PROMPT, ramp_clip("increase", f"s{i}")) for i in range(20)]
     with pytest.raises(FatalAdapterError) as err:
@@ -84,11 +84,11 @@ def test_a_refused_field_stops_the_run_in_one_line(openai_server, monkeypatch):
 
 def test_fields_a_provider_refuses_are_refused_before_any_request():
     with pytest.raises(ModelArgumentError, match="repetition_penalty, min_p"):
-        OpenAIAudioLM(model="gpt-audio", provider="openai", greedy="full", answer_log="none")
+        OpenAIAudioLM(model="gpt-audio-1.5", provider="openai", greedy="full", answer_log="none")
     with pytest.raises(ModelArgumentError, match="frequency_penalty"):
         OpenAIAudioLM(model="gemini-2.5-flash", provider="gemini", greedy="standard", answer_log="none")
     with pytest.raises(ModelArgumentError, match="input_audio"):
-        OpenAIAudioLM(model="gpt-audio", provider="openai", audio_format="audio_url", answer_log="none")
+        OpenAIAudioLM(model="gpt-audio-1.5", provider="openai", audio_format="audio_url", answer_log="none")
     with pytest.raises(ModelArgumentError, match="provider must be"):
         OpenAIAudioLM(model="m", provider="azure", answer_log="none")
 
@@ -206,7 +206,7 @@ def test_vocalgrad_eval_stops_with_one_line_on_a_refused_field(openai_server, tm
     offline_lm_eval(monkeypatch)
     monkeypatch.setenv("VOCALGRAD_DATASET", str(make_hub_folder(tmp_path / "hub", categories=("volume",), sources=3)))
     monkeypatch.setenv("VG_OPENAI_KEY", "sk-test")
-    args = f"model=gpt-audio,base_url={openai_server.url},api_key_env=VG_OPENAI_KEY,answer_log=none,concurrency=1"
+    args = f"model=gpt-audio-1.5,base_url={openai_server.url},api_key_env=VG_OPENAI_KEY,answer_log=none,concurrency=1"
     rc = main(["--model", "vocalgrad-openai", "--model_args", args + ",provider=openai-compatible",
                "--tasks", "vocalgrad_volume", "--output_path", str(tmp_path / "out")])
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("vocalgrad-eval: error:")]

@@ -11,20 +11,21 @@ import pytest
 
 from harness_tasks import aggregations as A
 
-# gold:pred:status:exact; 9 answers, 6 parsed, 3 right (two of 5 increase, one of 4 decrease)
+# gold:pred:status:exact; 10 answers, 6 parsed, 3 right (two of 5 increase, one of 5 decrease)
 RECORDS = ["increase:increase:parsed:exact", "increase:increase:parsed:exact", "increase:decrease:parsed:other",
            "decrease:decrease:parsed:exact", "decrease:increase:parsed:exact", "decrease:increase:parsed:other",
-           "decrease:none:unparsed:other", "increase:none:error:other", "increase:none:ambiguous:other"]
+           "decrease:none:unparsed:other", "increase:none:error:other", "increase:none:ambiguous:other",
+           "decrease:none:blocked:other"]
 
 
 def test_every_record_aggregation_hand_computed():
-    want = {"acc_parsed": 3 / 6, "balanced_acc": (2 / 5 + 1 / 4) / 2, "acc_increase": 2 / 5, "acc_decrease": 1 / 4,
-            "increase_ratio": 4 / 6, "increase_ratio_all": 4 / 9, "unparsed_rate": 3 / 9, "error_rate": 1 / 9,
-            "exact_match_rate": 4 / 9}
+    want = {"acc_parsed": 3 / 6, "balanced_acc": (2 / 5 + 1 / 5) / 2, "acc_increase": 2 / 5, "acc_decrease": 1 / 5,
+            "increase_ratio": 4 / 6, "increase_ratio_all": 4 / 10, "unparsed_rate": 4 / 10, "error_rate": 1 / 10,
+            "blocked_rate": 1 / 10, "exact_match_rate": 4 / 10}
     assert A.RECORD_METRICS == tuple(want)
     for m, value in want.items():
         assert A.AGGREGATIONS[f"agg_{m}"](RECORDS) == pytest.approx(value, abs=1e-12), m
-    assert A.agg_balanced_acc(RECORDS) == pytest.approx(13 / 40, abs=1e-12)
+    assert A.agg_balanced_acc(RECORDS) == pytest.approx(3 / 10, abs=1e-12)
 
 
 def test_logit_aggregations_skip_answers_without_a_logit_tag():
@@ -75,7 +76,7 @@ def test_ternary_aggregations_hand_computed():
 
 
 def test_names_docs_and_repr():
-    assert len(A.AGGREGATIONS) == 9 + 2 + 2 + 5 + 6
+    assert len(A.AGGREGATIONS) == 10 + 2 + 2 + 5 + 6
     for name, agg in A.AGGREGATIONS.items():
         assert agg.__name__ == agg.__qualname__ == name and repr(agg) == f"vocalgrad_utils.{name}"
     assert A.agg_acc_logit.__doc__ == \

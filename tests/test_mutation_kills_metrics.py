@@ -43,11 +43,12 @@ def test_record_codes_fields():
 def test_cells_of_every_kind_and_bad_records():
     recs = [_r("increase", "increase"), _r("increase", "increase", exact=False), _r("decrease", "increase"),
             _r("decrease", "decrease", exact=False), _r(None, "decrease", "unparsed", False),
-            _r(None, "increase", "ambiguous", False), _r(None, "decrease", "error", False)]
-    want = np.array([[1, 1, 1, 0, 0, 1, 0], [0, 0, 0, 1, 1, 0, 1]])
+            _r(None, "increase", "ambiguous", False), _r(None, "decrease", "error", False),
+            _r(None, "increase", "blocked", False)]
+    want = np.array([[1, 1, 1, 0, 0, 1, 0, 1], [0, 0, 0, 1, 1, 0, 1, 0]])
     assert (M.tabulate(recs) == want).all()
-    assert (M.tabulate([{"direction": "decrease", "raw": "Increase"}]) == [[0] * 7, [1, 0, 0, 0, 0, 0, 0]]).all()
-    assert (M.tabulate([{"direction": "decrease", "raw": "it increases"}]) == [[0] * 7, [0, 1, 0, 0, 0, 0, 0]]).all()
+    assert (M.tabulate([{"direction": "decrease", "raw": "Increase"}]) == [[0] * 8, [1, 0, 0, 0, 0, 0, 0, 0]]).all()
+    assert (M.tabulate([{"direction": "decrease", "raw": "it increases"}]) == [[0] * 8, [0, 1, 0, 0, 0, 0, 0, 0]]).all()
     with pytest.raises(ValueError, match="parsed record has pred='up'"):
         M.tabulate([_r("up", "increase")])
     with pytest.raises(ValueError, match="unknown answer status 'lost'"):
@@ -61,20 +62,21 @@ def test_cells_of_every_kind_and_bad_records():
 def test_every_metric_of_one_table():
     recs = [_r("increase", "increase")] * 3 + [_r("decrease", "increase", exact=False)] + \
         [_r(None, "increase", "error", False)] + [_r("increase", "decrease")] * 2 + \
-        [_r(None, "decrease", "ambiguous", False)] + [_r(None, "decrease", "unparsed", False)] * 2
+        [_r(None, "decrease", "ambiguous", False)] + [_r(None, "decrease", "unparsed", False)] * 2 + \
+        [_r(None, "decrease", "blocked", False)] * 2
     s = M.summarize(recs)
     assert s == pytest.approx({
-        "acc": 3 / 10, "acc_parsed": 3 / 6, "balanced_acc": (3 / 5 + 0 / 5) / 2, "acc_increase": 3 / 5,
-        "acc_decrease": 0.0, "increase_ratio": 5 / 6, "increase_ratio_all": 5 / 10, "unparsed_rate": 4 / 10,
-        "ambiguous_rate": 1 / 10, "error_rate": 1 / 10, "exact_match_rate": 5 / 10,
-        "n": 10, "n_parsed": 6, "n_unparsed": 2, "n_ambiguous": 1, "n_error": 1, "n_exact": 5})
+        "acc": 3 / 12, "acc_parsed": 3 / 6, "balanced_acc": (3 / 5 + 0 / 7) / 2, "acc_increase": 3 / 5,
+        "acc_decrease": 0.0, "increase_ratio": 5 / 6, "increase_ratio_all": 5 / 12, "unparsed_rate": 6 / 12,
+        "ambiguous_rate": 1 / 12, "error_rate": 1 / 12, "blocked_rate": 2 / 12, "exact_match_rate": 5 / 12,
+        "n": 12, "n_parsed": 6, "n_unparsed": 2, "n_ambiguous": 1, "n_error": 1, "n_blocked": 2, "n_exact": 5})
     # balanced accuracy with one direction absent: that direction's accuracy alone
     only_dec = [_r("decrease", "decrease"), _r("increase", "decrease")] + [_r("decrease", "decrease")]
     assert M.balanced_accuracy(only_dec) == pytest.approx(2 / 3)
     assert math.isnan(M.balanced_accuracy([]))
     got = M.div_or_nan(np.array([1.0, 2.0, 0.0]), np.array([4.0, 0.0, 0.0]))
     assert got[0] == 0.25 and math.isnan(got[1]) and math.isnan(got[2])
-    assert M.metric_from_table("acc", np.stack([M.tabulate(recs)] * 2)) == pytest.approx([0.3, 0.3])
+    assert M.metric_from_table("acc", np.stack([M.tabulate(recs)] * 2)) == pytest.approx([0.25, 0.25])
     # error and ambiguous answers in different numbers: each rate counts its own column
     odd = [_r(None, "increase", "error", False)] * 2 + [_r(None, "decrease", "ambiguous", False)] + \
         [_r("increase", "increase")]
@@ -87,15 +89,15 @@ def test_strata_tables_sorted_keys_and_refusals():
             _r("increase", "increase", category="b", source_id=10), {"direction": "decrease", "raw": "decrease",
                                                                       "category": "a", "source_id": 2}]
     t = M.strata_tables(recs, "category")
-    assert t.shape == (2, 2, 7)
-    assert t[0].tolist() == [[0, 0, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0, 0]]   # a
-    assert t[1].tolist() == [[2, 0, 0, 0, 0, 0, 0], [0] * 7]                 # b
+    assert t.shape == (2, 2, 8)
+    assert t[0].tolist() == [[0, 0, 1, 0, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0, 0, 0]]   # a
+    assert t[1].tolist() == [[2, 0, 0, 0, 0, 0, 0, 0], [0] * 8]                    # b
     tk = M.strata_tables(recs, "category", "source_id")
-    assert tk.shape == (2, 2, 2, 7)
+    assert tk.shape == (2, 2, 2, 8)
     # clusters in the order of str(key): "10" before "2"
     assert tk[0, 0, 0, 2] == 1 and tk[0, 1, 0, 0] == 1 and tk[1, 1, 0, 0] == 1 and tk[1, 0, 1, 2] == 1
     assert tk.sum() == 4
-    assert M.strata_tables([], "category").shape == (0, 2, 7)
+    assert M.strata_tables([], "category").shape == (0, 2, 8)
     with pytest.raises(ValueError, match="macro figures need records with a 'category' key"):
         M.strata_tables(["increase:increase:parsed:exact"], "category")
     with pytest.raises(KeyError, match="record has no key 'category'"):
@@ -103,7 +105,7 @@ def test_strata_tables_sorted_keys_and_refusals():
     # records sharing the four fields share a cell, and a differing one gets its own
     same = [_r("increase", "increase", category="a"), _r("increase", "increase", category="a", exact=False),
             _r("increase", "decrease", category="a")]
-    assert M.strata_tables(same, "category")[0].tolist() == [[1, 1, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0]]
+    assert M.strata_tables(same, "category")[0].tolist() == [[1, 1, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0]]
 
 
 def test_macro_summary_of_nothing_and_of_categories():
@@ -150,7 +152,7 @@ def test_bootstrap_ci_clip_draws_against_a_plain_loop():
     t = M.tabulate(recs)
     rng = np.random.default_rng(3)
     sims = rng.multinomial(40, (t / 40).ravel(), size=300)
-    vals = [M.metric_from_table("balanced_acc", s.reshape(2, 7)) for s in sims]
+    vals = [M.metric_from_table("balanced_acc", s.reshape(2, 8)) for s in sims]
     vals = np.array([v for v in vals if not math.isnan(v)])
     want = tuple(np.quantile(vals, [0.1, 0.9]))
     assert M.bootstrap_ci(recs, "balanced_acc", draws=300, seed=3, level=0.8) == pytest.approx(want, abs=1e-12)
@@ -179,7 +181,7 @@ def test_bootstrap_ci_macro_draws_against_a_plain_loop():
     for c in cats:
         t = M.tabulate([r for r in recs if r["category"] == c])
         n = int(t.sum())
-        per_cat.append(rng.multinomial(n, (t / n).ravel(), size=100).reshape(100, 2, 7))
+        per_cat.append(rng.multinomial(n, (t / n).ravel(), size=100).reshape(100, 2, 8))
     vals = np.array([np.mean([M.metric_from_table("acc", per_cat[g][d]) for g in range(len(cats))])
                      for d in range(100)])
     want = tuple(np.quantile(vals, [0.025, 0.975]))

@@ -108,9 +108,12 @@ def test_report_markdown(two_models):
                  "`Decrease.`", "![comparison](plots/comparison.png)", "quad_first_flat"):
         assert text in md, text
     row = next(line for line in md.splitlines() if line.startswith("| Human (paper) |"))
-    # the clustered interval of 3 sources is not shown, nor a verdict drawn from it
-    summary = next(line for line in md.splitlines() if line.startswith("| vocalgrad-oracle |"))
-    assert summary.split("|")[6].strip() == "n/a (3 sources)" and "clustered:" not in md
+    # 3 sources: no claim over voices; the headline is the clip-level figure, labelled "these voices", and says why
+    summary = next(line for line in md.splitlines() if line.startswith("| vocalgrad-oracle |")).split("|")
+    assert summary[5].strip() == summary[7].strip() != "–"  # headline interval = the clip bootstrap's
+    assert summary[6].strip() == "above chance on these voices" and "over voices |" not in md
+    assert ("**No claim over voices** (vocalgrad-oracle: 3 sources; a claim about voices in general needs at "
+            "least 20" in md)
     assert row.split("|")[2].strip() == f"{PAPER_CATEGORY_ACC['Human']['speed']:.1f}"
 
 

@@ -117,10 +117,11 @@ def test_numbers_are_report_json(site):
         assert cells[0] == acc and f"| {m['label']} | {m['overall']['n']} |" in md and f" {acc} |" in md
         lo, hi = m["overall"]["ci"]["acc"]["binomial"]
         assert cells[1] == f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-        assert cells[7].rstrip("†") == pct(m["by_category"]["pitch"]["acc"])
+        assert cells[3] == cells[1] and "these voices" in cells[2]  # 2 sources: the headline is the clip bootstrap's
+        assert cells[8].rstrip("†") == pct(m["by_category"]["pitch"]["acc"])
     logit_row = re.search(r'#model-logity">logity</a></th>(.*?)</tr>', page).group(1)
     logity = next(m for m in report["models"] if m["label"] == "logity")
-    assert re.findall(r"<td[^>]*>(.*?)</td>", logit_row)[4] == pct(logity["logits"]["all"]["acc_logit"])
+    assert re.findall(r"<td[^>]*>(.*?)</td>", logit_row)[5] == pct(logity["logits"]["all"]["acc_logit"])
 
 
 def test_page_lead_verdicts_and_shared_warnings(site):
@@ -249,6 +250,7 @@ def test_data_folder_the_runs_did_not_answer(site, tmp_path):
 def test_no_clustered_interval_reads_as_in_report_md():
     """Too few sources for a clustered interval ([nan, nan] / null): "n/a (k sources)", no clustered verdict."""
     from analysis.report.html_tables import comparisons_section, leaderboard
+    from analysis.report.verdicts import headline
 
     pair = {"n": 48, "acc_a": 0.9, "acc_b": 0.5, "diff": 0.4, "only_a": 20, "only_b": 1, "mcnemar_p": 1e-5,
             "n_sources": 4, "ci": {"binomial": [0.3, 0.5], "clustered": [None, None]}}
@@ -256,6 +258,8 @@ def test_no_clustered_interval_reads_as_in_report_md():
     assert "<td>n/a (4 sources)</td>" in html and "<td data-v=\"0.3\">[30.0, 50.0]</td>" in html
     model = {"label": "x", "has_samples": True, "by_category": {}, "overall": {
         "n": 48, "acc": 0.9, "ci": {"acc": {"binomial": [0.8, 0.95]}}, "increase_ratio": 0.5, "parse_rate": 1.0,
-        "verdict": "above chance", "verdict_clustered": "n/a (4 sources)"}}
+        "verdict": "above chance", "verdict_clustered": "n/a (4 sources)", "n_sources": 4}}
+    model["overall"]["headline"] = headline(model["overall"])
     board = leaderboard({"models": [model], "paper": {}})
-    assert 'title="above chance">above</td>' in board and "clustered" not in board
+    assert ('title="above chance on these voices; no claim over voices (4 sources; a claim about voices in general '
+            'needs at least 20)">above (these voices)</td>') in board and "clustered" not in board

@@ -265,6 +265,21 @@ def test_mimo_worker_with_a_repo_that_is_not_mimo_audio_says_so_in_one_line(tmp_
         ask(cmd, [clip("increase", "a")], toks=5)
 
 
+@pytest.mark.parametrize("word, opened", [("on", True), ("true", True), ("off", False), ("auto", False)])
+def test_mimo_worker_reads_thinking_as_every_route_does(tmp_path, word, opened):
+    repo, model = replica(tmp_path / "MiMo-Audio", MIMO), tmp_path / "model"
+    model.mkdir()
+    cmd = f"{sys.executable} {WORKERS / 'mimo_audio.py'} repo={repo} model_path={model} tokenizer_path=tok"
+    ask(f"{cmd} thinking={word}", [clip("increase", "a")], toks=3)
+    assert calls(model)[-1]["prompt"][-1] == ["<think>\n" if opened else "<think>\n\n</think>\n", None]
+
+
+def test_mimo_worker_refuses_an_unknown_thinking_word_in_one_line(tmp_path):
+    cmd = f"{sys.executable} {WORKERS / 'mimo_audio.py'} repo={tmp_path} thinking=maybe"
+    with pytest.raises(WorkerError, match=r"mimo_audio worker: thinking must be on or off .*'maybe'"):
+        ask(cmd, [clip("increase", "a")], toks=5)
+
+
 def test_kimi_worker_calls_generate_greedily_with_the_budget(tmp_path):
     repo = replica(tmp_path / "Kimi-Audio", KIMI)
     model = tmp_path / "model"

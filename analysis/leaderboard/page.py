@@ -16,10 +16,12 @@ from typing import Any
 import vocalgrad
 from analysis.report.html_page import static_text
 from analysis.report.html_tables import Table, esc, legend, td
-from analysis.report.markdown import ci
+from analysis.report.markdown import QUESTIONS, ci
 from generation.paper_results import PAPER_CATEGORY_ACC, PAPER_SOURCE
 from analysis.report.stats import MAX_ERROR_RATE
+from analysis.report.verdicts import headline_text, short_verdict
 from generation.identity import short
+from harness_tasks.metrics import MIN_CLUSTERS
 
 from .runs import Row
 
@@ -30,8 +32,9 @@ SPACE_CARD = "README.md"
 RESULTS_CARD = "results-dataset-card.md"
 RUNS = "runs"
 CSV_COLUMNS = ["model", "variant", "build", "n_clips", "n_sources", "acc", "ci_low", "ci_high", "verdict",
-               *vocalgrad.CATEGORY_NAMES, "toolkit", "date", "source_kind", "results_file", "error_rate", "decoding"]
-_SHORT = {"above chance": "above", "below chance": "below", "not different from chance": "≈ chance"}
+               "over", "ci_clips_low", "ci_clips_high", "verdict_clips",
+               *vocalgrad.CATEGORY_NAMES, "toolkit", "date", "source_kind", "results_file", "error_rate", "blocked_rate",
+               "decoding"]
 
 
 def _builds(rows: list[Row]) -> dict[str | None, dict[str, Any]]:
@@ -68,13 +71,15 @@ def decoding_text(decoding: dict) -> str:
     scoring = settings.get("scoring")
     if scoring in ("logits", "both"):
         parts.append(f"scoring {scoring}")
+    if isinstance(model.get("sampling"), str) and model["sampling"].startswith("sampled at the maker's default"):
+        parts.append("sampled at the maker's default")
     temp = settings.get("temperature")
     sampled = str(settings.get("do_sample", "")).lower() == "true" or model.get("greedy") is False
     try:
         sampled = sampled or float(temp) > 0
     except (TypeError, ValueError):
         pass
-    if scoring != "logits":
+    if scoring != "logits" and not parts[-1:] == ["sampled at the maker's default"]:
         parts.append(f"sampled T={temp}" if sampled and temp is not None else "sampled" if sampled else "greedy")
     tokens = settings.get("max_gen_toks", settings.get("max_new_tokens"))
     if tokens not in (None, ""):
@@ -87,8 +92,13 @@ def decoding_text(decoding: dict) -> str:
 
 def _verdict_cell(r: Row) -> str:
     errors = r.error_rate is not None and r.error_rate > 0
-    title = r.verdict + (f"; {100 * r.error_rate:.1f} % error answers (failed requests)" if errors else "")
-    return td(None, _SHORT.get(r.verdict, r.verdict), cls="text", title=title)
+    blocked = r.blocked_rate is not None and r.blocked_rate > 0
+    title = (headline_text({"over": r.over, "verdict": r.verdict, "why": None}) if r.over else r.verdict)
+    title += f"; {100 * r.error_rate:.1f} % error answers (failed requests)" if errors else ""
+    title += f"; {100 * r.blocked_rate:.1f} % blocked by the provider (counted wrong)" if blocked else ""
+    title += f"; these voices (clip bootstrap): {ci(r.ci_clips)} {r.verdict_clips}" if r.ci_clips else ""
+    text = short_verdict(r.verdict, r.over) + (f" ({100 * r.blocked_rate:.0f} % blocked)" if blocked else "")
+    return td(None, text, cls="text", title=title)
 
 
 def _table(rows: list[Row]) -> str:
@@ -145,7 +155,11 @@ def _page(rows: list[Row], notes: list[str], title: str = "VocalGrad leaderboard
             "One row per model, task variant and dataset build; rows marked <em>paper</em> are copied from "
             f"the paper ({esc(PAPER_SOURCE)}) and were measured on its VCTK build. Data: "
             "<a href=\"leaderboard.json\">leaderboard.json</a>, <a href=\"leaderboard.csv\">leaderboard.csv</a>, "
-            "one file per run in <code>runs/</code>. Click a column header to sort. A row with more than "
+            "one file per run in <code>runs/</code>. " + esc(QUESTIONS).replace("*", "") + " <em>95 % CI</em> and "
+            f"<em>vs chance</em> are over voices (source utterances as the units) from {MIN_CLUSTERS} sources; with "
+            "fewer no claim over voices can be made, and they are the clip-level figures, marked <em>(these "
+            "voices)</em>. The clip bootstrap's interval (these voices, the paper's) is in the verdict's hover "
+            "text and the CSV. Click a column header to sort. A row with more than "
             f"{100 * MAX_ERROR_RATE:.0f} % error answers (failed requests) gets no verdict against chance.</p>"
             "</header><main>"
             f"{legend()}{_table(rows)}{_builds_section(rows)}{notes_block}</main>"
@@ -159,10 +173,12 @@ def _csv(rows: list[Row]) -> str:
     w.writerow(CSV_COLUMNS)
     for r in rows:
         lo, hi = (r.ci or [None, None])[:2]
+        clo, chi = (r.ci_clips or [None, None])[:2]
         w.writerow([r.model, r.variant, r.build or "", r.n_clips, r.n_sources, r.acc, lo, hi, r.verdict,
+                    r.over or "", clo, chi, r.verdict_clips or "",
                     *[r.by_category.get(c, "") for c in vocalgrad.CATEGORY_NAMES], r.toolkit, r.date,
                     r.data.get("source_kind", ""), r.results_file, "" if r.error_rate is None else r.error_rate,
-                    json.dumps(r.decoding, sort_keys=True)])
+                    "" if r.blocked_rate is None else r.blocked_rate, json.dumps(r.decoding, sort_keys=True)])
     return buf.getvalue()
 
 

@@ -48,9 +48,12 @@ class Row:
     acc : float
         Mean over the categories present (the paper's rule), a fraction.
     ci : list of float or None
-        95 % binomial bootstrap interval of ``acc`` (``None`` without a sample log).
+        The headline 95 % interval of ``acc`` (``None`` without a sample log): over voices (clustered) from
+        :data:`~harness_tasks.metrics.MIN_CLUSTERS` sources, else the clip bootstrap's (these voices); ``over``
+        says which (:mod:`analysis.report.verdicts`).
     verdict : str
-        ``above chance``, ``below chance``, ``not different from chance`` or ``n/a``.
+        The headline verdict: ``above chance``, ``below chance``, ``not different from chance``, ``too few
+        clips`` or ``n/a``.
     by_category : dict
         Category -> accuracy (fraction).
     decoding : dict
@@ -67,6 +70,13 @@ class Row:
     error_rate : float or None
         Share of error answers (failed requests; ``None`` without a sample log); above
         :data:`analysis.report.stats.MAX_ERROR_RATE` the row has no verdict (``n/a: k % error answers``).
+    over : str or None
+        Scope of the headline: ``voices`` or ``these voices`` (``None`` without a sample log).
+    ci_clips, verdict_clips
+        The clip-level interval and verdict (these voices; the paper's clip bootstrap) beside the headline.
+    blocked_rate : float or None
+        Share of replies the provider blocked (safety or recitation filters; ``None`` without a sample
+        log): wrong answers, as unparsed ones are, shown beside the verdict.
     """
 
     model: str
@@ -85,6 +95,10 @@ class Row:
     results_file: str
     superseded: list = field(default_factory=list)
     error_rate: float | None = None
+    over: str | None = None
+    ci_clips: list | None = None
+    verdict_clips: str | None = None
+    blocked_rate: float | None = None
 
     @property
     def key(self) -> tuple:
@@ -190,10 +204,13 @@ def run_rows(results_file: Path, label: str | None = None, *, draws: int, seed: 
             n_clips=ov.get("n") if ev.has_samples else sum(ev.n_samples.values()),
             n_sources=ov.get("n_sources"),
             acc=ov.get("acc", ov.get("category_mean_acc", math.nan)),
-            ci=list(ov["ci"]["acc"]["binomial"]) if ev.has_samples else None,
-            verdict=ov.get("verdict", "n/a"), by_category=by_cat,
+            ci=list(ov["headline"]["ci"]) if ev.has_samples else None,
+            verdict=ov["headline"]["verdict"] if ev.has_samples else ov.get("verdict", "n/a"), by_category=by_cat,
             decoding=_decoding(data), toolkit=_toolkit(data), date=_date(data, results_file),
-            data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate")))
+            data=_data_facts(facts), results_file=str(results_file), error_rate=ov.get("error_rate"),
+            blocked_rate=ov.get("blocked_rate"),
+            **(dict(over=ov["headline"]["over"], ci_clips=list(ov["ci"]["acc"]["binomial"]),
+                    verdict_clips=ov["verdict"]) if ev.has_samples else {})))
     return rows
 
 

@@ -24,9 +24,10 @@ from .logits import logit_section
 from .trajectory import trajectory_accuracy
 from harness_tasks.stat_settings import STATS
 
-from .stats import (ALPHA, DRAWS, SEED, chance_flags, chance_flags_clustered, chance_verdict, intervals,
+from .stats import (ALPHA, DRAWS, SEED, binomial_p, chance_flags, chance_flags_clustered, intervals,
                     mcnemar_clustered, mcnemar_exact, mcnemar_midp, paired_bootstrap_diff, paired_clustered_diff)
-from .stats import MAX_ERROR_RATE, error_verdict
+from .stats import MAX_ERROR_RATE, MIN_CLIPS, error_verdict
+from .verdicts import clip_verdict, clips_of, exact_p, few_sources, headline, voices_verdict
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
 
@@ -57,32 +58,36 @@ def _group(records, *, draws: int, seed: int) -> dict[str, Any]:
     out["n_sources"] = len({r["source_id"] for r in records})
     ci = {m: intervals(records, m, draws=draws, seed=seed, macro_by="category") for m in CI_METRICS}
     out["ci"] = ci
-    out["verdict"] = chance_verdict(ci["acc"]["binomial"])
-    out["verdict_clustered"] = (chance_verdict(ci["acc"]["clustered"]) if out["n_sources"] >= MIN_CLUSTERS
-                                else few_sources(out["n_sources"]))
-    _guard_errors(out)
+    out["n_clips"] = clips_of(records)
+    out["verdict"], p = clip_verdict(records, ci["acc"]["binomial"])  # the exact test where no interval can tell
+    if p is not None:
+        out["p_exact"] = p
+    out["verdict_clustered"] = voices_verdict(records, ci["acc"]["clustered"], out["n_sources"])
+    _settle(out)
     return out
 
 
-def _guard_errors(g: dict) -> None:
-    """A row whose answers are mostly error answers (:data:`~analysis.report.stats.MAX_ERROR_RATE`)
-    gets its error share and no verdict against chance (``n/a: 100 % error answers``)."""
+def _settle(g: dict) -> None:
+    """Last step of every row: a row whose answers are mostly error answers
+    (:data:`~analysis.report.stats.MAX_ERROR_RATE`) gets its error share and no verdict against chance
+    (``n/a: 100 % error answers``); then its headline (:func:`~analysis.report.verdicts.headline`)."""
     g["error_rate"] = g["n_error"] / g["n"] if g.get("n") else math.nan
+    g["blocked_rate"] = g.get("n_blocked", 0) / g["n"] if g.get("n") else math.nan   # pooled, as error_rate
     instead = error_verdict(g.get("n_error", 0), g.get("n", 0))
     if instead:
         g.update(verdict=instead, verdict_clustered=instead)
-
-
-def few_sources(n_sources: int) -> str:
-    """What stands instead of a clustered interval or verdict from fewer than
-    :data:`~harness_tasks.metrics.MIN_CLUSTERS` sources: ``"n/a (4 sources)"``."""
-    return f"n/a ({n_sources} source{'' if n_sources == 1 else 's'})"
+    g["headline"] = headline(g)
 
 
 def _flag_rows(groups: dict[Any, dict], split: dict[Any, list], *, draws: int, seed: int) -> None:
-    """Replace the rows' verdicts by flags adjusted over the table: Holm-adjusted exact binomial tests (clips),
-    and max-T sign-flip tests over the sources (clustered; withheld from fewer than MIN_CLUSTERS sources)."""
-    flags = chance_flags([(g["n_correct"], g["n"]) for g in groups.values()], alpha=ALPHA)
+    """Replace the rows' verdicts by flags adjusted over the table: Holm-adjusted exact tests over clips
+    (:func:`~analysis.report.verdicts.exact_p`; "too few clips" under MIN_CLIPS clips), and max-T sign-flip
+    tests over the sources (clustered; withheld from rows of fewer than MIN_CLUSTERS sources)."""
+    several = {v for v, g in groups.items() if g["n_clips"] < g["n"]}  # a human row: answers per clip
+    flags = chance_flags([(g["n_correct"], g["n"]) for g in groups.values()], alpha=ALPHA,
+                         pvalues=[exact_p(split[v]) if v in several else binomial_p(g["n_correct"], g["n"])
+                                  for v, g in groups.items()],
+                         clips=[g["n_clips"] for g in groups.values()])
     per_source = []
     for value in groups:
         counts: dict[Any, list[int]] = {}
@@ -94,12 +99,13 @@ def _flag_rows(groups: dict[Any, dict], split: dict[Any, list], *, draws: int, s
     clustered = chance_flags_clustered(per_source, alpha=ALPHA, draws=draws, seed=seed)
     for i, (g, (p, q, verdict)) in enumerate(zip(groups.values(), flags)):
         g.update(p_chance=p, p_holm=q, verdict=verdict)
-        if clustered is None:
+        if clustered is None or g["n_sources"] < MIN_CLUSTERS:
             g["verdict_clustered"] = few_sources(g["n_sources"])
         else:
             g.update(p_chance_clustered=clustered[i][0], p_adjusted_clustered=clustered[i][1],
                      verdict_clustered=clustered[i][2])
-        _guard_errors(g)
+        g.pop("p_exact", None)  # the table's flag replaced the row's own verdict
+        _settle(g)
 
 
 def _ordered(groups: dict, order) -> dict:
@@ -323,7 +329,10 @@ def analyse(evaluations: list[Evaluation], *, draws: int = DRAWS, seed: int = SE
                      "chance_flags_clustered": "sign flips of whole sources, max-T adjusted over the rows of each "
                                                f"table (Westfall-Young), alpha {ALPHA}, from {MIN_CLUSTERS} sources",
                      "binomial": STATS.binomial, "clustered": STATS.clustered, "paired_test": STATS.paired_test,
-                     "min_clusters": MIN_CLUSTERS, "calibration": "docs/statistics.md"},
+                     "min_clusters": MIN_CLUSTERS, "min_clips": MIN_CLIPS,
+                     "headline": f"over voices (clustered) from {MIN_CLUSTERS} sources, else these voices (binomial) "
+                                 f"and no claim over voices; under {MIN_CLIPS} clips or all one answer the exact test",
+                     "calibration": "docs/statistics.md"},
         "models": models,
         "comparisons": comparisons,
         "paper": {"source": PAPER_SOURCE, "unit": "percent", "category_acc": PAPER_CATEGORY_ACC,

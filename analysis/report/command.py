@@ -15,7 +15,7 @@ from generation.cli_errors import report_error
 from .analysis import analyse
 from .formats import analyse_formats
 from .loading import ResultsError, load_all
-from .markdown import render_markdown, slug
+from .markdown import headline_line, render_markdown, slug
 from .model_index import write_model_indexes
 from .stats import DRAWS, SEED
 
@@ -192,9 +192,31 @@ def _add_human(evaluations: list, human) -> dict | None:
     ev.records = [r for r in ev.records if not is_sweep_record(r)]  # sweep answers go to the threshold fit
     if not ev.records:
         return None
+    agreement = annotator_agreement(ev.records)
+    dropped = _drop_unmatched(ev, evaluations)
+    if not ev.records:
+        raise ResultsError(f"--human {' '.join(str(h) for h in human)}: {dropped}, and none on a clip they "
+                           "answered: give the listening test's answers on these runs' clips (or report them alone)")
     ev.n_samples = {c: sum(r["category"] == c for r in ev.records) for c in {r["category"] for r in ev.records}}
     evaluations.append(ev)
-    return annotator_agreement(evaluations[-1].records)
+    return agreement
+
+
+def _drop_unmatched(ev, evaluations: list) -> str | None:
+    """Leave out of the human row the answers on clips no model run answered, counted and named in a warning
+    (``ev.warnings``; returned): a human row is measured on the clips the models were (the annotator agreement
+    keeps every answer). Nothing is dropped when no run logged samples (a report of the listening test alone)."""
+    answered = {(r["category"], r["id"]) for e in evaluations if e.has_samples for r in e.records}
+    extra = sorted({(r["category"], r["id"]) for r in ev.records} - answered, key=str) if answered else []
+    if not extra:
+        return None
+    n_answers = sum((r["category"], r["id"]) not in answered for r in ev.records)
+    ev.records = [r for r in ev.records if (r["category"], r["id"]) in answered]
+    named = ", ".join(str(cid) for _, cid in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+    what = f"{n_answers} answer(s) on {len(extra)} clip(s) that no model run answered ({named})"
+    ev.warnings.append(f"{what} are left out of the human row (the annotator agreement keeps them): give the "
+                       "results of the runs on those clips, or answers on the clips the runs answered")
+    return what
 
 
 def _draw_plots(report: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -343,10 +365,11 @@ def _cli(args) -> int:
         acc = ov.get("acc", ov.get("category_mean_acc"))
         extra = ""
         if m["has_samples"]:
-            lo, hi = ov["ci"]["acc"]["binomial"]
-            extra = f" [{100 * lo:.1f}, {100 * hi:.1f}] {ov['verdict']}"
+            extra = f" {headline_line(ov)}"  # the claim over voices, or why there is none (analysis.report.verdicts)
             if ov.get("n_error") and "error answers" not in ov["verdict"]:
                 extra += f", {100 * ov['error_rate']:.0f} % error answers"
+            if ov.get("n_blocked"):
+                extra += f", {100 * ov['blocked_rate']:.0f} % blocked by the provider (counted wrong)"
         print(f"{m['label']}: acc {100 * acc:.1f} %{extra}", file=sys.stderr)
     if "html" in rep:
         print(f"HTML page: {rep['html']['path']} ({rep['html']['clips']} clips, "

@@ -20,11 +20,13 @@ from typing import Any
 
 import vocalgrad
 from generation.audio import atomic_write_text
+from harness_tasks.metrics import MIN_CLUSTERS
 
 from .html_clips import ClipCard, cards_without_files, clip_summary, select_clips, write_clips
 from .html_tables import (Table, breakdown_sections, comparisons_section, data_section, esc, extra_sections,
                           human_section, leaderboard)
-from .stats import SEED
+from .markdown import QUESTIONS
+from .stats import MIN_CLIPS, SEED
 
 __all__ = ["DEFAULT_MAX_CLIPS", "DEFAULT_MAX_MB", "HtmlOptions", "add_html_arguments", "html_options", "static_text",
            "write_html"]
@@ -167,8 +169,12 @@ def _page(report: dict, body: str, has: dict[str, bool]) -> str:
             "acoustic attribute of a clip <em>increases</em> or <em>decreases</em> (50 % is chance). The numbers of "
             "<a href=\"report.md\">report.md</a> (<a href=\"report.json\">report.json</a>).</p>"
             "<details class=\"note\"><summary>How the numbers are made</summary>"
-            f"<p>95 % intervals: binomial, percentile bootstrap of clips, {s.get('bootstrap_draws', '?'):,} draws, "
-            f"seed {esc(s.get('seed', '?'))}; clustered, jackknife over source utterances with a t quantile.</p><p>{esc(s.get('overall_rule', ''))}.</p></details>"
+            f"<p>{esc(QUESTIONS).replace('*', '')}</p>"
+            f"<p>95 % intervals: over voices (the headline, from {MIN_CLUSTERS} sources), jackknife over source "
+            "utterances with a t quantile; these voices (the paper's), percentile bootstrap of clips, "
+            f"{s.get('bootstrap_draws', '?'):,} draws, seed {esc(s.get('seed', '?'))}. Under {MIN_CLIPS} clips, or "
+            "with every answer right or every answer wrong, the exact test gives the verdict (<em>too few clips</em> "
+            f"where it cannot reject).</p><p>{esc(s.get('overall_rule', ''))}.</p></details>"
             f"{_nav(has)}</header><main>{body}</main>"
             "<p id=\"sort-status\" class=\"visually-hidden\" aria-live=\"polite\"></p>"
             f"<script>{static_text('report.js')}</script></body></html>\n")

@@ -13,10 +13,12 @@ import math
 from typing import Any
 
 import vocalgrad
-from harness_tasks.metrics import summarize
+from harness_tasks.metrics import MIN_CLUSTERS, summarize
 
 from .content import DATA_NOTE, NOT_PAPER_MARK, NOT_PAPER_NOTE, builds_of, not_paper
-from .markdown import HUMAN_PAIRS_RULE, ci, ci_clustered, clips_cell, comparison_scopes, pct, slug
+from .markdown import (DAGGER, HUMAN_PAIRS_RULE, QUESTIONS, ci, ci_clustered, clips_cell, comparison_scopes, no_claim,
+                       pct, slug)
+from .verdicts import headline_text, short_verdict
 from .trajectory import TABLE5_ORDER
 
 __all__ = ["Table", "breakdown_sections", "data_section", "chance_colour", "comparisons_section", "extra_sections",
@@ -95,26 +97,17 @@ def _clustered_cell(pair, n_sources) -> str:
     return td(lo, ci_clustered(pair, n_sources if isinstance(n_sources, int) else None))
 
 
-#: Short forms of the verdicts in the leaderboard (the full words are in the cell's title and the note).
-_SHORT = {"above chance": "above", "below chance": "below", "not different from chance": "≈ chance"}
-
-
-def _verdicts(g: dict) -> tuple[str, str | None]:
-    """The binomial verdict, and the clustered one where it exists and differs (``n/a ...``: none)."""
-    v = g.get("verdict", "n/a")
-    vc = g.get("verdict_clustered", v)
-    return v, None if vc == v or str(vc).startswith("n/a") else vc
-
-
-def _verdict(g: dict) -> str:
-    v, vc = _verdicts(g)
-    return v if vc is None else f"{v} (clustered: {vc})"
-
-
 def _verdict_cell(g: dict) -> str:
-    v, vc = _verdicts(g)
-    short = _SHORT.get(v, v) + ("" if vc is None else f" (clustered: {_SHORT.get(vc, vc)})")
-    return td(None, short, cls="text", title=_verdict(g))
+    """The headline verdict, short (``above (voices)``, ``≈ chance (these voices)``); its full words, and why
+    there is no claim over voices, are the cell's title."""
+    h = g["headline"]
+    return td(None, short_verdict(h["verdict"], h["over"]), cls="text", title=headline_text(h, why=True))
+
+
+def _clip_cells(g: dict) -> list[str]:
+    """The clip-level interval (these voices; the paper's clip bootstrap), its verdict as the title."""
+    pair = g["ci"]["acc"]["binomial"]
+    return [td(pair[0] if pair and not _nan(pair[0]) else None, ci(pair), title=f"these voices: {g['verdict']}")]
 
 
 def legend() -> str:
@@ -131,7 +124,8 @@ def leaderboard(report: dict[str, Any]) -> str:
     models = report.get("models", [])
     logits = any(m.get("logits") for m in models)  # the acc_logit column only where a run has it
     head = [("model", "text"), ("acc %", "num"), ("95 % CI", "num"),
-            ("vs chance", "text"), ("increase ratio %", "num")] + ([("acc_logit %", "num")] if logits else [])
+            ("vs chance", "text"), ("95 % CI these voices", "num"), ("increase ratio %", "num")]
+    head += [("acc_logit %", "num")] if logits else []
     head += [("parsed %", "num")] + [(c, "num") for c in cats]
     t = Table(head, caption="Leaderboard", cls="leaderboard")
     for m in models:
@@ -142,7 +136,7 @@ def leaderboard(report: dict[str, Any]) -> str:
         cat_cells = []
         for c in cats:
             g = by.get(c)
-            mark = "†" if g and g.get("verdict") == "not different from chance" else ""
+            mark = "†" if g and no_claim(g) else ""
             cat_cells.append(td(g.get("acc") if g else None, (pct(g.get("acc")) + mark) if g else "",
                                 colour=True))
         label = f'<a href="#model-{slug(m["label"])}">{esc(m["label"])}</a>'
@@ -150,24 +144,29 @@ def leaderboard(report: dict[str, Any]) -> str:
             kind = esc(m["data"].get("source_kind_text", ""))
             label += f' <span class="tag" title="{esc(NOT_PAPER_NOTE)}">{NOT_PAPER_MARK} {kind}</span>'
         if m["has_samples"]:
-            t.add(label, [td(ov["acc"], colour=True, title=f"{ov['n']} clips"), _ci_cell(ov["ci"]["acc"]["binomial"]),
-                          _verdict_cell(ov), td(ov.get("increase_ratio"))] + logit_cell
+            t.add(label, [td(ov["acc"], colour=True, title=f"{ov['n']} clips"), _ci_cell(ov["headline"]["ci"]),
+                          _verdict_cell(ov)] + _clip_cells(ov) + [td(ov.get("increase_ratio"))] + logit_cell
                   + [td(ov.get("parse_rate"))] + cat_cells)
         else:
             t.add(label, [td(ov.get("category_mean_acc"), colour=True), td(None, "–"),
-                          td(None, "n/a (no sample log)", cls="text wrap"), td(None, "–")]
+                          td(None, "n/a (no sample log)", cls="text wrap"), td(None, "–"), td(None, "–")]
                   + [td(None, "")] * logits + [td(None, "–")] + cat_cells)
     paper = report.get("paper") or {}
     for name, row in (paper.get("category_acc") or {}).items():
         cells = [td(row["avg"] / 100, f"{row['avg']:.1f}", colour=True), td(None, ""),
-                 td(None, "copied", cls="text", title="copied from the paper"), td(None, "")] + [td(None, "")] * logits
+                 td(None, "copied", cls="text", title="copied from the paper"), td(None, ""), td(None, "")]
+        cells += [td(None, "")] * logits
         cells += [td(None, "")]
         cells += [td(row[c] / 100, f"{row[c]:.1f}", colour=True) if c in row else td(None, "") for c in cats]
         t.add(f'{esc(name)} <span class="tag">paper</span>', cells, cls="paper")
-    note = ("<p class=\"note\">acc = unweighted mean over categories (unparsed answers count as wrong); "
-            "the interval resamples clips (binomial bootstrap); vs chance: <em>above</em> / <em>below</em> when "
-            "the interval excludes 50 %, <em>≈ chance</em> (not different from chance) otherwise. "
-            "† = category not different from chance (Holm-adjusted). Rows marked <em>paper</em> are the published results "
+    note = ("<p class=\"note\">acc = unweighted mean over categories (unparsed answers count as wrong). "
+            + esc(QUESTIONS).replace("*", "") + " "
+            f"<em>95 % CI</em> and <em>vs chance</em> are the headline: over voices (source utterances as "
+            f"the units) from {MIN_CLUSTERS} sources; with fewer, no claim over voices can be made and they are the "
+            "clip-level figures, marked <em>these voices</em>. <em>95 % CI these voices</em> is the paper's clip "
+            "bootstrap. vs chance: <em>above</em> / <em>below</em> when the interval excludes 50 %, <em>≈ chance"
+            "</em> otherwise, <em>too few clips</em> where the exact test cannot tell. "
+            + esc(DAGGER).replace("*", "") + " Rows marked <em>paper</em> are the published results "
             f"({esc(paper.get('source', 'the paper'))}) copied as data, not computed from these results. "
             + (f"{esc(NOT_PAPER_NOTE)} " if any(not_paper(m) for m in models) else "") +
             "Click a column header to sort.</p>")

@@ -324,6 +324,9 @@ class _Runs:
             ev.files.append(rfile)
         if isinstance(data.get(DATA_KEY), dict):
             self.recorded[rfile] = data[DATA_KEY]
+        note = _sampling_note(data)
+        if note and note not in ev.warnings:
+            ev.warnings.append(note)
         self.builds[id(ev)] = e.build
         if e.records is not None:
             ev.records.extend(e.records)
@@ -351,6 +354,18 @@ class _Runs:
             raise ResultsError("no VocalGrad tasks (vocalgrad_<category>, vocalgrad_yesno_<category>, "
                                "vocalgrad_ternary_<category>) in " + ", ".join(str(s) for s in specs))
         return list(self.evals.values()), list(self.fevals.values())
+
+
+def _sampling_note(data: dict) -> str | None:
+    """The report's line for answers sampled at the maker's default temperature (``vocalgrad-openai``
+    on Gemini 3 and later records it in ``config.vocalgrad_model.decoding.sampling``), else None."""
+    model = (data.get("config") or {}).get("vocalgrad_model")
+    decoding = model.get("decoding") if isinstance(model, dict) else None
+    text = decoding.get("sampling") if isinstance(decoding, dict) else None
+    if isinstance(text, str) and text.startswith("sampled at the maker's default"):
+        return (text.split(";")[0] + ": the answers are samples, not greedy decoding; a rerun may answer otherwise "
+                "and the answer log keeps the first answers")
+    return None
 
 
 def _check_counts(ev: Evaluation | FormatEvaluation, cat: str, recs: list[dict], sfile: Path) -> None:

@@ -9,12 +9,12 @@ import vocalgrad
 from harness_tasks.metrics import MIN_CLUSTERS
 from harness_tasks.variants import EXT_VARIANT
 
-from .analysis import few_sources
+from .verdicts import THESE_VOICES, few_sources, headline_text, no_claim_reason
 from .content import NOT_PAPER_MARK, NOT_PAPER_NOTE, data_lines, not_paired_lines, not_paper
 from .extras import extras_markdown
 from .formats import formats_markdown
 from .trajectory import trajectory_markdown
-from .stats import MAX_ERROR_RATE
+from .stats import MAX_ERROR_RATE, MIN_CLIPS, NOT_DIFFERENT, TOO_FEW
 
 __all__ = ["render_markdown", "slug"]
 
@@ -62,11 +62,54 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _mark(g: dict) -> str:
-    """Verdict cell: the paper's (binomial) verdict, plus the clustered one when there is one and they differ."""
-    v = g.get("verdict", "n/a")
-    vc = g.get("verdict_clustered", v)
-    cell = f"**{v}**" if v == "not different from chance" else v
-    return cell if vc == v or vc.startswith("n/a") else f"{cell} (clustered: {vc})"
+    """Headline verdict cell (:func:`~analysis.report.verdicts.headline_text`), the verdict in bold when it is
+    no claim (``**not different from chance** over voices``)."""
+    h = g["headline"]
+    text = headline_text(h)
+    if h["verdict"] in (NOT_DIFFERENT, TOO_FEW):
+        return text.replace(h["verdict"], f"**{h['verdict']}**", 1)
+    return text
+
+
+def _clip_mark(g: dict) -> str:
+    """The verdict on these voices (the clip bootstrap's, or the exact test's on few clips)."""
+    return g.get("verdict", "n/a")
+
+
+#: The two questions, in two sentences (report.md, the page's help text, docs/statistics.md).
+QUESTIONS = ("*Over voices* (the headline): would the model beat chance on voices in general, not just the ones "
+             "drawn? *These voices* (the paper's clip bootstrap): how much would the figure move if the model "
+             "answered these same clips again?")
+
+#: Headers of a row's headline and its clip-level figures (report.md and the page).
+HEADLINE_HEAD = ["95 % CI", "vs chance"]
+CLIP_HEAD = ["95 % CI these voices", "vs chance, these voices"]
+
+
+def headline_cells(g: dict) -> list[str]:
+    """A row's headline interval and verdict, then its clip-level interval and verdict (these voices)."""
+    return [ci(g["headline"]["ci"]), _mark(g), ci(g["ci"]["acc"]["binomial"]), _clip_mark(g)]
+
+
+def headline_line(ov: dict) -> str:
+    """The terminal line's figures of a row: ``[lo, hi] above chance over voices (these voices, clip bootstrap:
+    [lo, hi] above chance)``; below MIN_CLUSTERS sources ``[lo, hi] above chance on these voices; no claim over
+    voices (4 sources; ...)``."""
+    h = ov["headline"]
+    text = f"{ci(h['ci'])} {headline_text(h, why=True)}"
+    if h["over"] != THESE_VOICES:
+        text += f" (these voices, clip bootstrap: {ci(ov['ci']['acc']['binomial'])} {ov['verdict']})"
+    return text
+
+
+def no_claim_line(models: list[dict[str, Any]]) -> list[str]:
+    """One line naming the runs of fewer than MIN_CLUSTERS sources: no claim over voices, and why."""
+    few = [m for m in models if m.get("has_samples") and m["overall"]["headline"]["over"] == THESE_VOICES]
+    if not few:
+        return []
+    names = "; ".join(f"{m['label']}: {no_claim_reason(m['overall']['n_sources'])}" for m in few)
+    return [f"> **No claim over voices** ({names}). With fewer sources the voices drawn decide the figure: "
+            "the intervals and verdicts shown are about these voices only.", ""]
 
 
 def _escape(text: str, limit: int = 80) -> str:
@@ -80,12 +123,10 @@ def _escape(text: str, limit: int = 80) -> str:
 def _breakdown_table(groups: dict, first: str) -> list[str]:
     rows = []
     for name, g in groups.items():
-        rows.append([name, g["n"], pct(g["acc"]), ci(g["ci"]["acc"]["binomial"]),
-                     ci_clustered(g["ci"]["acc"]["clustered"], g.get("n_sources")), pct(g["acc_parsed"]),
-                     pct(g["balanced_acc"]),
-                     pct(g["parse_rate"]), _mark(g)])
-    return _table([first, "clips", "acc %", "95 % CI binomial", "95 % CI clustered", "acc parsed %",
-                   "balanced acc %", "parsed %", "vs chance"], rows)
+        rows.append([name, g["n"], pct(g["acc"])] + headline_cells(g)
+                    + [pct(g["acc_parsed"]), pct(g["balanced_acc"]), pct(g["parse_rate"])])
+    return _table([first, "clips", "acc %"] + HEADLINE_HEAD + CLIP_HEAD
+                  + ["acc parsed %", "balanced acc %", "parsed %"], rows)
 
 
 def _model_section(m: dict, plot: str | None) -> list[str]:
@@ -107,12 +148,11 @@ def _model_section(m: dict, plot: str | None) -> list[str]:
         return lines + _table(["category", "clips", "acc %", "balanced acc %", "increase ratio %"], rows)
     ov = m["overall"]
     lines += ["### Overall", ""]
-    lines += _table(["clips", "acc %", "95 % CI binomial", "95 % CI clustered", "mean over categories %",
-                     "acc parsed %", "balanced acc %", "95 % CI binomial (balanced)", "vs chance"],
-                    [[ov["n"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
-                      ci_clustered(ov["ci"]["acc"]["clustered"], ov.get("n_sources")),
-                      pct(ov["category_mean_acc"]), pct(ov["acc_parsed"]), pct(ov["balanced_acc"]),
-                      ci(ov["ci"]["balanced_acc"]["binomial"]), _mark(ov)]])
+    lines += _table(["clips", "sources", "acc %"] + HEADLINE_HEAD + CLIP_HEAD
+                    + ["acc parsed %", "balanced acc %", "95 % CI these voices (balanced)"],
+                    [[ov["n"], ov["n_sources"], pct(ov["acc"])] + headline_cells(ov)
+                     + [pct(ov["acc_parsed"]), pct(ov["balanced_acc"]), ci(ov["ci"]["balanced_acc"]["binomial"])]])
+    lines += no_claim_line([m])
     for key, title in (("category", "By category"), ("tier", "By tier"), ("trajectory", "By trajectory"),
                        ("direction", "By direction (gold label)")):
         lines += [f"### {title}", ""] + _breakdown_table(m[f"by_{key}"], key)
@@ -134,9 +174,9 @@ def _model_section(m: dict, plot: str | None) -> list[str]:
                          "acc (generated) %"], rows)
     lines += ["### Answer parsing", ""]
     lines += _table(["clips", "parsed", "unparsed (no direction)", "ambiguous (both)", "adapter errors",
-                     "retried", "exact match %", "rule-based parse %"],
+                     "blocked by the provider", "retried", "exact match %", "rule-based parse %"],
                     [[ov["n"], ov["n_parsed"], ov["n_unparsed"], ov["n_ambiguous"], ov["n_error"],
-                      ov["n_retried"], pct(ov["exact_match_rate"]), pct(ov["parse_rate"])]])
+                      ov.get("n_blocked", 0), ov["n_retried"], pct(ov["exact_match_rate"]), pct(ov["parse_rate"])]])
     lines += [f"### {_top_heading(len(m['top_outputs']))}", ""]
     rows = [[i, _escape(t["output"]), t["count"], pct(t["share"])] for i, t in enumerate(m["top_outputs"], 1)]
     lines += _table(["#", "output", "count", "share %"], rows)
@@ -149,25 +189,25 @@ def _top_heading(n: int) -> str:
 
 
 def _intro(s: dict[str, Any], n_models: int) -> list[str]:
-    """How to read the figures: accuracy, intervals, the overall figures and the chance flags."""
+    """How to read the figures: the two questions, the intervals, the overall figures and the chance flags."""
     return [f"{n_models} evaluation(s). Accuracy counts unparsed answers as wrong (toolkit docs/benchmark.md "
-            "§7–§8). "
-            f"95 % intervals: *binomial* is a percentile bootstrap with {s['bootstrap_draws']:,} draws, seed "
-            f"{s['seed']}, resampling clips independently (the paper's interval: the uncertainty of the answers on "
-            "these sources); *clustered* treats source utterances as the independent units (the 24 conditions of a "
-            "source per category are not independent: a jackknife over sources with a t quantile, for voices in "
-            f"general); it needs at least {MIN_CLUSTERS} sources and reads *n/a (k sources)* with fewer. Their "
-            "coverage is measured by simulation in the toolkit's docs/statistics.md. ", "",
+            "§7–§8).", "", "**Which question each figure answers.** " + QUESTIONS, "",
+            f"The headline (*95 % CI*, *vs chance*) is over voices from {MIN_CLUSTERS} source utterances: the "
+            "sources are the independent units (a jackknife over sources with a t quantile, *clustered*). With "
+            "fewer sources no claim over voices can be made (too few voices to tell the model from the voices "
+            "drawn), and the headline shows the clip-level figure, marked *on these voices*. *95 % CI these "
+            f"voices* is a percentile bootstrap of clips with {s['bootstrap_draws']:,} draws, seed {s['seed']} (the "
+            "paper's interval). Their coverage is measured by simulation in the toolkit's docs/statistics.md.", "",
             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
             "category (or each source with all its categories) and average the categories in every draw.", "",
-            "**vs chance**: the overall row is *above/below chance* when its binomial interval excludes 50 %. The rows "
-            "of a table (categories, tiers, ...) are flagged by "
-            f"{s.get('chance_flags', 'exact binomial tests')} (Holm's step-down adjustment for multiple "
-            "comparisons); **not different from chance** otherwise. A row's *clustered* verdict, shown where it "
-            "differs, flips the signs of whole sources (max-T adjusted over the table's rows), from "
-            f"{MIN_CLUSTERS} sources. A row with more than {100 * MAX_ERROR_RATE:.0f} % error answers (failed "
-            "requests) is not a measurement and gets none (*n/a: k % error answers*).", ""]
+            "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows of a "
+            "table (categories, tiers, ...) are flagged over voices by sign flips of whole sources (max-T adjusted "
+            f"over the table's rows), on these voices by {s.get('chance_flags', 'exact binomial tests')} (Holm); "
+            f"**not different from chance** otherwise. Where no interval can tell (under {MIN_CLIPS} clips, every "
+            "answer right or every answer wrong) the exact test decides, and **too few clips** stands where it "
+            f"does not reject. A row with more than {100 * MAX_ERROR_RATE:.0f} % error answers (failed requests) "
+            "is not a measurement and gets none (*n/a: k % error answers*).", ""]
 
 
 def _summary(models: list[dict[str, Any]]) -> list[str]:
@@ -176,17 +216,15 @@ def _summary(models: list[dict[str, Any]]) -> list[str]:
     for m in models:
         ov = m["overall"]
         if m["has_samples"]:
-            rows.append([m["label"], ov["n"], ov["n_sources"], pct(ov["acc"]), ci(ov["ci"]["acc"]["binomial"]),
-                         ci_clustered(ov["ci"]["acc"]["clustered"], ov["n_sources"]), pct(ov["balanced_acc"]),
-                         pct(ov["acc_parsed"]),
-                         pct(ov["parse_rate"]), pct(ov["exact_match_rate"]), pct(ov["increase_ratio"]),
-                         _mark(ov)])
+            rows.append([m["label"], ov["n"], ov["n_sources"], pct(ov["acc"])] + headline_cells(ov)
+                        + [pct(ov["balanced_acc"]), pct(ov["acc_parsed"]), pct(ov["parse_rate"]),
+                           pct(ov["exact_match_rate"]), pct(ov["increase_ratio"])])
         else:
-            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "–", "–", "–", "–", "–", "–",
-                         "n/a (no sample log)"])
-    header = ["model", "clips", "sources", "acc %", "95 % CI binomial", "95 % CI clustered", "balanced acc %",
-              "acc parsed %", "parsed %", "exact match %", "increase ratio %", "vs chance"]
-    return ["## Summary", ""] + _table(header, rows)
+            rows.append([m["label"], "–", "–", pct(ov["category_mean_acc"]), "–", "n/a (no sample log)"]
+                        + ["–"] * 7)
+    header = (["model", "clips", "sources", "acc %"] + HEADLINE_HEAD + CLIP_HEAD
+              + ["balanced acc %", "acc parsed %", "parsed %", "exact match %", "increase ratio %"])
+    return ["## Summary", ""] + _table(header, rows) + no_claim_line(models)
 
 
 def _category_table(models: list[dict[str, Any]], paper: dict[str, Any]) -> list[str]:
@@ -195,8 +233,7 @@ def _category_table(models: list[dict[str, Any]], paper: dict[str, Any]) -> list
     lines = ["## Accuracy by category, with the paper's numbers", "",
               "Rows marked *(paper)* are the published results of the paper on its VCTK test set "
               f"({paper['source']}), copied as data for comparison — they were not computed from "
-              "these results. *avg* is the unweighted mean over categories (the overall figure); † = not different "
-              "from chance (Holm-adjusted over the categories).", ""]
+              "these results. *avg* is the unweighted mean over categories (the overall figure); " + DAGGER + "", ""]
     rows = [_accuracy_row(m, cats) for m in models]
     for row, m in zip(rows, models):
         row[0] += f" {NOT_PAPER_MARK}" if not_paper(m) else ""  # not the paper's VCTK set (## Data)
@@ -216,18 +253,28 @@ def _extension_table(models: list[dict[str, Any]]) -> list[str]:
     lines = ["## Extension attributes (not part of the paper's benchmark)", "",
              "Attributes the paper does not have (`vocalgrad attributes`, task group `vocalgrad_ext`): they are "
              "not part of the paper's benchmark, have no published numbers and are left out of the tables above "
-             "that compare with the paper. *avg* is the unweighted mean over these attributes; † = not different "
-             "from chance (Holm-adjusted over the categories).", ""]
+             "that compare with the paper. *avg* is the unweighted mean over these attributes; " + DAGGER, ""]
     rows = [_accuracy_row(m, cats) for m in models]
     return lines + _table(["model"] + cats + ["avg"], rows) + [""]
 
 
+#: What † after a category's accuracy means (report.md and the page).
+DAGGER = (f"† = no claim against chance for that category: its headline flag (over voices from {MIN_CLUSTERS} "
+          "sources, else on these voices; adjusted over the categories) is *not different from chance* or *too few "
+          "clips*.")
+
+
+def no_claim(g: dict) -> bool:
+    """The row's headline is no claim against chance (not different, or too few clips): marked † in tables."""
+    return (g.get("headline") or {}).get("verdict", g.get("verdict")) in (NOT_DIFFERENT, TOO_FEW)
+
+
 def _accuracy_row(m: dict[str, Any], cats: list[str]) -> list[str]:
-    """A model's accuracy per category († = not different from chance; empty where not run) and its mean."""
+    """A model's accuracy per category (:data:`DAGGER`; empty where not run) and its mean."""
     cells = []
     for c in cats:
         g = m["by_category"].get(c)
-        mark = "†" if g is not None and g.get("verdict") == "not different from chance" else ""
+        mark = "†" if g is not None and no_claim(g) else ""
         cells.append("" if g is None else pct(g.get("acc")) + mark)
     return [m["label"]] + cells + [pct(m["overall"].get("category_mean_acc"))]
 

@@ -22,6 +22,8 @@ import numpy as np  # noqa: E402
 
 from generation.audio import atomic_path
 
+from .verdicts import headline_text
+
 __all__ = ["plot_comparison", "plot_model", "save"]
 
 _BAR = "#8fb4d9"     # accuracy bars
@@ -59,9 +61,9 @@ def _acc_panel(ax, groups: dict, title: str, *, rotate: bool = False) -> None:
         clustered = _err(groups, "clustered", vals)
         if not np.isnan(clustered).all():  # none from fewer than MIN_CLUSTERS sources
             ax.errorbar(x, vals, yerr=clustered, fmt="none", ecolor=_CLU, alpha=0.35,
-                        elinewidth=7, capsize=0, zorder=3, label="95 % CI, clustered by source")
+                        elinewidth=7, capsize=0, zorder=3, label="95 % CI over voices (clustered by source)")
         ax.errorbar(x, vals, yerr=_err(groups, "binomial", vals), fmt="none", ecolor="black",
-                    elinewidth=1.2, capsize=4, zorder=4, label="95 % CI, binomial bootstrap")
+                    elinewidth=1.2, capsize=4, zorder=4, label="95 % CI these voices (clip bootstrap)")
     ax.axhline(50, color=_CHANCE, ls="--", lw=1.2, zorder=5, label="chance (50 %)")
     for xi, v in zip(x, vals):
         if not math.isnan(v):
@@ -114,9 +116,9 @@ def plot_model(model: dict[str, Any], path: Path) -> Path:
         return save(fig, path)
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), gridspec_kw={"width_ratios": [3, 2]})
     ov = model["overall"]
-    lo, hi = ov["ci"]["acc"]["binomial"]
+    lo, hi = ov["headline"]["ci"]
     fig.suptitle(f"{model['label']} — accuracy {_pct(ov['acc']):.1f} % "
-                 f"[{_pct(lo):.1f}, {_pct(hi):.1f}] on {ov['n']} clips ({ov['verdict']})",
+                 f"[{_pct(lo):.1f}, {_pct(hi):.1f}] on {ov['n']} clips ({headline_text(ov['headline'])})",
                  fontsize=12, fontweight="bold")
     _acc_panel(axes[0, 0], model["by_category"], "accuracy per category", rotate=True)
     handles, labels = axes[0, 0].get_legend_handles_labels()

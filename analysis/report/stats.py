@@ -31,7 +31,9 @@ from harness_tasks.stat_settings import STATS
 __all__ = [
     "ALPHA",
     "DRAWS",
+    "MIN_CLIPS",
     "NOT_DIFFERENT",
+    "TOO_FEW",
     "SEED",
     "binomial_p",
     "chance_flags",
@@ -54,6 +56,10 @@ CHANCE = 0.5
 ALPHA = STATS.alpha
 #: Verdict of a row (or interval) that is not shown to differ from chance.
 NOT_DIFFERENT = "not different from chance"
+#: Fewest clips from which an interval gives a verdict (below: the exact test, and :data:`TOO_FEW`).
+MIN_CLIPS = STATS.min_clips
+#: Verdict of a row of fewer than :data:`MIN_CLIPS` clips whose exact test does not reject.
+TOO_FEW = "too few clips"
 
 
 def intervals(records: Sequence[dict[str, Any]], metric: str = "acc", *, draws: int = DRAWS,
@@ -113,32 +119,40 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return out
 
 
-def chance_flags(rows: Sequence[tuple[int, int]], *, alpha: float = ALPHA,
-                 chance: float = CHANCE) -> list[tuple[float, float, str]]:
+def chance_flags(rows: Sequence[tuple[int, int]], *, alpha: float = ALPHA, chance: float = CHANCE,
+                 pvalues: Sequence[float] | None = None,
+                 clips: Sequence[int] | None = None) -> list[tuple[float, float, str]]:
     """Above/below-chance flags of the rows of one table, Holm-adjusted over the table.
 
     Parameters
     ----------
     rows : sequence of (correct, n)
-        Correct answers (unparsed = wrong) and clips of each row (category, tier, ...).
+        Correct answers (unparsed = wrong) and answers of each row (category, tier, ...).
+    pvalues : sequence of float, optional
+        Each row's exact p-value when it is not the binomial test of ``(correct, n)`` (a row whose clips hold
+        several answers: the sign-flip test over clips, :func:`analysis.report.verdicts.exact_p`).
+    clips : sequence of int, optional
+        Distinct clips of each row (default ``n``): a row of fewer than :data:`MIN_CLIPS` that is not flagged
+        reads :data:`TOO_FEW`.
 
     Returns
     -------
     list of (p, p_holm, verdict)
-        Exact binomial p-value, its Holm adjustment over the rows, and ``"above chance"`` /
-        ``"below chance"`` when ``p_holm < alpha``, else ``"not different from chance"``
-        (``"n/a"`` for an empty row).
+        Exact p-value, its Holm adjustment over the rows, and ``"above chance"`` / ``"below chance"`` when
+        ``p_holm < alpha``, else ``"not different from chance"`` (``"too few clips"`` under
+        :data:`MIN_CLIPS` clips; ``"n/a"`` for an empty row).
     """
-    ps = [binomial_p(k, n, chance=chance) for k, n in rows]
+    ps = list(pvalues) if pvalues is not None else [binomial_p(k, n, chance=chance) for k, n in rows]
+    clips = list(clips) if clips is not None else [n for _, n in rows]
     adj = holm(ps)
     out = []
-    for (k, n), p, q in zip(rows, ps, adj):
+    for (k, n), m, p, q in zip(rows, clips, ps, adj):
         if n <= 0 or math.isnan(q):
             out.append((p, q, "n/a"))
         elif q < alpha:
             out.append((p, q, "above chance" if k / n > chance else "below chance"))
         else:
-            out.append((p, q, NOT_DIFFERENT))
+            out.append((p, q, TOO_FEW if m < MIN_CLIPS else NOT_DIFFERENT))
     return out
 
 

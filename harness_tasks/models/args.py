@@ -9,7 +9,8 @@ from typing import Any
 
 from vocalgrad import VocalGradError
 
-__all__ = ["ModelArgumentError", "as_bool", "float_arg", "int_arg", "positive_int"]
+__all__ = ["ModelArgumentError", "UnknownModelArgument", "accepted_arguments", "as_bool", "bounded", "float_arg",
+           "int_arg", "positive_int"]
 
 
 def as_bool(value: Any, *, name: str = "flag") -> bool:
@@ -28,6 +29,46 @@ def as_bool(value: Any, *, name: str = "flag") -> bool:
 
 class ModelArgumentError(VocalGradError, ValueError):
     """A ``--model_args`` value that cannot be used; the message names the argument (one line, exit 2)."""
+
+
+class UnknownModelArgument(ModelArgumentError, TypeError):
+    """A ``--model_args`` name the adapter does not take (a ``TypeError`` too, as Python names a wrong keyword)."""
+
+
+def accepted_arguments(cls: type) -> list[str]:
+    """The keyword arguments the ``__init__`` methods of ``cls`` and its bases name (sorted)."""
+    import inspect
+
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            params = inspect.signature(init).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        names.update(p.name for p in params if p.name != "self"
+                     and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return sorted(names)
+
+
+def bounded(value: Any, name: str, *, low: float, high: float = float("inf"), low_open: bool = False,
+            whole: bool = False) -> float | int:
+    """A numeric model argument inside its range (``low`` < value when ``low_open``, else ``low`` <=
+    value; value <= ``high``; finite); the one-line error names the argument and the range."""
+    import math
+
+    try:
+        x = int(value) if whole else float(value)
+    except (TypeError, ValueError):
+        x = None
+    if x is None or not math.isfinite(x) or (x <= low if low_open else x < low) or x > high:
+        lo = f"> {low:g}" if low_open else f">= {low:g}"
+        rng = lo if high == float("inf") else f"{lo} and <= {high:g}"
+        raise ModelArgumentError(f"--model_args {name} must be {'a whole number' if whole else 'a finite number'} "
+                                 f"{rng}, got {value!r}")
+    return x
 
 
 def int_arg(value: Any, name: str) -> int:

@@ -40,7 +40,9 @@ model error) is retried on halves of the batch down to single clips; a clip that
 gets an error answer (:func:`harness_tasks.parsing.error_answer`): counted wrong (``error_rate``),
 kept in lm-eval's sample log with its reason, listed in a warning at the end, never a crash.
 Only :class:`FatalAdapterError` (e.g. a crashed worker process) stops the run. Error answers are
-logged but not reused by a rerun.
+logged but not reused by a rerun. A reply the provider blocked is a *blocked answer*
+(:func:`harness_tasks.parsing.blocked_answer`): the provider's answer, logged and reused like any
+other, never retried, counted wrong and in ``blocked_rate``.
 
 *Several processes.* Under ``accelerate launch`` / ``torchrun`` (``WORLD_SIZE`` > 1) the base
 sets lm-eval's ``rank`` / ``world_size`` and its gather / barrier primitives, so lm-eval splits
@@ -63,10 +65,11 @@ from lm_eval.api.model import LM
 from vocalgrad import VocalGradError
 
 from ..clip_audio import audio_sha256
-from ..parsing import classify_answer, error_answer, is_error_answer
+from ..parsing import classify_answer, error_answer, is_blocked_answer, is_error_answer
 from .answer_tally import count_answers
 from .answer_log import AnswerLog, answer_key, ask_claimed, default_log_root
-from .args import ModelArgumentError, as_bool, float_arg, int_arg, positive_int
+from .args import (ModelArgumentError, UnknownModelArgument, accepted_arguments, as_bool, float_arg, int_arg,
+                   positive_int)
 from .distributed import Distributed
 from .query import Answer, Query, layout
 from .thinking import ReasoningRoute
@@ -148,7 +151,9 @@ class VocalGradLM(ReasoningRoute, Distributed, LM):
         self._answer_log: AnswerLog | None | bool = False  # False: not opened yet
         unknown = set(kwargs) - {"device", "max_batch_size"}
         if unknown:
-            raise TypeError(f"{type(self).__name__}: unknown model argument(s): {', '.join(sorted(unknown))}")
+            raise UnknownModelArgument(
+                f"{self.name or type(self).__name__}: unknown model argument(s) {', '.join(sorted(unknown))}; "
+                f"it takes {', '.join(a for a in accepted_arguments(type(self)) if a != 'kwargs')}")
         self._setup_distributed(kwargs.get("device"))
 
     @staticmethod
@@ -181,6 +186,10 @@ class VocalGradLM(ReasoningRoute, Distributed, LM):
                          sum(classify_answer(self.parser_text(answers[q.index]), q.answer_words)[1] == "parsed"
                              for q in todo))
         self.count_reasoning(answers)
+        blocked = sum(is_blocked_answer(a) for a in answers)
+        if blocked:
+            log.warning("%s: %d of %d clip(s) were blocked by the provider (status blocked: counted wrong and in "
+                        "blocked_rate, never re-asked)", type(self).__name__, blocked, len(queries))
         errors = [(q.clip_id, a) for q, a in zip(queries, answers) if is_error_answer(a)]
         count_answers(len(queries), errors)  # vocalgrad-eval: every request failed? (answer_tally)
         if errors:

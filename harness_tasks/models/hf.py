@@ -55,8 +55,11 @@ generation : str              ``greedy`` (default), ``checkpoint`` (the checkpoi
                               penalty kept: lmms-eval's decoding, docs/lmms-eval.md)
 retry_unparsed : bool         one retry with 256 new tokens for unparsed answers (default true;
                               off with ``scoring=logits``)
-thinking : bool               the checkpoint reasons before answering (default ``auto``: its family
-                              tells, e.g. Qwen3-Omni by the name ``-Thinking``)
+thinking : str                ``auto`` (default: its family tells whether the checkpoint reasons,
+                              e.g. Qwen3-Omni by the name ``-Thinking``; the chat template gets no
+                              switch), ``on`` or ``off``: it does or does not, and the family's
+                              switch (``enable_thinking`` for Gemma 4 and unknown families) reaches
+                              the chat template (``true``/``false`` read as on/off)
 reasoning_budget : int        reasoning tokens added to every request's budget (default ``auto``:
                               4096 for a thinking checkpoint, else 0)
 """
@@ -74,7 +77,7 @@ from ..parsing import error_answer
 from .base import ModelArgumentError, Query, as_bool
 from .chat import ChatLM
 from .families import Item, LoadedModel, as_item, load, resolve_model_class
-from .thinking import KNOWN_DELIMITERS
+from .thinking import KNOWN_DELIMITERS, parse_thinking
 
 log = logging.getLogger("vocalgrad")
 
@@ -133,8 +136,7 @@ class HFAudioLM(ChatLM):
                                     model_class=model_class, family=family, peft=peft, processor=processor,
                                     attn_implementation=attn_implementation,
                                     generation=str(generation or "greedy").strip().lower(),
-                                    thinking=None if str(thinking).strip().lower() == "auto"
-                                    else as_bool(thinking, name="thinking"))
+                                    thinking=parse_thinking(thinking))
         self.model, self.processor, self.tokenizer = self.lm.model, self.lm.processor, self.lm.tokenizer
         self.model_name = self.lm.name
         self._device = self.lm.device
@@ -154,7 +156,8 @@ class HFAudioLM(ChatLM):
         lm = self.lm
         return {"thinks": bool(getattr(lm, "thinks", False)),
                 "delimiters": getattr(lm, "reasoning", ()) or KNOWN_DELIMITERS,
-                "opened": bool(getattr(lm, "reasoning_opened", False))}
+                "opened": bool(getattr(lm, "reasoning_opened", False)),
+                "thinking": getattr(lm, "thinking", "auto"), "template_kwargs": getattr(lm, "template_kwargs", {})}
 
     def identity(self) -> dict[str, Any]:
         """What decides the answers besides the request (used by the answer log where present)."""

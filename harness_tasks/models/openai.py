@@ -2,21 +2,26 @@
 maker documents (:mod:`.providers`).
 
 ``provider=`` picks the request: ``openai-compatible`` (vLLM, SGLang: chat completions with the
-full greedy fields, ``vllm serve ...``; the way to spread an evaluation over many GPUs and nodes),
-``openai`` (OpenAI's API: ``gpt-audio``, ``gpt-4o-audio-preview``; only the fields it accepts),
-``gemini`` (Gemini's native ``generateContent`` with inline audio and a thinking budget, through
-``google-genai``), ``gemini-openai`` (Google's OpenAI-compatible endpoint). ``auto`` (default)
+full greedy fields, ``vllm serve ...``; the way to spread an evaluation over many GPUs and nodes;
+the server is asked what it is, and SGLang gets ``audio_url`` parts, :mod:`.providers.servers`),
+``openai`` (OpenAI's API: ``gpt-audio-1.5``; only the fields it accepts), ``gemini`` (Gemini's
+native ``generateContent`` with inline audio, through ``google-genai``; Gemini 3 and later with a
+``thinking_level`` at the maker's default temperature, Gemini 2.5 with a thinking budget, greedy),
+``gemini-openai`` (Google's OpenAI-compatible endpoint). ``auto`` (default)
 reads it from ``base_url`` (:func:`.providers.detect`). docs/models.md has exact commands. Each
 clip is sent as 16-bit WAV, after the text by default.
 
 Robustness: requests run concurrently in threads; the providers' SDKs retry HTTP 429 / 408 / 5xx,
-timeouts and connection errors (``Retry-After`` honoured by ``openai``); malformed replies are
-asked again here; a request that still fails is returned as an *error answer* (counted by
-``error_rate``). A refused request field (HTTP 400 naming it: ``Unrecognized request argument
+timeouts and connection errors (``Retry-After`` honoured by ``openai``); each attempt ends within
+``timeout`` seconds, connect and every read together (:mod:`.providers.deadline`); malformed
+replies are asked again here; a request that still fails is returned as an *error answer* (counted
+by ``error_rate``). A reply the provider blocked (Gemini's SAFETY, RECITATION, PROHIBITED_CONTENT,
+BLOCKLIST, SPII or a blocked prompt; OpenAI's ``content_filter`` or ``refusal``) is a *blocked
+answer* (counted by ``blocked_rate``): asked once, never parsed, even when it carries text. A refused request field (HTTP 400 naming it: ``Unrecognized request argument
 supplied: repetition_penalty``), a refused key (401/403) or an unknown model (404) would fail
-every clip alike: the run stops with one line naming it. An empty reply (a thinking model that
-spent its budget) is asked again with ``empty_budget_factor`` times the token budget; still empty,
-it is an error answer, never a cached success. Every answer goes to the base class's per-clip
+every clip alike: the run stops with one line naming it. An empty reply that was not blocked (a
+thinking model that spent its budget) is asked again with ``empty_budget_factor`` times the token
+budget; still empty, it is an error answer, never a cached success. Every answer goes to the base class's per-clip
 answer log at once (fsync-ed; key: model, base_url, every request setting, prompt, audio sha256,
 ...), so an interrupted or repeated run resumes without paying twice. Ctrl-C (SIGINT) cancels the
 requests not yet sent, waits for the ones on the wire (their answers are logged), and exits.
@@ -31,7 +36,13 @@ base_url : str                 default ``$OPENAI_BASE_URL`` or ``https://api.ope
 api_key_env : str              environment variable holding the key (default ``GEMINI_API_KEY``
                                for the Gemini providers, else ``OPENAI_API_KEY``; may be unset for
                                a local server)
-audio_format : str             ``input_audio`` (default) or ``audio_url`` (chat completions only)
+audio_format : str             ``auto`` (default: ``audio_url`` for SGLang, else ``input_audio``,
+                               switched once if the server refuses it), ``input_audio`` or
+                               ``audio_url`` (chat completions only)
+thinking : str                 ``auto`` (default), ``on`` or ``off``: ``openai-compatible`` sends
+                               ``chat_template_kwargs`` with the family's switch (``enable_thinking``);
+                               ``on`` (or a checkpoint named as thinking, e.g. ``...-Thinking``) adds
+                               ``reasoning_budget`` (default 4096) to every request's budget
 audio_first : bool             put the audio before the text (default false; a task's own
                                setting, e.g. ``vocalgrad_audiofirst``, wins)
 system_prompt : str            optional system message (Gemini: ``system_instruction``)
@@ -41,9 +52,14 @@ max_tokens : int | task | none the answer budget: ``task`` = the task's budget (
                                ``openai``); Gemini: ``max_output_tokens`` is this plus ``thinking_budget``
 max_completion_tokens : ...    body field ``max_completion_tokens`` (same values; default ``task``
                                for ``openai``, else left out)
-thinking_budget : int | none   Gemini: ``thinking_config.thinking_budget`` (default 1024; 0 = off
-                               on the Flash models; ``none`` = the model's own)
-temperature : float | none     default 0; ``none`` leaves the field out
+thinking_budget : int | none   Gemini 2.5: ``thinking_config.thinking_budget`` (default 1024; 0 = off
+                               on the Flash models; ``none`` = the model's own); refused on Gemini 3
+thinking_level : str | none    Gemini 3 and later: ``thinking_config.thinking_level`` (``minimal``,
+                               ``low``, ``medium``, ``high``, ``xhigh``; default ``low``; ``none`` = the
+                               model's own); refused on Gemini 2.5. The thinking's room in
+                               ``max_output_tokens`` is ``reasoning_budget`` (default 4096; 0 refused)
+temperature : float | none     default 0 (Gemini 3 and later: left out, the maker's default 1.0);
+                               ``none`` leaves the field out
 greedy : str                   the rest of the greedy settings (:data:`GREEDY`): ``full`` (the
                                ``openai-compatible`` default) sends ``top_p`` 1, ``frequency_penalty`` 0,
                                ``presence_penalty`` 0 and vLLM's ``repetition_penalty`` 1 and
@@ -57,18 +73,23 @@ stop_token_ids : ints          vLLM's ``stop_token_ids`` (``|``-separated or a J
 seed, reasoning_effort, top_p  sent when given (default: left out; ``top_p`` 1 with ``greedy``)
 extra_body : JSON object       merged into the request body last (a dict, or a JSON string);
                                pass it through JSON ``--model_args '{...}'``
-empty_retries : int            re-asks of an empty reply with a larger budget (default 1)
-empty_budget_factor : float    budget multiplier per re-ask (default 4)
-concurrency : int              parallel requests (default 8)
-timeout : float                seconds per request (default 120)
-max_retries : int              the SDK's retries after the first attempt (default 5)
+empty_retries : int            re-asks of an empty reply with a larger budget (default 1; >= 0)
+empty_budget_factor : float    budget multiplier per re-ask (default 4; >= 1)
+concurrency : int              parallel requests (default 8; >= 1)
+timeout : float                seconds per attempt of a request, connect and every read together
+                               (default 120; > 0)
+max_retries : int              the SDK's retries after the first attempt (default 5; >= 0)
 backoff : float                Gemini: the SDK's first backoff in seconds (default 1, doubling,
-                               at most 60); malformed replies: the wait before asking again
+                               at most 60; >= 0); malformed replies: the wait before asking again
 answer_log : str               answer-log folder, ``auto`` (default) or ``none`` (``cache`` is an
                                older name for it)
 retry_unparsed : bool          one retry with 256 tokens for unparsed answers (default true)
-dry_run : bool                 print what the run would send (requests, audio seconds, tokens) and
-                               stop before sending anything (:mod:`.providers.estimate`)
+dry_run : bool                 print what the run would send (the profile's request fields,
+                               requests, audio seconds, tokens) and stop before sending anything
+                               (:mod:`.providers.estimate`)
+
+Out-of-range settings and unknown model arguments (``api_key=``: the key is read from the variable
+that ``api_key_env`` names) stop in one line naming the argument and what it takes.
 """
 
 from __future__ import annotations
@@ -84,10 +105,15 @@ from typing import Any
 from generation.audio import resample
 
 from ..clip_audio import encode_wav
-from ..parsing import error_answer, is_error_answer
+from ..parsing import blocked_answer, error_answer, is_marked_answer
+from .args import bounded
 from .base import ModelArgumentError, Query, VocalGradLM, as_bool, float_arg, int_arg, layout, positive_int
 from .chat import ChatLM
+from .families import FAMILIES, served_family
 from .providers import PROFILES, Malformed, Provider, RequestFailed, Stop, detect
+from .providers.gemini import profile_of, sampling
+from .providers.servers import AUDIO_FORMATS, template_fields
+from .thinking import KNOWN_DELIMITERS, join_reasoning, parse_thinking
 
 log = logging.getLogger("vocalgrad")
 
@@ -123,12 +149,14 @@ class OpenAIAudioLM(ChatLM):
         provider: str = "auto",
         base_url: str | None = None,
         api_key_env: str | None = None,
-        audio_format: str = "input_audio",
+        audio_format: str = "auto",
+        thinking: Any = "auto",
         sample_rate: Any = 0,
         max_tokens: Any = _DEFAULT,
         max_completion_tokens: Any = _DEFAULT,
         thinking_budget: Any = _DEFAULT,
-        temperature: Any = 0.0,
+        thinking_level: Any = _DEFAULT,
+        temperature: Any = _DEFAULT,
         seed: Any = None,
         reasoning_effort: Any = None,
         top_p: Any = None,
@@ -147,11 +175,15 @@ class OpenAIAudioLM(ChatLM):
     ) -> None:
         if cache is not None:
             kwargs.setdefault("answer_log", cache)
+        if "api_key" in kwargs:
+            raise ModelArgumentError(f"{self.name}: api_key is not a model argument (a key on the command line ends "
+                                     "up in logs): put it in an environment variable and name that with "
+                                     "api_key_env= (default OPENAI_API_KEY, GEMINI_API_KEY for the Gemini providers)")
         super().__init__(**kwargs)
         if not model:
             raise ModelArgumentError(f"{self.name} needs model=<name> in --model_args")
-        if audio_format not in ("input_audio", "audio_url"):
-            raise ModelArgumentError(f"audio_format must be 'input_audio' or 'audio_url', got {audio_format!r}")
+        if audio_format not in AUDIO_FORMATS:
+            raise ModelArgumentError(f"audio_format must be one of {', '.join(AUDIO_FORMATS)}, got {audio_format!r}")
         self.model = str(model)
         provider = str(provider or "auto").strip().lower()
         if provider != "auto" and provider not in PROFILES:
@@ -160,6 +192,13 @@ class OpenAIAudioLM(ChatLM):
             or ("https://generativelanguage.googleapis.com" if provider == "gemini" else "https://api.openai.com/v1")
         self.base_url = url.rstrip("/")
         self.provider_name = detect(self.base_url) if provider == "auto" else provider
+        self.thinking = parse_thinking(thinking)
+        if self.thinking != "auto" and self.provider_name != "openai-compatible":
+            raise ModelArgumentError(f"thinking= reaches the chat template of a server that renders it (provider="
+                                     f"openai-compatible: vLLM, SGLang); {self.provider_name} has its own setting: "
+                                     "reasoning_effort (OpenAI, Gemini's OpenAI endpoint) or thinking_budget (gemini)")
+        #: The served model's family (by its name; ``generic`` when none matches): its reasoning and switch.
+        self.family = served_family(self.model) or FAMILIES["generic"]
         default_greedy, budget_field, key_env = PROFILES[self.provider_name]
         key_env = key_env if api_key_env is None else api_key_env
         self.api_key = os.environ.get(key_env, "") if key_env else ""
@@ -171,7 +210,15 @@ class OpenAIAudioLM(ChatLM):
             max_completion_tokens = "task" if budget_field == "max_completion_tokens" else None
         self.max_tokens = self._budget_arg(max_tokens, "max_tokens")
         self.max_completion_tokens = self._budget_arg(max_completion_tokens, "max_completion_tokens")
+        self.profile = profile_of(self.model) if self.provider_name in ("gemini", "gemini-openai") else None
+        if temperature is _DEFAULT:
+            temperature = None if self.profile == "level" else 0.0
+        elif self.profile == "level" and not _unset(temperature) and float_arg(temperature, "temperature") < 1:
+            log.warning("%s: temperature=%s on %s: Google recommends the default 1.0 for Gemini 3 (lower values may "
+                        "loop or degrade the reasoning); sent as set", self.name, temperature, self.model)
         self.temperature = None if _unset(temperature) else float_arg(temperature, "temperature")
+        if greedy is None and self.profile == "level":
+            greedy = "none"                  # Gemini 3: top_p and the rest at the maker's defaults
         self.greedy = default_greedy if greedy is None else ("none" if _unset(greedy) else str(greedy).strip().lower())
         if self.greedy not in GREEDY:
             raise ModelArgumentError(f"greedy must be one of {', '.join(GREEDY)}, got {greedy!r}")
@@ -191,20 +238,24 @@ class OpenAIAudioLM(ChatLM):
         if extra_body is not None and not _unset(extra_body) and not isinstance(extra_body, dict):
             raise ModelArgumentError(f"extra_body must be a JSON object, got {extra_body!r}")
         self.extra_body = dict(extra_body) if isinstance(extra_body, dict) else {}
-        self.empty_retries = max(0, int_arg(empty_retries, "empty_retries"))
-        self.empty_budget_factor = max(1.0, float_arg(empty_budget_factor, "empty_budget_factor"))
-        self.concurrency = max(1, int_arg(concurrency, "concurrency"))
-        self.timeout = float_arg(timeout, "timeout")
-        self.max_retries = max(0, int_arg(max_retries, "max_retries"))
-        self.backoff = max(0.0, float_arg(backoff, "backoff"))
-        if thinking_budget is not _DEFAULT and self.provider_name != "gemini" and not _unset(thinking_budget):
-            raise ModelArgumentError(f"thinking_budget is a setting of provider=gemini (this is "
-                                     f"{self.provider_name}); Gemini's OpenAI endpoint takes reasoning_effort or "
-                                     "extra_body's google.thinking_config")
-        self.provider: Provider = self._make_provider(thinking_budget)
+        self.empty_retries = bounded(empty_retries, "empty_retries", low=0, whole=True)
+        self.empty_budget_factor = bounded(empty_budget_factor, "empty_budget_factor", low=1)
+        self.concurrency = bounded(concurrency, "concurrency", low=1, whole=True)
+        self.timeout = bounded(timeout, "timeout", low=0, low_open=True)
+        self.max_retries = bounded(max_retries, "max_retries", low=0, whole=True)
+        self.backoff = bounded(backoff, "backoff", low=0)
+        for name, value in (("thinking_budget", thinking_budget), ("thinking_level", thinking_level)):
+            if value is not _DEFAULT and self.provider_name != "gemini" and not _unset(value):
+                raise ModelArgumentError(f"{name} is a setting of provider=gemini (this is {self.provider_name}); "
+                                         "Gemini's OpenAI endpoint takes reasoning_effort or extra_body's "
+                                         "google.thinking_config")
+        self.provider: Provider = self._make_provider(thinking_budget, thinking_level)
+        if self.provider_name == "gemini" and self.profile == "level":
+            self.provider.room = self.reasoning_budget
         self.dry_run = as_bool(dry_run, name="dry_run")
         self.n_requests = 0
         self.n_errors = 0
+        self.n_blocked = 0
         self.n_empty = 0
         self.n_cut = 0
         self.usage: dict[str, int] = {}
@@ -212,35 +263,21 @@ class OpenAIAudioLM(ChatLM):
         self._cancel = threading.Event()
         self._stopped: Stop | None = None
 
-    def _make_provider(self, thinking_budget: Any) -> Provider:
+    def _make_provider(self, thinking_budget: Any, thinking_level: Any) -> Provider:
         """The provider adapter; request fields the provider is known to refuse stop here, before any request."""
         name = self.provider_name
         if name == "gemini":
-            from .providers.gemini import DEFAULT_THINKING_BUDGET, Gemini
+            from .providers.gemini import from_adapter
 
-            wrong = [f for f, v in (("max_completion_tokens", self.max_completion_tokens),
-                                    ("stop_token_ids", self.stop_token_ids),
-                                    ("reasoning_effort", self.fixed.get("reasoning_effort"))) if v]
-            wrong += [f for f in self.fixed if f.endswith("penalty") or f == "min_p"]
-            if wrong:
-                raise ModelArgumentError(
-                    f"provider=gemini (generateContent) takes no {', '.join(dict.fromkeys(wrong))}: Gemini 2.5 "
-                    "models refuse penalties; the answer budget is max_tokens (+ thinking_budget); use greedy=basic")
-            if self.audio_format != "input_audio":
-                raise ModelArgumentError("provider=gemini sends clips as inline_data; leave audio_format unset")
-            budget = DEFAULT_THINKING_BUDGET if thinking_budget is _DEFAULT else (
-                None if _unset(thinking_budget) else int_arg(thinking_budget, "thinking_budget"))
-            generation = {k: v for k, v in (("temperature", self.temperature), ("top_p", self.fixed.get("top_p")),
-                                            ("seed", self.fixed.get("seed"))) if v is not None}
-            return Gemini(model=self.model, base_url=self.base_url, api_key=self.api_key, generation=generation,
-                          thinking_budget=budget, max_output=self.max_tokens or "task", extra_body=self.extra_body,
-                          timeout=self.timeout, max_retries=self.max_retries, backoff=self.backoff, route=self.name)
+            return from_adapter(self, thinking_budget=None if thinking_budget is _DEFAULT else thinking_budget,
+                                thinking_level=None if thinking_level is _DEFAULT else thinking_level,
+                                budget_set=thinking_budget is not _DEFAULT, level_set=thinking_level is not _DEFAULT)
         from .providers.openai_api import GEMINI_OPENAI_FIELDS, ChatCompletions, openai_fields
 
         fields = ({"temperature": self.temperature} if self.temperature is not None else {}) | self.fixed
         budgets = {k: v for k, v in (("max_tokens", self.max_tokens),
                                      ("max_completion_tokens", self.max_completion_tokens)) if v is not None}
-        if name in ("openai", "gemini-openai") and self.audio_format != "input_audio":
+        if name in ("openai", "gemini-openai") and self.audio_format not in ("auto", "input_audio"):
             raise ModelArgumentError(f"provider={name} takes clips as input_audio parts only; leave audio_format unset")
         accepted = {"openai": openai_fields, "gemini-openai": lambda: GEMINI_OPENAI_FIELDS}.get(name)
         if accepted is not None:
@@ -250,9 +287,25 @@ class OpenAIAudioLM(ChatLM):
                     f"provider={name} refuses the request field(s) {', '.join(refused)} (HTTP 400); "
                     f"greedy={self.greedy} sends {', '.join(GREEDY[self.greedy]) or 'none'}: use greedy="
                     f"{PROFILES[name][0]} (the default for {name}) or leave the field out")
+        extra = dict(self.extra_body)
+        if name == "openai-compatible":
+            fields.update(template_fields(self.family, self.thinking, extra))
         return ChatCompletions(name=name, model=self.model, base_url=self.base_url, api_key=self.api_key,
-                               audio_format=self.audio_format, fields={**fields, **self.extra_body},
+                               audio_format=self.audio_format, fields={**fields, **extra},
                                budgets=budgets, timeout=self.timeout, max_retries=self.max_retries, route=self.name)
+
+    def reasoning_format(self) -> dict[str, Any]:
+        """The served model's reasoning (:class:`.thinking.ReasoningRoute`): on ``openai-compatible``
+        its family's (by name) and the ``thinking`` switch; Gemini 3 and later think on every request, in
+        ``max_output_tokens`` (``reasoning_budget`` is their room; their thoughts never reach the text);
+        elsewhere unknown."""
+        if self.provider_name != "openai-compatible":
+            fmt = super().reasoning_format()
+            return {**fmt, "thinks": True} if getattr(self, "profile", None) == "level" else fmt
+        fam = self.family
+        thinks = fam.thinks(None, self.model) if self.thinking == "auto" else self.thinking == "on"
+        return {"thinks": bool(thinks), "delimiters": fam.reasoning or KNOWN_DELIMITERS, "opened": False,
+                "thinking": self.thinking, "template_kwargs": self.provider.fields.get("chat_template_kwargs", {})}
 
     @staticmethod
     def _budget_arg(value: Any, name: str) -> int | str | None:
@@ -263,11 +316,13 @@ class OpenAIAudioLM(ChatLM):
         return positive_int(value, name, "an integer, 'task' or 'none'")
 
     def card_fields(self) -> dict[str, Any]:
+        part = getattr(self.provider, "audio_format", self.audio_format)
         layout_ = ("inline_data parts (16-bit WAV); Gemini renders it" if self.provider_name == "gemini"
-                   else f"the server's chat template renders it ({self.audio_format} parts, 16-bit WAV)")
+                   else f"the server's chat template renders it ({part} parts, 16-bit WAV)")
         return {"environment": {"file": None, "server": self.base_url, "model": self.model,
-                                "provider": self.provider_name},
-                "decoding": {"provider": self.provider_name, "greedy": self.greedy, "body": self.provider.settings()},
+                                "provider": self.provider_name, "owned_by": getattr(self.provider, "server", None)},
+                "decoding": {"provider": self.provider_name, "greedy": self.greedy, "body": self.provider.settings(),
+                             "sampling": sampling(self)},
                 "stop_tokens": self.stop_token_ids, "prompt_layout": f"{self.PROMPT_LAYOUT}; {layout_}"}
 
     def identity(self) -> dict[str, Any]:
@@ -300,15 +355,18 @@ class OpenAIAudioLM(ChatLM):
             answer = self._send(q, body)
             if answer is None:               # cancelled before sending: by a stop, or by Ctrl-C
                 raise self._stopped if self._stopped is not None else KeyboardInterrupt()
-            if answer.strip():
-                return answer if is_error_answer(answer) else self.cut_at_stops(answer, q)
+            if answer.strip():               # blocked and error answers are final: never asked again
+                return answer if is_marked_answer(answer) else self.cut_at_stops(answer, q)
             with self._count_lock:
                 self.n_empty += 1
-            scale *= self.empty_budget_factor
-            log.info("%s: empty reply for %s; asking again with %gx the budget", self.name, q.clip_id, scale)
-        return error_answer(f"empty reply {self.empty_retries + 1} time(s), last budget x{scale / self.empty_budget_factor:g} "
-                            "(a thinking model may spend the whole budget: raise max_completion_tokens, "
-                            "thinking_budget, or lower its reasoning effort)")
+            if round_ < self.empty_retries:
+                scale *= self.empty_budget_factor
+                log.info("%s: empty reply for %s; asking again with %gx the budget", self.name, q.clip_id, scale)
+        setting = {"gemini": "reasoning_budget or thinking_budget, or lower thinking_level",
+                   "openai": "max_completion_tokens or lower reasoning_effort"}.get(self.provider_name,
+                                                                                    "reasoning_budget")
+        return error_answer(f"empty reply {self.empty_retries + 1} time(s), last budget x{scale:g} "
+                            f"(a thinking model may spend the whole budget: raise {setting})")
 
     def _send(self, q: Query, body: dict) -> str | None:
         """One request (the SDK retries HTTP failures; malformed replies are asked again here): the
@@ -338,10 +396,16 @@ class OpenAIAudioLM(ChatLM):
                 break
             with self._count_lock:
                 self.n_cut += str(reply.finish).lower() in ("length", "max_tokens")
+                self.n_blocked += reply.blocked is not None
                 for key, value in reply.usage.items():
                     if isinstance(value, int) and not isinstance(value, bool):
                         self.usage[key] = self.usage.get(key, 0) + value
-            return reply.text
+            if reply.blocked is not None:    # a block is the provider's answer: its text is never parsed
+                log.warning("%s: %s blocked by %s (%s); counted as blocked, not asked again", self.name, q.clip_id,
+                            self.provider_name, reply.blocked)
+                return blocked_answer(f"{self.provider_name}: {reply.blocked}")
+            return join_reasoning(reply.reasoning, reply.text, self.reasoning_format().get("delimiters"),
+                                  cut_off=str(reply.finish).lower() in ("length", "max_tokens") and not reply.text.strip())
         with self._count_lock:
             self.n_errors += 1
         log.warning("%s: %s failed after %d attempt(s): %s", self.name, q.clip_id, attempt + 1, reason)

@@ -35,7 +35,7 @@ echo, clarity, vibration) increases or decreases over a clip. Raw model outputs 
 official rule (case-insensitive whole words increase/increases/decrease/decreases naming exactly one
 direction); anything else is unparsed and counts as wrong. Returns accuracy, accuracy over parsed
 answers, balanced accuracy, per-direction accuracy, the increase ratio (response bias, over parsed
-answers and over all), unparsed/ambiguous/error counts and rates, the exact-match rate, and 95 %
+answers and over all), unparsed/ambiguous/error/blocked counts and rates, the exact-match rate, and 95 %
 intervals of the accuracy, as the report gives them: binomial (percentile bootstrap of clips, 10,000
 draws, seed 1234) and, when `clusters` is given, clustered by source utterance (jackknife over the
 sources with a t quantile, from 20 sources; the toolkit's docs/statistics.md).
@@ -60,8 +60,8 @@ Args:
     draws (int, default 10000), seed (int, default 1234): bootstrap settings.
 Returns:
     dict: acc, acc_parsed, balanced_acc, acc_increase, acc_decrease, increase_ratio,
-    increase_ratio_all, unparsed_rate, ambiguous_rate, error_rate, exact_match_rate, n, n_parsed,
-    n_unparsed, n_ambiguous, n_error, n_exact, acc_ci [low, high], acc_ci_clustered [low, high]
+    increase_ratio_all, unparsed_rate, ambiguous_rate, error_rate, blocked_rate, exact_match_rate, n,
+    n_parsed, n_unparsed, n_ambiguous, n_error, n_blocked, n_exact, acc_ci [low, high], acc_ci_clustered [low, high]
     (with clusters), groups (with groups). Undefined rates are NaN.
 Examples:
     >>> metric = evaluate.load(PATH)

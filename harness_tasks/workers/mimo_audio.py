@@ -28,7 +28,7 @@ token when there is one), so ``N + 1`` steps leave at most ``N`` answer tokens, 
 prompt is token for token the one ``get_audio_understanding_sft_prompt`` builds. A system prompt
 becomes a ``<|im_start|>system`` turn (the form MiMo's other prompts use). Worker arguments:
 ``repo``, ``model_path``, ``tokenizer_path``, ``device`` (MiMo's default: cuda if available) and
-``thinking`` (default false).
+``thinking`` (``on``/``off``, as on every route; default off; ``true``/``false`` read the same).
 """
 
 from __future__ import annotations
@@ -101,13 +101,16 @@ def prompt(model, segment, req: Request, paths: list[str], *, system: str | None
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    word = str(args.get("thinking", "off")).strip().lower()
+    if word not in ("on", "true", "yes", "1", "off", "false", "no", "0", "auto"):
+        raise SystemExit(f"mimo_audio worker: thinking must be on or off (auto: off, MiMo's default), got {word!r}")
+    thinking = word in ("on", "true", "yes", "1")
     MimoAudio, MiMoSampler, MiMoStopper, InputSegment = import_mimo(args.get("repo"))
 
     model_path = args.get("model_path", "XiaomiMiMo/MiMo-Audio-7B-Instruct")
     model = MimoAudio(model_path, args.get("tokenizer_path", "XiaomiMiMo/MiMo-Audio-Tokenizer"),
                       device=args.get("device") or None)
     check_api(model)
-    thinking = args.get("thinking", "false").lower() in ("1", "true", "yes")
     model.task_sampler_configs[TASK] = {"global": MiMoSampler(do_sample=False), "local": MiMoSampler(do_sample=False)}
     stops = [model.tokenizer.eos_token_id, model.im_end_idx]
 

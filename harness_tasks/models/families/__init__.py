@@ -43,6 +43,7 @@ from typing import Any
 
 from .audioflamingo3 import AudioFlamingo3
 from .base import AudioInfo, Family, Item, LoadedModel, as_item, prepare_audio, resolve_model_class
+from ..thinking import parse_thinking
 from .decoding import GENERATION_MODES
 from .gemma3n import Gemma3n
 from .gemma4 import Gemma4
@@ -61,7 +62,7 @@ from .voxtral import Voxtral
 log = logging.getLogger("vocalgrad")
 
 __all__ = ["AudioInfo", "FAMILIES", "Family", "FamilyUnavailable", "Item", "LoadedModel", "as_item", "detect_family", "load",
-           "pick_device", "prepare_audio", "register", "resolve_model_class"]
+           "pick_device", "prepare_audio", "register", "resolve_model_class", "served_family"]
 
 #: name -> family (the order is the detection order; ``generic`` last).
 FAMILIES: dict[str, Family] = {}
@@ -182,7 +183,7 @@ def _torch_dtype(dtype: Any):
 def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", device: Any = "auto",
          trust_remote_code: bool = False, model_class: str | None = None, family: str | None = None,
          peft: str | None = None, processor: Any = None, attn_implementation: str | None = None,
-         generation: str = "greedy", thinking: bool | None = None, **kw: Any) -> LoadedModel:
+         generation: str = "greedy", thinking: Any = "auto", **kw: Any) -> LoadedModel:
     """Load a checkpoint (folder or Hub id, or an already loaded model) as a :class:`LoadedModel`.
 
     Parameters
@@ -208,9 +209,11 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
         ``greedy`` (default): greedy decoding whatever the checkpoint's ``generation_config`` says
         (only its token ids are kept); ``checkpoint``: the checkpoint's own settings
         (:meth:`LoadedModel.generation_settings`).
-    thinking : bool, optional
-        Whether the checkpoint reasons before answering (default: the family tells, e.g. by the
-        checkpoint's name for Qwen3-Omni Thinking / Instruct).
+    thinking : {"auto", "on", "off"} or bool
+        ``auto`` (default): the family tells whether the checkpoint reasons (e.g. by the checkpoint's
+        name for Qwen3-Omni Thinking / Instruct) and the chat template gets no thinking switch;
+        ``on`` / ``off`` (True / False): it does or does not, and the family's switch
+        (:attr:`Family.thinking_kwargs`, e.g. ``enable_thinking``) reaches the chat template.
     **kw
         Further ``from_pretrained`` keyword arguments of the model.
     """
@@ -220,7 +223,10 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
     own = _self_loading_family(pretrained, revision, family) if isinstance(pretrained, str) else None
     if generation not in GENERATION_MODES:
         raise ValueError(f"generation must be one of {', '.join(GENERATION_MODES)}, got {generation!r}")
+    thinking = parse_thinking("auto" if thinking is None else {True: "on", False: "off"}.get(thinking, thinking))
     if own is not None:
+        if thinking != "auto":
+            raise ValueError(f"family {own.name} runs its own prompt code; it has no thinking switch (leave thinking unset)")
         if generation != "greedy":
             raise ValueError(f"family {own.name} decodes greedily only (its own decoding loop); leave generation unset")
         return own.load(pretrained, revision=revision, dtype=_torch_dtype(dtype), device=dev, peft=peft)
@@ -269,6 +275,14 @@ def load(pretrained: Any, *, revision: str | None = None, dtype: Any = "auto", d
         raise ValueError(f"{name}: the processor has no chat template; VocalGrad needs one that takes audio parts")
     lm = LoadedModel(model, processor, fam, name=name, revision=revision, device=dev,
                      peft=str(peft) if peft else None, generation=generation)
-    if thinking is not None:
-        lm._set_reasoning(fam, thinks=thinking)
+    if thinking != "auto":
+        lm._set_reasoning(fam, thinking)
     return lm
+
+
+def served_family(model: str) -> Family | None:
+    """The family whose :attr:`Family.served_names` finds ``model`` (a served model's name), or None."""
+    import re
+
+    return next((fam for fam in FAMILIES.values()
+                 if fam.served_names and re.search(fam.served_names, str(model), re.IGNORECASE)), None)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..args import ModelArgumentError
 from ..query import layout
 from ..thinking import delimiter_token_ids, special_token_ids, template_opens_reasoning
 from .audio import AudioInfo, prepare_audio
@@ -79,12 +80,30 @@ class Family:
     #: Reasoning delimiters (``(open, close)`` pairs, :mod:`..thinking`) the family's checkpoints
     #: write; their special tokens are kept when decoding so the block can be split off; () = none.
     reasoning: tuple[tuple[str, str], ...] = ()
+    #: Chat-template arguments that switch thinking, each set to True (``thinking=on``) or False
+    #: (``thinking=off``); ``thinking=auto`` passes none. () with no ``reasoning`` either: the family
+    #: cannot think and ``thinking=on`` is refused.
+    thinking_kwargs: tuple[str, ...] = ()
+    #: The reasoning delimiters are special tokens of the tokenizer (a server must be asked not to
+    #: drop them: ``skip_special_tokens: false``).
+    reasoning_special: bool = False
+    #: Regular expression (case-insensitive) that finds the family in a served model's name, for the
+    #: routes that see only the name (``vocalgrad-openai``); None: not looked up by name.
+    served_names: str | None = None
     #: Lowest transformers release whose classes the family needs (checked before loading, one line).
     min_transformers: str = "4.57"
 
     def thinks(self, config: Any, name: str) -> bool:
         """Whether this checkpoint reasons before it answers (it then gets the reasoning budget)."""
         return False
+
+    def template_kwargs(self, thinking: str) -> dict[str, bool]:
+        """What ``thinking`` (``auto``/``on``/``off``) passes to the chat template (refuses ``on``
+        for a family that cannot think, in one line)."""
+        if thinking == "on" and not (self.thinking_kwargs or self.reasoning):
+            raise ModelArgumentError(f"thinking=on: model family {self.name} has no thinking mode (no reasoning "
+                                     "delimiters, no chat-template switch); leave thinking unset")
+        return {} if thinking == "auto" else {k: thinking == "on" for k in self.thinking_kwargs}
 
     def refusal(self, config: Any, name: str) -> str | None:
         """Why this checkpoint cannot answer the benchmark (one line), or None."""
@@ -119,7 +138,8 @@ class Family:
 
     def render(self, lm: "LoadedModel", convs: list[list[dict]]) -> list[str]:
         """Prompt texts (generation prompt included) of the conversations."""
-        return list(lm.processor.apply_chat_template(convs, tokenize=False, add_generation_prompt=True))
+        return list(lm.processor.apply_chat_template(convs, tokenize=False, add_generation_prompt=True,
+                                                     **getattr(lm, "template_kwargs", {})))
 
     def end_of_turn_ids(self, lm: "LoadedModel") -> list[int]:
         """Token ids the chat template writes right after an assistant turn's text (its end of
@@ -244,13 +264,17 @@ class LoadedModel:
         self.stop_token_ids: list[int] = []
         #: How the checkpoint reasons (:meth:`_set_reasoning`; families that load themselves: not at all).
         self.thinks, self.reasoning, self.reasoning_opened, self.keep_token_ids = False, (), False, []
+        #: ``thinking`` (auto/on/off) and the chat-template arguments it sets (:meth:`Family.template_kwargs`).
+        self.thinking, self.template_kwargs = "auto", {}
 
-    def _set_reasoning(self, family: Family, thinks: bool | None = None) -> None:
-        """The checkpoint's reasoning: whether it thinks (``thinks`` overrides the family's answer),
-        its delimiters, whether the chat template opens the block in the generation prompt, and the
-        special tokens of the delimiters that decoding keeps."""
+    def _set_reasoning(self, family: Family, thinking: str = "auto") -> None:
+        """The checkpoint's reasoning: the ``thinking`` switch and the template arguments it sets,
+        whether it thinks (``on``/``off`` override the family's answer), its delimiters, whether the
+        chat template opens the block in the generation prompt, and the special tokens of the
+        delimiters that decoding keeps."""
+        self.thinking, self.template_kwargs = thinking, family.template_kwargs(thinking)
         self.reasoning = tuple(family.reasoning)
-        self.thinks = bool(family.thinks(self.model.config, self.name) if thinks is None else thinks)
+        self.thinks = bool(family.thinks(self.model.config, self.name) if thinking == "auto" else thinking == "on")
         self.keep_token_ids = delimiter_token_ids(self.tokenizer, self.reasoning)
         self.reasoning_opened = template_opens_reasoning(self, family, Item("x", [])) if self.reasoning else False
 

@@ -14,7 +14,9 @@ Gemma 4 can write a thought channel before its answer, ``<|channel>thought`` ...
 (the delimiters transformers' own server parses for ``gemma4``). Its markers are special tokens, so
 plain special-token skipping would leave the thought in the answer: decoding keeps them and the
 block is split off before the parser. Thinking is off unless asked for, so no reasoning budget is
-added by default (``reasoning_budget=N`` adds one). Gemma 4 first ships in transformers 5.5.0.
+added by default (``reasoning_budget=N`` adds one). ``thinking=on`` passes ``enable_thinking=True`` to
+the chat template, which (per vLLM's ``gemma4`` reasoning parser, read 2026-12-07) puts ``<|think|>``
+in a system turn; ``thinking=off`` passes False. Gemma 4 first ships in transformers 5.5.0.
 """
 
 from ..thinking import GEMMA4_CHANNEL
@@ -26,4 +28,7 @@ class Gemma4(Family):
     model_types = ("gemma4",)
     default_class = "Gemma4ForConditionalGeneration"
     reasoning = (GEMMA4_CHANNEL,)
+    thinking_kwargs = ("enable_thinking",)
+    reasoning_special = True
+    served_names = r"gemma[-_ ]?4"
     min_transformers = "5.5"

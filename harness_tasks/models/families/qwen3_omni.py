@@ -19,7 +19,8 @@ id or the folder's name, else the config's ``_name_or_path``; ``thinking=true|fa
 ``vocalgrad-hf`` overrides it for a renamed folder): ``Qwen3-Omni-30B-A3B-Instruct`` answers
 directly; ``-Thinking`` reasons in ``<think>`` ... ``</think>`` first (plain text, not special
 tokens) and gets the reasoning budget; ``-Captioner`` takes no instruction (audio in, a caption
-out) and is refused.
+out) and is refused. Thinking is a property of the checkpoint, not a chat-template switch, so
+``thinking=on|off`` tells the route whether it reasons (its budget) and passes nothing to the template.
 """
 
 from typing import Any
@@ -39,6 +40,7 @@ class Qwen3Omni(Family):
     length_sensitive = True
     batchable = False
     reasoning = (THINK,)
+    served_names = r"qwen3[-_ ]?omni"
     min_transformers = "4.57"
 
     def thinks(self, config: Any, name: str) -> bool:

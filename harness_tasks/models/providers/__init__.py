@@ -3,16 +3,21 @@ the maker's SDK.
 
 ==========================  ==============================================================  ==========================
 ``provider=``               what                                                             default request besides
-                                                                                             temperature 0
+                                                                                             the prompt
 ==========================  ==============================================================  ==========================
-``openai-compatible``       vLLM, SGLang and other OpenAI-compatible servers (``openai``     ``max_tokens``; greedy
-                            SDK, :mod:`.openai_api`)                                         ``full`` (vLLM's fields)
-``openai``                  OpenAI's API (``gpt-audio``, ``gpt-4o-audio-preview``)          ``max_completion_tokens``;
-                                                                                             greedy ``standard``
-``gemini``                  Gemini's native ``generateContent`` (``google-genai`` SDK,       ``max_output_tokens``,
-                            :mod:`.gemini`)                                                  ``thinking_budget``
-``gemini-openai``           Google's OpenAI-compatible Gemini endpoint                       ``max_tokens``; greedy
-                                                                                             ``basic`` (``top_p``)
+``openai-compatible``       vLLM, SGLang and other OpenAI-compatible servers (``openai``     ``max_tokens``,
+                            SDK, :mod:`.openai_api`)                                         temperature 0; greedy
+                                                                                             ``full`` (vLLM's fields)
+``openai``                  OpenAI's API (``gpt-audio-1.5``)                                 ``max_completion_tokens``,
+                                                                                             temperature 0; greedy
+                                                                                             ``standard``
+``gemini``                  Gemini's native ``generateContent`` (``google-genai`` SDK,       by the model
+                            :mod:`.gemini`): Gemini 3 and later ``thinking_level`` at the    (:func:`.gemini.profile_of`)
+                            maker's default temperature, Gemini 2.5 ``thinking_budget``
+                            and temperature 0
+``gemini-openai``           Google's OpenAI-compatible Gemini endpoint                       ``max_tokens``; 2.5: temp.
+                                                                                             0, ``top_p`` 1; Gemini 3:
+                                                                                             no temperature
 ==========================  ==============================================================  ==========================
 
 ``provider=auto`` (default) picks one from ``base_url`` (:func:`detect`).

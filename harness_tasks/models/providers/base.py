@@ -35,11 +35,16 @@ FATAL_STATUS = {401, 403, 404}
 
 @dataclass
 class Reply:
-    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage."""
+    """A provider's answer: the text (reasoning parts left out), why it ended, the token usage, the
+    reasoning a server's reasoning parser split off (``""``: none), and the provider's block signal when
+    it blocked the reply (``blocked``: e.g. ``finishReason SAFETY``; the text is then not an answer,
+    whatever it holds)."""
 
     text: str
     finish: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
+    blocked: str | None = None
 
 
 class Malformed(VocalGradError):
@@ -107,8 +112,10 @@ def refused_field(message: str, sent: Iterable[str], param: str | None = None,
     low = message.lower()
     if "penalty is not enabled" in low:                      # Gemini 2.5 and later
         return next((s for s in sent if s.endswith("penalty")), "frequency_penalty")
-    if "budget" in low and "thinking" in low and any("thinking" in s for s in sent):
-        return next(s for s in sent if "thinking" in s)
+    if "thinking" in low and ("budget" in low or "level" in low) and any("thinking" in s for s in sent):
+        # "The thinking budget 99999 is invalid ...", "Thinking level MINIMAL is not supported for this model."
+        key = "thinking_level" if "level" in low else "thinking_budget"
+        return next((s for s in sent if s == key), next(s for s in sent if "thinking" in s))
     for s in sorted(spelled, key=len, reverse=True):          # a sent field quoted in the message
         if re.search(rf"['\"`]{re.escape(s)}['\"`]", message):
             return spelled[s]

@@ -2,32 +2,70 @@
 
 The request is the one Google documents: ``contents[0].parts`` holds the text and each clip as
 ``inline_data {mime_type: "audio/wav", data}`` in the order the model must hear them; a system
-prompt goes to ``system_instruction``; ``generation_config`` carries ``temperature`` 0,
-``max_output_tokens`` and ``thinking_config.thinking_budget``. Gemini 2.5 and later think by
-default and their thinking tokens count against ``max_output_tokens``, so the answer budget is
-the task's (128, 256 on the retry) **plus** the thinking budget (default
-:data:`DEFAULT_THINKING_BUDGET`; ``thinking_budget=0`` turns thinking off on the Flash models,
-``none`` leaves the model's own dynamic thinking and only the task's budget). Thought parts
-(``thought: true``, sent only with ``include_thoughts``) are not part of the answer. No penalty
-is sent: Gemini 2.5 models refuse them ("Penalty is not enabled for models/...").
+prompt goes to ``system_instruction``; ``generation_config`` carries ``max_output_tokens`` and one
+``thinking_config`` field, by the model's generation (:func:`profile_of`; docs/models.md, "Gemini
+profiles"):
+
+* **Gemini 2.5** (``budget``): ``thinking_config.thinking_budget`` (default
+  :data:`DEFAULT_THINKING_BUDGET`; ``0`` turns thinking off on the Flash models, ``none`` leaves
+  the model's own dynamic thinking), ``temperature`` 0 and ``top_p`` 1. Thinking tokens count
+  against ``max_output_tokens``, so that is the task's answer budget plus the thinking budget.
+* **Gemini 3 and later** (``level``): ``thinking_config.thinking_level`` (default
+  :data:`DEFAULT_THINKING_LEVEL`; the SDK sends it as ``thinkingLevel``) and never
+  ``thinking_budget`` (Google keeps the budget on Gemini 3 only for backwards compatibility, and a
+  request with both is refused with HTTP 400). No ``temperature`` or ``top_p`` unless the user sets
+  them: Google's Gemini 3 guide recommends the default temperature 1.0 (lower values may loop or
+  degrade the reasoning), so greedy decoding is not available and the answers are *sampled at the
+  maker's default*; the results file records it. The thinking tokens count against
+  ``max_output_tokens``, which is the task's answer budget plus the toolkit's
+  ``reasoning_budget`` (:mod:`..thinking`).
+
+Thought parts (``thought: true``, sent only with ``include_thoughts``) are not part of the answer.
+No penalty is sent: Gemini 2.5 models refuse them ("Penalty is not enabled for models/...").
+
+A reply Google blocked (a candidate ending :data:`BLOCK_FINISH`, or no candidate and
+``promptFeedback.blockReason``) comes back with :attr:`Reply.blocked` set, text or not: a blocked
+answer, never asked again.
 
 The SDK owns the retries (``HttpRetryOptions``: 408, 429, 5xx and connection errors, exponential
-backoff from ``backoff`` seconds). A 400 that names a request field stops the run in one line.
+backoff from ``backoff`` seconds); each attempt ends within ``timeout`` seconds in all
+(:mod:`.deadline`). A 400 that names a request field stops the run in one line.
 """
 
 from __future__ import annotations
 
+import re
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from .base import FATAL_STATUS, FieldRefused, Malformed, Provider, Reply, RequestFailed, Stop, refused_field, stop_line
 
-__all__ = ["DEFAULT_THINKING_BUDGET", "Gemini", "native_base_url"]
+__all__ = ["BLOCK_FINISH", "DEFAULT_THINKING_BUDGET", "DEFAULT_THINKING_LEVEL", "Gemini", "THINKING_LEVELS",
+           "from_adapter", "native_base_url", "profile_of", "sampling"]
 
-#: Thinking tokens allowed per answer by default: inside the range of every Gemini 2.5 model
+#: Thinking tokens allowed per answer by default on Gemini 2.5: inside the range of every 2.5 model
 #: (Flash 0-24576, Flash-Lite 512-24576, Pro 128-32768), added to the answer's own budget.
 DEFAULT_THINKING_BUDGET = 1024
+#: ``thinking_level`` values of ``google-genai``'s ``ThinkingLevel`` (lower case; the SDK sends
+#: them upper case). Which a model takes varies: Google's thinking guide lists them per model.
+THINKING_LEVELS = ("minimal", "low", "medium", "high", "xhigh")
+#: The Gemini 3 default here: ``low``, the one level every Gemini 3.x model in Google's thinking
+#: guide accepts (``minimal`` is refused by the Pro models) and the one it suggests for fast,
+#: simple answers; one word per clip needs no deep reasoning.
+DEFAULT_THINKING_LEVEL = "low"
+#: Finish reasons that mean Google blocked the candidate (``google-genai``'s ``FinishReason``).
+BLOCK_FINISH = frozenset({"SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"})
+
+_VERSION = re.compile(r"(?:^|/)gemini-(\d+)(?:\.\d+)?(?:-|$)")
+
+
+def profile_of(model: str) -> str:
+    """``"budget"`` for a Gemini 1.x / 2.x model name, ``"level"`` for Gemini 3 and later and for
+    names without a version (aliases such as ``gemini-flash-latest`` point at current models)."""
+    m = _VERSION.search(str(model).lower())
+    return "budget" if m and int(m.group(1)) < 3 else "level"
 
 
 def native_base_url(base_url: str | None) -> str | None:
@@ -47,11 +85,13 @@ class Gemini(Provider):
     Parameters
     ----------
     model, base_url, api_key : str
-        Model name (``gemini-2.5-flash``), endpoint (None: Google's), key.
+        Model name (``gemini-3.5-flash``, ``gemini-2.5-flash``), endpoint (None: Google's), key.
     generation : dict
         ``generation_config`` fields besides ``max_output_tokens`` (``temperature``, ``top_p``, ``seed``).
     thinking_budget : int or None
-        ``thinking_config.thinking_budget``; None leaves ``thinking_config`` out.
+        ``thinking_config.thinking_budget`` (Gemini 2.5); None leaves it out.
+    thinking_level : str or None
+        ``thinking_config.thinking_level`` (Gemini 3); None leaves it out. Never with ``thinking_budget``.
     max_output : "task" or int
         The answer's own budget (``task``: the task's).
     extra_body : dict
@@ -61,12 +101,19 @@ class Gemini(Provider):
     """
 
     name = "gemini"
+    #: Gemini 3: the tokens the adapter adds to the task's budget for the thinking (``reasoning_budget``),
+    #: shown in :meth:`settings`; :meth:`build` receives them in ``budget``.
+    room = 0
 
     def __init__(self, *, model: str, base_url: str | None, api_key: str, generation: Mapping[str, Any],
                  thinking_budget: int | None, max_output: Any, extra_body: Mapping[str, Any], timeout: float,
-                 max_retries: int, backoff: float, route: str = "vocalgrad-openai") -> None:
+                 max_retries: int, backoff: float, route: str = "vocalgrad-openai",
+                 thinking_level: str | None = None) -> None:
+        if thinking_budget is not None and thinking_level is not None:
+            raise ValueError("thinking_budget and thinking_level together are refused by Gemini (HTTP 400)")
         self.model, self.base_url, self.api_key, self.route = model, native_base_url(base_url), api_key, route
         self.generation, self.thinking_budget, self.max_output = dict(generation), thinking_budget, max_output
+        self.thinking_level = thinking_level
         self.extra_body = dict(extra_body)
         self.timeout, self.max_retries, self.backoff = timeout, max_retries, backoff
 
@@ -79,23 +126,33 @@ class Gemini(Provider):
                        "pip install -e '.[api]'") from None
         retry = types.HttpRetryOptions(attempts=self.max_retries + 1, initial_delay=self.backoff,
                                        max_delay=60.0, jitter=min(1.0, self.backoff))
+        from .deadline import DeadlineTransport
+
         return genai.Client(vertexai=False, api_key=self.api_key or "unset", http_options=types.HttpOptions(
-            base_url=self.base_url, timeout=int(self.timeout * 1000), retry_options=retry))
+            base_url=self.base_url, timeout=int(self.timeout * 1000), retry_options=retry,
+            client_args={"transport": DeadlineTransport(self.timeout)}))
+
+    def _thinking(self) -> dict[str, Any] | None:
+        if self.thinking_level is not None:
+            return {"thinking_level": self.thinking_level}
+        if self.thinking_budget is not None:
+            return {"thinking_budget": self.thinking_budget}
+        return None
 
     def settings(self) -> dict[str, Any]:
         cfg = dict(self.generation)
-        cfg["max_output_tokens"] = (f"{self.max_output} + {self.thinking_budget}" if self.thinking_budget
-                                    else self.max_output)
-        if self.thinking_budget is not None:
-            cfg["thinking_config"] = {"thinking_budget": self.thinking_budget}
+        room = self.thinking_budget or self.room     # Gemini 3: the adapter's reasoning_budget
+        cfg["max_output_tokens"] = f"{self.max_output} + {room}" if room else self.max_output
+        if self._thinking():
+            cfg["thinking_config"] = self._thinking()
         return {"generation_config": cfg, **self.extra_body}
 
     def build(self, parts, *, system, budget, scale=1.0):
         answer = int(round(int(budget if self.max_output == "task" else self.max_output) * scale))
         cfg = dict(self.generation)
         cfg["max_output_tokens"] = answer + max(0, self.thinking_budget or 0)
-        if self.thinking_budget is not None:
-            cfg["thinking_config"] = {"thinking_budget": self.thinking_budget}
+        if self._thinking():
+            cfg["thinking_config"] = self._thinking()
         body: dict[str, Any] = {"model": self.model, "contents": [{"role": "user", "parts": [
             {"text": v} if kind == "text" else {"inline_data": {"mime_type": "audio/wav", "data": v}}
             for kind, v in parts]}], "generation_config": cfg}
@@ -134,17 +191,18 @@ class Gemini(Provider):
         except Exception as exc:           # connection errors and timeouts after the SDK's retries
             raise RequestFailed(f"{type(exc).__name__}: {exc}") from None
         usage = resp.usage_metadata.model_dump(exclude_none=True, mode="json") if resp.usage_metadata else {}
+        feedback = getattr(resp, "prompt_feedback", None)
+        reason = getattr(getattr(feedback, "block_reason", None), "value", None)
+        if reason and reason != "BLOCKED_REASON_UNSPECIFIED":
+            return Reply("", None, usage, blocked=f"promptFeedback.blockReason {reason}")
         if not resp.candidates:
-            feedback = getattr(resp, "prompt_feedback", None)
-            reason = getattr(getattr(feedback, "block_reason", None), "name", None)
-            if reason:
-                raise RequestFailed(f"the prompt was blocked ({reason})")
             raise Malformed("malformed reply: no candidates")
         cand = resp.candidates[0]
-        finish = getattr(cand.finish_reason, "name", cand.finish_reason)
+        finish = getattr(cand.finish_reason, "value", cand.finish_reason)
         parts = (cand.content.parts if cand.content and cand.content.parts else []) or []
         text = "".join(p.text for p in parts if p.text and not p.thought)
-        return Reply(text, None if finish is None else str(finish), usage)
+        finish = None if finish is None else str(finish)
+        return Reply(text, finish, usage, blocked=f"finishReason {finish}" if finish in BLOCK_FINISH else None)
 
     def _status_error(self, exc, body) -> Exception:
         status = int(getattr(exc, "code", 0) or 0)
@@ -156,7 +214,9 @@ class Gemini(Provider):
         if status == 400:
             field = refused_field(message, self._sent_fields(body), None, violations)
             if field:
-                hint = ("set thinking_budget= within the model's range (0 turns thinking off on the Flash "
+                hint = ("set thinking_level= to a level this model takes (Google's thinking guide lists them "
+                        "per model), or none for the model's own" if field == "thinking_level" else
+                        "set thinking_budget= within the model's range (0 turns thinking off on the Flash "
                         "models only), or none for the model's own" if "thinking" in field
                         else "leave it out of --model_args (or extra_body)")
                 return FieldRefused(stop_line(self.route, "gemini", status, message, field, hint), field)
@@ -164,3 +224,66 @@ class Gemini(Provider):
             return Stop(stop_line(self.route, "gemini", status, message, None,
                                   "check api_key_env (GEMINI_API_KEY) and model"))
         return RequestFailed(f"HTTP {status}: {' '.join(str(message).split())[:200]}")
+
+
+def _refuse(message: str):
+    from ..args import ModelArgumentError
+
+    raise ModelArgumentError(message)
+
+
+def from_adapter(lm: Any, *, thinking_budget: Any, thinking_level: Any, budget_set: bool, level_set: bool) -> Gemini:
+    """The :class:`Gemini` provider of a ``vocalgrad-openai`` adapter ``lm``, by the model's profile
+    (:func:`profile_of`); settings the profile or Google refuses stop here in one line."""
+    from ..args import int_arg
+
+    def unset(v: Any) -> bool:
+        return v is None or str(v).strip().lower() in ("none", "null", "")
+
+    wrong = [f for f, v in (("max_completion_tokens", lm.max_completion_tokens), ("stop_token_ids", lm.stop_token_ids),
+                            ("reasoning_effort", lm.fixed.get("reasoning_effort"))) if v]
+    wrong += [f for f in lm.fixed if f.endswith("penalty") or f == "min_p"]
+    if wrong:
+        _refuse(f"provider=gemini (generateContent) takes no {', '.join(dict.fromkeys(wrong))}: Gemini 2.5 "
+                "models refuse penalties; the answer budget is max_tokens (+ thinking_budget); use greedy=basic")
+    if lm.audio_format not in ("auto", "input_audio"):
+        _refuse("provider=gemini sends clips as inline_data; leave audio_format unset")
+    budget = level = None
+    if profile_of(lm.model) == "budget":
+        if level_set and not unset(thinking_level):
+            _refuse(f"thinking_level is a Gemini 3 setting; {lm.model} is a Gemini 2.x model: it takes "
+                    "thinking_budget= (a whole number of tokens, or none for the model's own)")
+        budget = DEFAULT_THINKING_BUDGET if not budget_set else (
+            None if unset(thinking_budget) else int_arg(thinking_budget, "thinking_budget"))
+    else:
+        if budget_set and not unset(thinking_budget):
+            _refuse(f"thinking_budget: {lm.model} is a Gemini 3 (or later) model; it takes thinking_level= "
+                    f"({'|'.join(THINKING_LEVELS)}; default {DEFAULT_THINKING_LEVEL}; none for the model's own). "
+                    "Google keeps thinking_budget there for backwards compatibility only and refuses both (HTTP 400)")
+        if getattr(lm, "_reasoning_budget_arg", None) == 0:
+            _refuse(f"reasoning_budget=0 leaves {lm.model} no room for its thinking, which counts against "
+                    "max_output_tokens: set reasoning_budget to a whole number > 0 (default 4096); for the least "
+                    "thinking set thinking_level=minimal where the model takes it")
+        level = DEFAULT_THINKING_LEVEL if not level_set else (
+            None if unset(thinking_level) else str(thinking_level).strip().lower())
+        if level is not None and level not in THINKING_LEVELS:
+            _refuse(f"--model_args thinking_level must be one of {', '.join(THINKING_LEVELS)} or none, "
+                    f"got {thinking_level!r}")
+    generation = {k: v for k, v in (("temperature", lm.temperature), ("top_p", lm.fixed.get("top_p")),
+                                    ("seed", lm.fixed.get("seed"))) if v is not None}
+    return Gemini(model=lm.model, base_url=lm.base_url, api_key=lm.api_key, generation=generation,
+                  thinking_budget=budget, thinking_level=level, max_output=lm.max_tokens or "task",
+                  extra_body=lm.extra_body, timeout=lm.timeout, max_retries=lm.max_retries, backoff=lm.backoff,
+                  route=lm.name)
+
+
+def sampling(lm: Any) -> str:
+    """How a ``vocalgrad-openai`` adapter's answers are decoded, in words (the results file's
+    ``decoding.sampling``, read by the report and the leaderboard)."""
+    if lm.temperature is None and lm.profile == "level":
+        return (f"sampled at the maker's default: temperature left out ({lm.model} is a Gemini 3 or later model; "
+                "Google recommends its default 1.0 and greedy decoding is not available); "
+                f"sent: {json.dumps(lm.provider.settings(), sort_keys=True, default=str)}")
+    if lm.temperature is None:
+        return "sampled at the server's default temperature (temperature=none)"
+    return "greedy (temperature 0)" if lm.temperature == 0 else f"sampled at temperature {lm.temperature:g}"

@@ -24,17 +24,33 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ...parsing import is_error_answer
+from ...parsing import is_marked_answer
 from ..args import ModelArgumentError
 from .split import KNOWN_DELIMITERS, as_pairs, split_reasoning
 
 log = logging.getLogger("vocalgrad")
 
-__all__ = ["DEFAULT_REASONING_BUDGET", "ReasoningRoute", "parse_budget"]
+__all__ = ["DEFAULT_REASONING_BUDGET", "THINKING_MODES", "ReasoningRoute", "parse_budget", "parse_thinking"]
 
 #: Reasoning tokens a thinking model gets on top of the task's answer budget (model argument
 #: ``reasoning_budget``; docs/models.md, "Thinking models").
 DEFAULT_REASONING_BUDGET = 4096
+
+#: Values of the ``thinking`` model argument: ``auto`` (the model's own default: the chat template
+#: is rendered without a thinking switch), ``on`` / ``off`` (the switch is set: ``enable_thinking``
+#: or the family's own template argument on ``vocalgrad-hf`` and the worker, ``chat_template_kwargs``
+#: on a vLLM / SGLang server).
+THINKING_MODES = ("auto", "on", "off")
+
+
+def parse_thinking(value: Any, name: str = "thinking") -> str:
+    """``thinking``: ``auto`` (default), ``on`` or ``off`` (``true``/``false``, ``yes``/``no``,
+    ``1``/``0`` read as on/off)."""
+    text = "auto" if value is None else str(value).strip().lower()
+    text = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off", "": "auto"}.get(text, text)
+    if text not in THINKING_MODES:
+        raise ModelArgumentError(f"--model_args {name} must be auto, on or off, got {value!r}")
+    return text
 
 
 def parse_budget(value: Any) -> int | None:
@@ -67,8 +83,10 @@ class ReasoningRoute:
     # ------------------------------------------------------------------ what the model declares
     def reasoning_format(self) -> dict[str, Any]:
         """How the route's model reasons: ``thinks`` (it is a reasoning model), ``delimiters``
-        (``(open, close)`` pairs) and ``opened`` (its chat template opens the block in the prompt).
-        Default: unknown model, every known delimiter (a leading block is read past on every route)."""
+        (``(open, close)`` pairs), ``opened`` (its chat template opens the block in the prompt) and,
+        where the route sets them, ``thinking`` (the ``thinking`` argument) and ``template_kwargs``
+        (what reaches the chat template). Default: unknown model, every known delimiter (a leading
+        block is read past on every route)."""
         return {"thinks": False, "delimiters": KNOWN_DELIMITERS, "opened": False}
 
     @property
@@ -83,14 +101,14 @@ class ReasoningRoute:
         """``text`` with the reasoning opening put back when the prompt opened the block."""
         fmt = self.reasoning_format()
         pairs = as_pairs(fmt.get("delimiters"))
-        if not fmt.get("opened") or not pairs or not isinstance(text, str) or is_error_answer(text):
+        if not fmt.get("opened") or not pairs or not isinstance(text, str) or is_marked_answer(text):
             return text
         open_ = pairs[0][0]
         return text if text.lstrip().startswith(open_) else f"{open_}\n{text}"
 
     def split(self, text: Any) -> tuple[str, Any, bool]:
         """``(reasoning, answer, cut_off)`` of a reply with the route's delimiters."""
-        if not isinstance(text, str) or is_error_answer(text):
+        if not isinstance(text, str) or is_marked_answer(text):
             return "", text, False
         fmt = self.reasoning_format()
         return split_reasoning(text, fmt.get("delimiters") or KNOWN_DELIMITERS, opened=bool(fmt.get("opened")))
@@ -103,7 +121,7 @@ class ReasoningRoute:
         """Count the final answers with a reasoning block and those cut off inside it (warns)."""
         n = reasoned = cut = 0
         for a in answers:
-            if not isinstance(a, str) or is_error_answer(a):
+            if not isinstance(a, str) or is_marked_answer(a):
                 continue
             reasoning, _, cut_off = self.split(a)
             n += 1
@@ -124,7 +142,8 @@ class ReasoningRoute:
         """``config.vocalgrad_model.reasoning`` of the results file."""
         fmt = self.reasoning_format()
         n = self.n_reasoning_answers
-        return {"thinks": bool(fmt.get("thinks")), "budget": self.reasoning_budget,
+        return {"thinks": bool(fmt.get("thinks")), "thinking": fmt.get("thinking", "auto"),
+                "template_kwargs": dict(fmt.get("template_kwargs") or {}), "budget": self.reasoning_budget,
                 "delimiters": [list(p) for p in as_pairs(fmt.get("delimiters"))],
                 "opened_by_template": bool(fmt.get("opened")), "answers": n, "with_reasoning": self.n_reasoned,
                 "cut_off": self.n_reasoning_cut, "cut_off_share": (self.n_reasoning_cut / n) if n else None}

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["GEMMA4_CHANNEL", "KNOWN_DELIMITERS", "THINK", "answer_text", "as_pairs", "split_reasoning"]
+__all__ = ["GEMMA4_CHANNEL", "KNOWN_DELIMITERS", "THINK", "answer_text", "as_pairs", "join_reasoning", "split_reasoning"]
 
 #: ``<think>`` ... ``</think>``: Qwen3 / Qwen3-Omni Thinking, Nemotron, DeepSeek-R1-style servers.
 THINK: tuple[str, str] = ("<think>", "</think>")
@@ -108,3 +108,21 @@ def split_reasoning(text: object, delimiters: Sequence[str] | Sequence[Sequence[
 def answer_text(text: object, delimiters: Sequence[str] | Sequence[Sequence[str]] | None = KNOWN_DELIMITERS) -> object:
     """The part of a reply the parser reads (:func:`split_reasoning`'s ``answer``)."""
     return split_reasoning(text, delimiters)[1]
+
+
+def join_reasoning(reasoning: str, answer: str, delimiters: Sequence[str] | Sequence[Sequence[str]] | None = THINK,
+                   *, cut_off: bool = False) -> str:
+    """The reply :func:`split_reasoning` splits back into ``(reasoning, answer, cut_off)``: a server's
+    reasoning parser returns the two apart (vLLM's ``reasoning``, SGLang's ``reasoning_content``), the
+    logs keep them as the model wrote them. No reasoning: ``answer`` unchanged; ``cut_off``: the block
+    is left open (the reply ended inside it).
+
+    >>> join_reasoning("up or down?", "increase")
+    '<think>\\nup or down?</think>increase'
+    >>> split_reasoning(join_reasoning("up or down?", "", cut_off=True))
+    ('up or down?', '', True)
+    """
+    if not reasoning:
+        return answer
+    open_, close = (as_pairs(delimiters) or (THINK,))[0]
+    return f"{open_}\n{reasoning}" + ("" if cut_off else f"{close}{answer}")
