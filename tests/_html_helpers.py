@@ -74,3 +74,14 @@ def column_values(driver, table_css: str, col: int) -> list[str]:
         "const t = document.querySelector(arguments[0]);"
         "return Array.from(t.tBodies[0].rows).map(r => r.cells[arguments[1]].textContent.trim());",
         table_css, col)
+
+
+def widths_at(driver, width: int, table_css: str) -> dict[str, int]:
+    """Widths at a window ``width`` pixels wide: the window's inner width, the page's and the first table's
+    matching ``table_css`` scroll widths and its scroll container's visible width (sideways scrolling: a
+    scroll width above the visible one)."""
+    driver.set_window_size(width, 900)
+    return driver.execute_script(
+        "const t = document.querySelector(arguments[0]); const box = t.closest('.scroll') || t.parentElement;"
+        "return {inner: window.innerWidth, page: document.documentElement.scrollWidth, table: t.scrollWidth,"
+        "        box: box.clientWidth, box_scroll: box.scrollWidth};", table_css)

@@ -14,7 +14,11 @@ log is off unless a test passes ``answer_log=...`` itself: otherwise a test that
 (batch sizes, processes) would get the second run's answers from the first run's log, and a module
 fixture could replay answers from the user's ``~/.cache/vocalgrad``.
 
-3. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
+3. Time limits that guard against hangs, not against slowness: every test's pytest-timeout limit (its
+``timeout`` marker, else pyproject's ``timeout``) is multiplied by ``_timing.slowdown()`` when the test starts,
+so a loaded machine makes a test slower, never red (tests/_timing.py).
+
+4. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
 files that read the demo run on one worker, and the demo is built once and must stay unchanged.
 """
 
@@ -63,6 +67,22 @@ def pytest_runtest_makereport(item, call):
     if TORCHCODEC_MISSING_LIBS in text:
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {FFMPEG_HINT}")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Scale the test's pytest-timeout limit by the machine's slowdown before pytest-timeout sets its timer."""
+    from _timing import slowdown
+
+    marker = item.get_closest_marker("timeout")
+    limit = marker.args[0] if marker is not None and marker.args else marker.kwargs.get("timeout") if marker else None
+    if limit is None:
+        limit = getattr(item.config, "_env_timeout", None)
+    if isinstance(limit, (int, float)) and limit > 0:
+        kwargs = {k: v for k, v in (marker.kwargs.items() if marker is not None else ()) if k != "timeout"}
+        rest = marker.args[1:] if marker is not None else ()
+        item.add_marker(pytest.mark.timeout(limit * slowdown(), *rest, **kwargs), append=False)
+    yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -192,6 +192,62 @@ def test_the_html_page_shows_the_threshold_tables(pipeline):
     assert 'id="thresholds"' in page and "plots/sweep-noise.png" in page
 
 
+def test_the_page_lists_every_sweep_run_and_plays_clips_near_each_threshold(pipeline, tmp_path):
+    """With --data on the sweep's Hub folder: a sortable row per run (and the listener) with each attribute's
+    threshold or why none, and clips at the levels around each threshold, with every run's answers."""
+    import re
+
+    from analysis.listen.catalog import open_catalog
+    from analysis.report.command import build_report
+    from analysis.report.html_page import HtmlOptions
+    from analysis.report.html_sweep import levels_around
+    from generation.sweep_plan import magnitude_of
+
+    _, _, hub, _, first = pipeline
+    root = first.parent
+    report = build_report([root / "results"], tmp_path / "page", draws=20, human=[root / "answers.jsonl"],
+                          html=HtmlOptions(catalog=open_catalog(hub), pictures=False))
+    assert report["html"]["clips"] > 0
+    page = (tmp_path / "page" / "index.html").read_text(encoding="utf-8")
+    table = page[page.index('<table class="sortable sweep-runs">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', table)
+    block = report["psychometric"]["attributes"]
+    labels = [o["label"] for o in block["volume"]["observers"]]
+    assert sorted(re.sub(r" <span.*", "", r[0]) for r in rows) == sorted(labels) and len(labels) == 3
+    for label, cells in rows:
+        if "chance" in label:
+            assert f"\">&gt; {block['volume']['largest']:.3g} " in cells  # the coin's threshold, said plainly
+    listen = page[page.index('id="listen-sweeps"'):page.index('id="missed"')]
+    shown = dict.fromkeys(re.findall(r"<code>([^<]+__m[0-9p]+__(?:in|de)crease)</code>", listen))
+    assert shown and all((tmp_path / "page" / "clips" / f"{cid}.flac").read_bytes() ==
+                         open_catalog(hub).audio_bytes(cid) for cid in shown)
+    for cat, e in block.items():
+        for o in e["observers"]:
+            part = listen[listen.index(f'id="listen-sweep-{cat}"'):]
+            part = part[part.index(f"<p><strong>{o['label']}</strong>"):]
+            part = re.split(r"<p><strong>|<h4", part[3:])[0]
+            clips = re.findall(r"<code>([^<]+)</code>", part)
+            want = levels_around(o, e)
+            assert want and len(clips) == 2 * len(want), (cat, o["label"], clips)   # both directions per level
+            assert sorted({magnitude_of(cat, c.split("__")[3]) for c in clips}) == want
+            assert "vocalgrad-oracle</th>" in part   # the answers under each clip
+
+
+def test_the_levels_around_a_threshold():
+    from analysis.report.html_sweep import levels_around
+
+    e = {"magnitudes": [0.0, 6.0, 12.0, 18.0], "largest": 18.0, "smallest": 6.0}
+    assert levels_around({"threshold": 9.0}, e) == [6.0, 12.0]
+    assert levels_around({"threshold": 12.0}, e) == [12.0]         # on a level: that level alone
+    assert levels_around({"threshold": 12.0001}, e) == [12.0, 18.0]
+    assert levels_around({"threshold": 6.0}, e) == [6.0]
+    assert levels_around({"threshold": 2.0}, e) == [6.0]           # "< 6": the smallest level, never the zero
+    assert levels_around({"threshold": 18.0}, e) == [18.0]
+    assert levels_around({"threshold": None}, e) == [18.0]         # "> 18": where it still fails
+    assert levels_around({"threshold": None, "problem": "no parsed answer"}, e) == []
+
+
 # ---- levels on the physical scale (issue 35) -----------------------------------------------------
 def _clips(source: int, category: str, tokens, trajectory: str = "jump", direction: str = "increase"):
     """The sweep columns of ``tokens``' clips of one demo voice, rendered as ``render --sweep`` does."""

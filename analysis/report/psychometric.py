@@ -45,7 +45,7 @@ from .psychometric_fit import ALPHA, MC_DRAWS, Counts, bootstrap, chance_test, f
 from .sweep_levels import level_rows, levels_note
 
 __all__ = ["ALPHA", "BOOT_DRAWS", "MIN_SOURCES_CI", "TARGET", "Observer", "analyse_sweeps", "load_sweep_observers",
-           "sweep_html", "sweep_markdown", "plot_sweeps", "threshold_text"]
+           "interval_text", "sweep_html", "sweep_markdown", "plot_sweeps", "threshold_text"]
 
 #: Share correct that defines the threshold (from the sensitivity alone).
 TARGET = 0.75
@@ -324,7 +324,8 @@ def threshold_text(value, largest, smallest=None) -> str:
     return f"{value:.3g}"
 
 
-def _ci_text(o: dict, largest, smallest=None) -> str:
+def interval_text(o: dict, largest, smallest=None) -> str:
+    """An observer's threshold interval for a table ("[a, b]" with "< "/"> " ends), or why it has none."""
     ci = o.get("threshold_ci")
     if not ci:
         return "n/a (1 source)" if o.get("n_sources") == 1 else "withheld (< %d sources)" % MIN_SOURCES_CI
@@ -357,7 +358,7 @@ def table_rows(entry: dict) -> list[list[str]]:
             continue
         crit = f"{o['criterion']:+.2f}" + (f" [{o['criterion_ci'][0]:+.2f}, {o['criterion_ci'][1]:+.2f}]"
                                             if o.get("criterion_ci") else "")
-        rows.append([name, threshold_text(o["threshold"], big, small), _ci_text(o, big, small), crit,
+        rows.append([name, threshold_text(o["threshold"], big, small), interval_text(o, big, small), crit,
                      threshold_text(o.get("pooled_threshold"), big, small),
                      f"{o['beta']:.2g}" + (f" [{o['beta_ci'][0]:.2g}, {o['beta_ci'][1]:.2g}]" if o["beta_ci"] else ""),
                      f"{100 * o['lapse']:.1f}", _fit_text(o), f"{o['p_chance']:.3f}", zero, unparsed,
