@@ -215,6 +215,7 @@ def read_samples(path: Path, category: str) -> list[dict[str, Any]]:
             "correct": pred == gold,
             "sha256": _clip_sha256(line, doc, cid),
             **{k: doc[k] for k in vocalgrad.SWEEP_COLUMN_NAMES if k in doc},  # a sweep clip's level_null... (sweep.md)
+            **({"clipped_ratio": doc["clipped_ratio"]} if "magnitude" in doc and "clipped_ratio" in doc else {}),
         })
         lines.append(lineno)
     return once_per_clip(path, records, lines)
