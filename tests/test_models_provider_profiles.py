@@ -6,13 +6,13 @@ reply, and settings out of range refused in one line."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 pytest.importorskip("openai")
 pytest.importorskip("google.genai")
 
+from _timing import hang_guard  # noqa: E402
 from provider_servers import DripServer, GeminiServer, OpenAIServer, _snake  # noqa: E402
 from test_models_openai import PROMPT, Req, ramp_clip  # noqa: E402
 
@@ -232,13 +232,11 @@ def test_a_dripping_server_ends_by_the_deadline(provider, monkeypatch):
                            base_url=server.root if provider == "gemini" else server.url, api_key_env="VG_GEMINI_KEY",
                            answer_log="none", timeout=3, max_retries=1, backoff=0.01, concurrency=2)
         out: list = []
-        t0 = time.monotonic()
         worker = threading.Thread(target=lambda: out.extend(lm.generate_until(_reqs("d", 2), disable_tqdm=True)),
                                   daemon=True)
         worker.start()
-        worker.join(120)
+        worker.join(hang_guard(120))  # the drip takes 2000 s: ending at all is the deadline at work
         assert not worker.is_alive(), "the run did not end"
-        assert time.monotonic() - t0 < 60
         assert [classify_answer(a)[1] for a in out] == ["error", "error"]
         assert server.connections >= 2                                 # each clip was sent, then cut off
     finally:
