@@ -239,7 +239,8 @@ MANIFEST_COLUMN_NAMES: tuple[str, ...] = tuple(c[0] for c in MANIFEST_COLUMNS)
 SWEEP_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("magnitude", "float64", "declared magnitude of the clip's sweep level (0: the zero-change control)"),
     ("magnitude_unit", "string", "unit of magnitude (the sweep's: semitones, dB, octaves...)"),
-    ("magnitude_realised", "float64", "the change measured on the clip, in the increase sense"),
+    ("magnitude_realised", "float64", "the change measured on the clip as heard (clipped at the 16-bit limits), "
+                                      "in the increase sense"),
     ("realised_unit", "string", "unit of magnitude_realised (the sweep's own measure, else the attribute's paired one)"),
     ("diff_from_zero_db", "float64", "energy of the clip minus its zero-change clip (same source, trajectory, "
                                      "direction), dB re that clip; null for the zero-change clip itself"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from generation import attributes
 from generation.measures import curve
 
 __all__ = ["FigureData", "Spectrogram", "figure_data", "figure_png", "schedule_curve", "show_clip", "source_data",
-           "spectrogram", "register_cli"]
+           "slow_step", "spectrogram", "register_cli"]
 
 def _decode(data) -> tuple[np.ndarray, int]:
     from generation.audio import decode_mono
@@ -329,9 +330,10 @@ def figure_png(catalog, clip_id: str, *, dpi: int = 100, compress_level: int = 6
     return buf.getvalue()
 
 
-def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 100) -> Path:
+def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 100, say=None) -> Path:
     """Write the inspector figure of one clip to ``out`` (PNG; temp name then rename); ``out`` a
-    folder: ``out/CLIP_ID.png``. Returns the path written.
+    folder: ``out/CLIP_ID.png``. Returns the path written. A step that takes longer than
+    :data:`SLOW_AFTER` seconds says what it does (:func:`slow_step`; ``say`` receives the lines).
 
     Raises
     ------
@@ -340,21 +342,87 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
     """
     import difflib
 
+    from generation.warmup import enable_numba_cache
+
     from .listen.catalog import open_catalog
 
-    catalog = open_catalog(data, config=config)
+    enable_numba_cache()  # librosa's kernels from the render's cache, not compiled again (before librosa loads)
+    with slow_step(f"reading {data}", say=say):
+        catalog = open_catalog(data, config=config)
     if clip_id not in catalog:
         close = difflib.get_close_matches(clip_id, list(catalog.clips), n=3, cutoff=0.6)
         raise KeyError(f"clip {clip_id!r} is not in {data}" + (f"; did you mean {', '.join(close)}?" if close else ""))
-    from generation.option_types import refuse_symlink_loop
-
-    out = Path(out)
-    refuse_symlink_loop(out, what=f"--out {out}")
-    if out.is_dir():  # a folder, as cp takes one: the picture goes in it under the clip's name
-        out = out / f"{clip_id}.png"
-    png = figure_png(catalog, clip_id, dpi=dpi)
+    out = _png_path(Path(out), clip_id)
+    with slow_step(_drawing_message(), say=say):
+        png = figure_png(catalog, clip_id, dpi=dpi)
     atomic_write_bytes(out, png)
     return out
+
+
+def _png_path(out: Path, clip_id: str) -> Path:
+    """Where ``--out OUT`` writes the picture: OUT, or OUT/CLIP_ID.png for a folder (as cp takes one).
+
+    Raises
+    ------
+    generation.option_types.OutFolderError
+        One line naming the user's path: a symbolic link loop, a path below a file (was: ``[Errno 17]
+        File exists``), or OUT/CLIP_ID.png a folder (was: the error named the temporary file).
+    """
+    from generation.option_types import OutFolderError, out_folder_problem
+
+    given = out
+    if out.is_dir():
+        out = out / f"{clip_id}.png"
+        if out.is_dir():
+            raise OutFolderError(f"--out {given}: {out} is a folder, where the picture goes; remove it or give "
+                                 "another --out (a .png file or a folder)")
+        return out
+    problem = out_folder_problem(out, what=f"--out {given}")
+    if problem and not out.is_file():  # an existing file is replaced by the picture, as cp does
+        raise OutFolderError(problem)
+    return out
+
+
+#: Seconds a step of ``vocalgrad show`` may take before it says what it is doing.
+SLOW_AFTER = 2.0
+
+
+@contextmanager
+def slow_step(what: str, *, say=None, after: float | None = None):
+    """Say ``vocalgrad show: WHAT ...`` (through ``say``, default a line on stderr) when the block runs
+    longer than ``after`` seconds (default :data:`SLOW_AFTER`), and how long it took once it ends; a quick
+    block says nothing."""
+    import threading
+    import time
+
+    after = SLOW_AFTER if after is None else after
+    say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+    said = threading.Event()
+
+    def _notice():
+        said.set()
+        say(f"vocalgrad show: {what} ...")
+
+    t0 = time.monotonic()
+    timer = threading.Timer(after, _notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        if said.is_set():
+            timer.join()  # its line is out before the closing one
+            say(f"vocalgrad show: {what.split(' (')[0]}: done in {time.monotonic() - t0:.0f} s")
+
+
+def _drawing_message() -> str:
+    """What the drawing step says it does; on a first run, that librosa's kernels are being compiled."""
+    from generation.warmup import FIRST_RUN_MESSAGE, cache_is_warm, numba_cache_dir
+
+    if cache_is_warm(numba_cache_dir()):
+        return "measuring the clip and drawing the picture"
+    return f"measuring the clip and drawing the picture ({FIRST_RUN_MESSAGE})"
 
 
 def register_cli(sub) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "atomic_path",
     "atomic_write_bytes",
     "atomic_write_text",
+    "clip_int16_range",
     "decode_mono",
     "encode_flac",
     "quantize_int16",
@@ -164,6 +165,12 @@ def to_int16(y: np.ndarray) -> tuple[np.ndarray, float]:
     clipped = np.count_nonzero((scaled >= 32767.0) | (scaled <= -32768.0))
     pcm = np.clip(scaled, -32768.0, 32767.0).astype(np.int16)
     return pcm, (clipped / scaled.size if scaled.size else 0.0)
+
+
+def clip_int16_range(y: np.ndarray) -> np.ndarray:
+    """``y`` (float32) with every sample beyond the 16-bit range held at its limit, as :func:`to_int16` stores
+    it (before its truncation to the grid): the clip as heard, clipping included."""
+    return np.clip(np.asarray(y, dtype=np.float32), np.float32(-1.0), np.float32(32767.0 / 32768.0))
 
 
 def quantize_int16(y: np.ndarray) -> np.ndarray:

@@ -240,7 +240,7 @@ def sweep_section(configs: list) -> str:
             "`m<magnitude>` (`m1p5` = 1.5). They measure psychometric functions and thresholds (the change heard "
             "correctly 75 % of the time), scored by the `vocalgrad_sweep` task group; the `all` config leaves "
             "them out. Each clip also records what its level realised: `magnitude` (declared), "
-            "`magnitude_realised` (measured on the clip, unit `realised_unit`), `level_null` (the level cannot "
+            "`magnitude_realised` (measured on the clip as heard, clipping included, unit `realised_unit`), `level_null` (the level cannot "
             "change this source, e.g. a cut-off above its band limit: not a change) and `level_change_db` (the "
             "level change that comes with the transform).\n\n"
             + _md_table(["config", "attribute", "magnitude unit", "magnitudes (paper tier)", "clips"], rows) + "\n")

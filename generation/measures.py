@@ -38,7 +38,7 @@ import numpy as np
 
 import vocalgrad
 
-__all__ = ["CURVE_HOP", "MEASURES", "curve"]
+__all__ = ["CURVE_HOP", "MEASURES", "curve", "hold_share"]
 
 _EPS = 1e-12
 #: Hop of :func:`curve`, s.
@@ -129,10 +129,18 @@ def _noise(x, sr):
     return float(10 * np.log10(np.median(np.percentile(p, 10, axis=1)) + _EPS))
 
 
-def _distortion(x, sr):
+def hold_share(x: np.ndarray, keep: np.ndarray | None = None) -> float:
+    """Share of repeated consecutive samples among the loud ones (``|x| > 1e-3``); with ``keep`` (bool per
+    sample) only pairs of two kept samples count (0 when none does)."""
     d = np.diff(x)
-    loud = np.abs(x[1:]) > 1e-3
-    return float(np.mean(d[loud] == 0)) if loud.any() else 0.0
+    use = np.abs(x[1:]) > 1e-3
+    if keep is not None:
+        use &= keep[1:] & keep[:-1]
+    return float(np.mean(d[use] == 0)) if use.any() else 0.0
+
+
+def _distortion(x, sr):
+    return hold_share(x)
 
 
 def _roughness(x, sr):

@@ -5,12 +5,15 @@ does to its source is measured here, at the processing rate, before the clip is 
 
 ``magnitude_realised`` (unit ``realised_unit``)
     The clip's change of the attribute in the increase sense (end minus start, its sign flipped for
-    a decrease clip): the sweep's own measure in the sweep's unit where it declares one
-    (:attr:`Sweep.realised`: distortion's held samples and clarity's bandwidth, in octaves, read
-    against the zero-change clip), else the attribute's paired measure in its unit (the render's
-    ``effect_measured``, read against the source). Both read the first and last eighth of the speech
-    span: a jump or flat-ended clip realises about its declared magnitude, a linear one less (its
-    eighths hold the ends only on average).
+    a decrease clip), measured on the clip **as heard**: its samples beyond the 16-bit range held at
+    the limits, as the stored clip has them (:func:`generation.audio.clip_int16_range`), so a clip
+    that clipped realises less than its transform asked for. The sweep's own measure in the sweep's
+    unit where it declares one (:attr:`Sweep.realised`: distortion's held samples, counted only
+    where the hold survives, outside the chunks' cross-fades and the clipped samples, and clarity's
+    bandwidth, in octaves, read against the zero-change clip), else the attribute's paired measure
+    in its unit (the render's ``effect_measured`` of the clip as heard, read against the source).
+    Both read the first and last eighth of the speech span: a jump clip realises about its declared
+    magnitude, a linear one less (its eighths hold the ends only on average).
 ``diff_from_zero_db`` / ``level_null``
     The energy of the clip minus the zero-change clip of the same source, trajectory and direction,
     in dB re that clip; the level is *null* for this source when that difference is below the
@@ -29,10 +32,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .audio import clip_int16_range
 from .label_validity import span_ends
-from .measures import MEASURES
+from .measures import MEASURES, hold_share
+from .transforms.base import stitch_joins
 
-__all__ = ["NULL_POWER", "diff_from_zero", "level_change_db", "realised_bandwidth_octaves",
+__all__ = ["NULL_POWER", "crossfade_mask", "diff_from_zero", "level_change_db", "realised_bandwidth_octaves",
            "realised_hold_octaves", "sweep_columns"]
 
 #: Power of the rounding noise of a 16-bit clip (full scale 1.0): a clip closer than this to its
@@ -40,32 +45,52 @@ __all__ = ["NULL_POWER", "diff_from_zero", "level_change_db", "realised_bandwidt
 NULL_POWER = (2.0 ** -15) ** 2 / 12.0
 
 
-def _ends(x: np.ndarray, span, y: np.ndarray, onset: int, offset: int):
-    """The first and last eighth of the speech span in the clip and in its reference ``x`` (as the label checks
-    read them)."""
+def _change(measure, x, span, y, onset, offset, masks=None) -> float:
+    """``measure`` of the clip re its reference over the last eighth minus over the first (log2 ratios); with
+    ``masks`` (per-sample bools of ``y`` and ``x``), ``measure(window, mask of the window)``."""
     ya, yb = span_ends(onset, offset)
     xa, xb = span_ends(span.onset, span.offset)
     y, x = np.asarray(y, np.float64), np.asarray(x, np.float64)
-    return y[ya], y[yb], x[xa], x[xb]
+    if masks is None:
+        def m(v, sl, _k):
+            return measure(v[sl])
+    else:
+        def m(v, sl, k):
+            return measure(v[sl], masks[k][sl])
+    return float((np.log2(m(y, yb, 0)) - np.log2(m(x, xb, 1))) - (np.log2(m(y, ya, 0)) - np.log2(m(x, xa, 1))))
 
 
-def _change(measure, x, span, y, onset, offset) -> float:
-    """``measure`` of the clip re its reference over the last eighth minus over the first (log2 ratios)."""
-    ya, yb, xa, xb = _ends(x, span, y, onset, offset)
-    return float((np.log2(measure(yb)) - np.log2(measure(xb))) - (np.log2(measure(ya)) - np.log2(measure(xa))))
+def crossfade_mask(n: int, onset: int, schedule, fade: int) -> np.ndarray:
+    """Samples of a chunked clip of ``n`` samples whose speech span starts at ``onset`` that lie outside the
+    cross-fades between its chunks (:func:`generation.transforms.base.stitch_joins`); all of them without a
+    chunk layout."""
+    keep = np.ones(int(n), dtype=bool)
+    layout = getattr(schedule, "layout", None)
+    if layout is None:
+        return keep
+    for start, f in stitch_joins((np.asarray(layout.ends) - np.asarray(layout.starts)).tolist(), fade):
+        keep[onset + start:onset + start + f] = False
+    return keep
 
 
 def realised_hold_octaves(x, span, y, onset, offset, sr, schedule=None, fade=240) -> float:
     """Distortion's change in octaves of effective rate: log2 of the hold length, end over start, re ``x``.
 
     The hold length of a window is ``1 / (1 - share of repeated consecutive samples)``
-    (:data:`generation.measures.MEASURES` ``distortion``), read over the first and last eighth of
-    the speech span of the clip and of its reference ``x`` (the zero-change clip).
+    (:func:`generation.measures.hold_share`), read over the first and last eighth of the speech span
+    of the clip and of its reference ``x`` (the zero-change clip), counting only samples where the
+    hold survives: outside the cross-fades between the chunks (which blend two held signals and so
+    hold nothing; with ``schedule``) and off the 16-bit limits (a clipped run repeats the limit, which
+    is no hold).
     """
-    def hold(w):
-        return 1.0 / max(1e-6, 1.0 - MEASURES["distortion"](w, sr))
+    def hold(w, keep):
+        return 1.0 / max(1e-6, 1.0 - hold_share(w, keep))
 
-    return _change(hold, x, span, y, onset, offset)
+    def mask(v, on):
+        v = np.asarray(v)
+        return crossfade_mask(len(v), on, schedule, fade) & (v > -1.0) & (v < 32767.0 / 32768.0)
+
+    return _change(hold, x, span, y, onset, offset, masks=(mask(y, onset), mask(x, span.onset)))
 
 
 def realised_bandwidth_octaves(x, span, y, onset, offset, sr, schedule=None, fade=240) -> float:
@@ -108,7 +133,8 @@ def sweep_columns(attr, level, *, direction: str, effect: float, x: np.ndarray, 
     level : generation.attributes.sweep.SweepLevel
     direction : str
     effect : float
-        The clip's paired measure (the render's ``effect_measured``).
+        The clip's paired measure (the render's ``effect_measured``, of the clip before clipping: measured
+        again here on the clip as heard when it clipped).
     x, span : the source at the processing rate and its speech span.
     y, onset, offset : the clip at the processing rate and its speech span there.
     sr, schedule, fade : processing rate, the clip's value schedule and the recipe's cross-fade.
@@ -119,12 +145,14 @@ def sweep_columns(attr, level, *, direction: str, effect: float, x: np.ndarray, 
     """
     sweep = attr.sweep
     own = sweep.realised if sweep is not None else None
-    if own is None:
-        change = effect
+    heard = clip_int16_range(y)  # the clip as stored and heard: clipped at the 16-bit limits
+    clipped = not np.array_equal(heard, np.asarray(y, np.float32))
+    if own is None:  # the paired measure, again on the clip as heard where it clipped
+        change = attr.paired(x, span, heard, onset, offset, sr, schedule, fade) if clipped else effect
     elif zero is None:  # the zero-change clip: the reference of the others
         change = 0.0
     else:  # against the zero-change clip: the same pipeline, so its windows line up with the clip's
-        change = own(zero[0], zero[1], y, onset, offset, sr, schedule, fade)
+        change = own(clip_int16_range(zero[0]), zero[1], heard, onset, offset, sr, schedule, fade)
     sign = 1.0 if direction == "increase" else -1.0
     diff_db, null = diff_from_zero(y, zero[0]) if zero is not None else (float("-inf"), False)
     return {

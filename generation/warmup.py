@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["numba_cache_dir", "enable_numba_cache", "warm_up", "FIRST_RUN_MESSAGE"]
+__all__ = ["cache_is_warm", "numba_cache_dir", "enable_numba_cache", "warm_up", "FIRST_RUN_MESSAGE"]
 
 FIRST_RUN_MESSAGE = "first run: compiling audio kernels, about a minute (cached for later runs)"
 #: Transforms that call librosa's numba-compiled STFT / phase-vocoder code (the others are numpy/scipy only).
@@ -54,7 +54,7 @@ def enable_numba_cache() -> Path | None:
     return path
 
 
-def _cache_is_warm(path: Path | None) -> bool:
+def cache_is_warm(path: Path | None) -> bool:
     """Whether numba has already cached librosa's kernels in ``path``."""
     return path is not None and path.is_dir() and any(path.rglob("*.nbi"))
 
@@ -86,7 +86,7 @@ def warm_up(recipe, categories, *, render_clip=None, progress: bool = True, stre
     categories = [c for c in categories if c in recipe.categories and recipe.category(c).transform in KERNEL_TRANSFORMS]
     if not categories:
         return time.perf_counter() - t0
-    if progress and not _cache_is_warm(cache):
+    if progress and not cache_is_warm(cache):
         print(FIRST_RUN_MESSAGE, file=stream or sys.stderr, flush=True)
     if render_clip is None:
         raise TypeError("warm_up: pass render_clip=generation.render.render_clip")

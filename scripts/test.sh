@@ -16,6 +16,8 @@
 #                    the four pretrained encoders of `vocalgrad probe --encoder` without their dependency lists
 #                    (they declare torchaudio, which has no build for the pinned torch; the `encoders` extra holds
 #                    the rest they need).
+#                    Each of the six pip steps says what it installs, then the packages pip collects and
+#                    installs as it goes (download bars left out); a failing step shows pip's last lines.
 #
 # VOCALGRAD_SKIP_APT=1 skips the system step, VOCALGRAD_SKIP_PIP=1 the Python step.
 # VOCALGRAD_TEST_WORKERS=N runs the tests in N processes (pytest-xdist, `-n N --dist loadfile`: each test
@@ -55,21 +57,43 @@ if [ "${VOCALGRAD_SKIP_APT:-0}" != 1 ]; then
   fi
 fi
 
+# One pip install, said before it starts and followed as it goes: pip's own lines that name a package it
+# fetches or installs ("Collecting ...", "Installing collected packages ...", "Successfully installed ...")
+# are printed as they come; the rest (download bars, "Requirement already satisfied") is left out.
+pip_step() {
+  local n="$1" what="$2" log rc=0
+  shift 2
+  echo "scripts/test.sh: pip step $n/6: $what"
+  log="$(mktemp)"
+  python3 -m pip install --progress-bar off "$@" 2>&1 | tee "$log" \
+    | { grep --line-buffered -E '^(Collecting|Installing collected|Successfully installed|ERROR)' || true; } \
+    | sed -u 's/^/  /' || rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "scripts/test.sh: pip step $n/6 ($what) failed with exit status $rc; pip's last lines:" >&2
+    tail -n 40 "$log" >&2
+    rm -f "$log"
+    exit "$rc"
+  fi
+  grep -q '^Successfully installed' "$log" || echo "  nothing to install: already there"
+  rm -f "$log"
+}
+
 if [ "${VOCALGRAD_SKIP_PIP:-0}" != 1 ]; then
   if ! python3 -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
     echo "scripts/test.sh: note: not inside a virtual environment (README: python3 -m venv .venv && . .venv/bin/activate)"
   fi
-  python3 -m pip install -q --upgrade pip
+  pip_step 1 "pip itself" --upgrade pip
   # torch first and pinned: anything that pulls torch unpinned would resolve to a multi-GB CUDA build.
-  python3 -m pip install -q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0"
-  python3 -m pip install -q -e ".[all]"
+  pip_step 2 "torch 2.13.0" ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0"
+  pip_step 3 "the toolkit with every extra (the longest step)" -e ".[all]"
   # Voxtral's tokenizer: mistral-common declares numpy<2.4 on Python <= 3.12 only (this project pins
   # numpy 2.4); its other dependencies come with the `voxtral` extra above.
-  python3 -m pip install -q --no-deps "mistral-common==1.13.1"
-  python3 -m pip install -q --no-deps "lmms-eval==0.7.3"
+  pip_step 4 "mistral-common 1.13.1 without its dependencies" --no-deps "mistral-common==1.13.1"
+  pip_step 5 "lmms-eval 0.7.3 without its dependencies" --no-deps "lmms-eval==0.7.3"
   # Encoders whose wheels ship their weights (docs/probe.md, Encoders): each declares torchaudio (no build for
   # torch 2.13; the probe never calls it), resemblyzer also `webrtcvad` (an sdist; the extra installs webrtcvad-wheels).
-  python3 -m pip install -q --no-deps "pesto-pitch==2.0.1" "torchcrepe==0.0.24" "torchfcpe==0.0.4" "resemblyzer==0.1.4"
+  pip_step 6 "the encoders pesto-pitch, torchcrepe, torchfcpe, resemblyzer without their dependencies" --no-deps \
+    "pesto-pitch==2.0.1" "torchcrepe==0.0.24" "torchfcpe==0.0.4" "resemblyzer==0.1.4"
 fi
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1

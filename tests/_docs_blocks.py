@@ -8,8 +8,9 @@ carry markers, HTML comments on the lines right above its opening fence (invisib
     <!-- docs-test: skip-line "TEXT": REASON -->         the commands containing TEXT are not run
     <!-- docs-test: output -->                          (on a ```text block) what the run block right
                                                         before it printed: each non-blank line of this
-                                                        block must appear in that output (spaces
-                                                        collapsed), so a shown table or number is true
+                                                        block must be a whole line of that output (spaces
+                                                        collapsed; durations may differ, see VARYING), so
+                                                        a shown table, count or size is true
 
 Blocks run **as written**: nothing is substituted or appended. A command that needs what a reader may
 lack is written twice in the document, visibly: the form that needs it (left out here, by rule or marker)
@@ -132,10 +133,24 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
+#: What legitimately differs between two runs of the same command, and is compared as a pattern: a
+#: duration in seconds ("in 3.1 s", "done in 139 s"), which depends on the machine and its load. Nothing
+#: else: counts, sizes, names and paths in a sample output must be what the command prints.
+VARYING = [(re.compile(r"(?<![\w.])\d+(?:\.\d+)? s\b"), "<N> s")]
+
+
+def _comparable(line: str) -> str:
+    line = _squeeze(line)
+    for pattern, stand_in in VARYING:
+        line = pattern.sub(stand_in, line)
+    return line
+
+
 def missing_output(block: Block, printed: str) -> list[str]:
-    """The lines of an ``output`` block that the command block before it did not print (spaces collapsed)."""
-    seen = "\n".join(_squeeze(line) for line in printed.splitlines())
-    return [line for line in block.text.splitlines() if line.strip() and _squeeze(line) not in seen]
+    """The lines of an ``output`` block that are not a whole line of what the command block before it
+    printed (spaces collapsed, durations in :data:`VARYING` compared as a pattern)."""
+    seen = {_comparable(line) for line in printed.splitlines()}
+    return [line for line in block.text.splitlines() if line.strip() and _comparable(line) not in seen]
 
 
 def all_blocks() -> list[Block]:

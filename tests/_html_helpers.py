@@ -43,6 +43,8 @@ def load_page(driver, index: Path, *, timeout: float = 120.0) -> dict[str, Any]:
     _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete")
     for el in driver.find_elements("css selector", "details"):  # open the collapsed figures too
         driver.execute_script("arguments[0].open = true;", el)
+    # lazy figures (below the fold) load as a reader scrolls to them: here all at once
+    driver.execute_script("document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; });")
     _wait(driver, lambda d: all(m["ready"] >= 1 or m["error"] is not None
                                 for m in d.execute_script(_MEDIA_STATE)), timeout)
     _wait(driver, lambda d: all(i["complete"] for i in d.execute_script(_IMAGE_STATE)), timeout)
@@ -74,3 +76,14 @@ def column_values(driver, table_css: str, col: int) -> list[str]:
         "const t = document.querySelector(arguments[0]);"
         "return Array.from(t.tBodies[0].rows).map(r => r.cells[arguments[1]].textContent.trim());",
         table_css, col)
+
+
+def widths_at(driver, width: int, table_css: str) -> dict[str, int]:
+    """Widths at a window ``width`` pixels wide: the window's inner width, the page's and the first table's
+    matching ``table_css`` scroll widths and its scroll container's visible width (sideways scrolling: a
+    scroll width above the visible one)."""
+    driver.set_window_size(width, 900)
+    return driver.execute_script(
+        "const t = document.querySelector(arguments[0]); const box = t.closest('.scroll') || t.parentElement;"
+        "return {inner: window.innerWidth, page: document.documentElement.scrollWidth, table: t.scrollWidth,"
+        "        box: box.clientWidth, box_scroll: box.scrollWidth};", table_css)

@@ -14,7 +14,13 @@ log is off unless a test passes ``answer_log=...`` itself: otherwise a test that
 (batch sizes, processes) would get the second run's answers from the first run's log, and a module
 fixture could replay answers from the user's ``~/.cache/vocalgrad``.
 
-3. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
+3. Time limits that guard against hangs, not against slowness: every test's pytest-timeout limit (its
+``timeout`` marker, else pyproject's ``timeout``) is multiplied by ``_timing.slowdown()`` when the test starts,
+and so is every subprocess ``timeout`` (``subprocess.run(..., timeout=N)``, ``Popen.communicate`` and
+``Popen.wait``: the limit in the code is the one for a free machine), so a loaded machine makes a test
+slower, never red (tests/_timing.py; other waits call ``_timing.hang_guard``).
+
+4. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
 files that read the demo run on one worker, and the demo is built once and must stay unchanged.
 """
 
@@ -63,6 +69,44 @@ def pytest_runtest_makereport(item, call):
     if TORCHCODEC_MISSING_LIBS in text:
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {FFMPEG_HINT}")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Scale the test's pytest-timeout limit by the machine's slowdown before pytest-timeout sets its timer."""
+    from _timing import slowdown
+
+    marker = item.get_closest_marker("timeout")
+    limit = marker.args[0] if marker is not None and marker.args else marker.kwargs.get("timeout") if marker else None
+    if limit is None:
+        limit = getattr(item.config, "_env_timeout", None)
+    if isinstance(limit, (int, float)) and limit > 0:
+        kwargs = {k: v for k, v in (marker.kwargs.items() if marker is not None else ()) if k != "timeout"}
+        rest = marker.args[1:] if marker is not None else ()
+        item.add_marker(pytest.mark.timeout(limit * slowdown(), *rest, **kwargs), append=False)
+    yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _subprocess_limits_scale_with_the_load():
+    """``Popen.communicate``/``Popen.wait`` (and through them ``subprocess.run``) take their ``timeout`` times
+    the machine's slowdown, measured at the call."""
+    import subprocess
+
+    from _timing import slowdown
+
+    communicate, wait = subprocess.Popen.communicate, subprocess.Popen.wait
+
+    def scaled_communicate(self, input=None, timeout=None):
+        return communicate(self, input, None if timeout is None else timeout * slowdown())
+
+    def scaled_wait(self, timeout=None):
+        return wait(self, None if timeout is None else timeout * slowdown())
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(subprocess.Popen, "communicate", scaled_communicate)
+        mp.setattr(subprocess.Popen, "wait", scaled_wait)
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from _harness_helpers import make_hub_folder
+from _timing import hang_guard
 from harness_tasks import utils
 from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.answer_log import AnswerLog
@@ -68,7 +69,7 @@ def test_sigkill_halfway_then_rerun_gives_the_same_results_and_asks_only_for_the
     counter, log_dir, out = tmp_path / "run.calls", tmp_path / "log", tmp_path / "out"
     proc = subprocess.Popen(_cmd(out, counter, log=log_dir, delay=0.15), env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
+    deadline = time.time() + hang_guard(300)
     while len(_calls(counter)) < N_CLIPS // 3 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
@@ -247,7 +248,7 @@ def _claim_files(log_dir: Path) -> list[Path]:
 
 
 def _wait_for(cond, what: str, procs=(), timeout: float = 300.0) -> None:
-    deadline = time.time() + timeout
+    deadline = time.time() + hang_guard(timeout)
     while not cond():
         dead = [p for p in procs if p.poll() is not None]
         assert not dead, f"a process ended while waiting for {what}: " + dead[0].communicate()[1][-3000:]
@@ -380,7 +381,7 @@ def test_claims_of_several_processes_ask_each_key_once(tmp_path):
     for proc in procs:
         proc.join(60)
         assert proc.exitcode == 0
-    assert sorted(counts.get(timeout=5) for _ in procs) == [675] * 4      # every process has every answer
+    assert sorted(counts.get(timeout=hang_guard(5)) for _ in procs) == [675] * 4  # every process has every answer
     lines = [json.loads(line)["key"] for f in tmp_path.glob("*.jsonl") for line in f.read_text().splitlines()]
     twice = sorted({k for k in lines if lines.count(k) > 1})
     assert not twice, f"{len(twice)} keys asked twice, e.g. {twice[:3]}"

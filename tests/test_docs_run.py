@@ -50,6 +50,7 @@ def _env(sandbox: Path, demo: Path) -> dict:
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, timeout: int = 900) -> subprocess.CompletedProcess:
+    """``cmd``'s run; ``timeout`` (for a free machine, scaled by its load: tests/conftest.py) only ends a hang."""
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 

@@ -26,6 +26,7 @@ from generation.ownership import MARKER, out_lock, read_marker, signals_deferred
 
 from _harness_helpers import default_signals
 from _report_helpers import write_results
+from _timing import hang_guard
 
 RENDER = ["--source", "tones", "--sources", "1", "--categories", "volume", "--jobs", "1", "--quiet"]
 HUB = ["--allow-partial", "--no-sources"]
@@ -241,11 +242,10 @@ def test_render_refuses_a_foreign_folder(tmp_path, capsys):
 def test_demo_with_a_foreign_hub_folder_is_refused_before_rendering(tmp_path, capsys):
     (tmp_path / "demo" / "hub").mkdir(parents=True)
     (tmp_path / "demo" / "hub" / "mine.txt").write_text("x")
-    t0 = time.perf_counter()
     assert main(["demo", "--out", str(tmp_path / "demo"), "--sources", "1", "--no-eval"]) == 2
     err = capsys.readouterr().err
     assert "hub: exists, is not empty and is not a Hub folder" in err and "nothing was rendered" in err
-    assert time.perf_counter() - t0 < 5  # was: 15 s of rendering first
+    assert "render test" not in err  # no render progress: refused before rendering (was: 15 s of rendering first)
     assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["hub"]
 
 
@@ -285,7 +285,7 @@ def _start(code: str, *args: str) -> subprocess.Popen:
 
 
 def _wait_for(cond, proc, timeout: float = 60.0) -> None:
-    deadline = time.time() + timeout
+    deadline = time.time() + hang_guard(timeout)
     while not cond():
         assert proc.poll() is None, proc.communicate()[1][-2000:]
         assert time.time() < deadline, "timed out"
@@ -332,7 +332,7 @@ def test_sigterm_during_report_html_leaves_the_earlier_page_whole(site, tmp_path
     monkeypatch.setattr(hp, "write_clips", lambda *a, **k: (time.sleep(0.5), real(*a, **k))[1])
 
     def kill_when_staged():
-        deadline = time.time() + 60
+        deadline = time.time() + hang_guard(60)
         while not any(out.glob(".stage.*.partial/report.json")) and time.time() < deadline:
             time.sleep(0.01)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -363,7 +363,7 @@ def test_sigterm_to_render_with_two_jobs_ends_its_workers(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "vocalgrad render: terminated (SIGTERM)" in err, err[-2000:]
-    _, alive = psutil.wait_procs(workers, timeout=5)
+    _, alive = psutil.wait_procs(workers, timeout=hang_guard(5))
     assert not alive  # was: orphaned workers writing part files after the command had exited
     files = sorted(p for p in out.rglob("*") if p.is_file())
     time.sleep(0.5)
@@ -376,5 +376,5 @@ def test_render_workers_end_when_the_command_is_killed(tmp_path):
     proc, workers = _render_with_two_workers(out, psutil)
     proc.kill()  # SIGKILL: no clean-up in the command at all
     proc.communicate(timeout=60)
-    _, alive = psutil.wait_procs(workers, timeout=5)
+    _, alive = psutil.wait_procs(workers, timeout=hang_guard(5))
     assert not alive  # the kernel tells each worker its parent died (PR_SET_PDEATHSIG)

@@ -6,6 +6,7 @@ import json
 
 import _finetune_helpers as fh
 import _probe_helpers as ph
+from _timing import hang_guard
 import numpy as np
 import pytest
 
@@ -249,7 +250,7 @@ def test_sigkill_and_rerun_gives_the_uninterrupted_adapter(tiny, tmp_path):
     out = tmp_path / "killed"
     proc = subprocess.Popen(args + ["--out", str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     state = out / "checkpoint" / "state.json"
-    deadline = time.time() + 240
+    deadline = time.time() + hang_guard(240)
     while time.time() < deadline and proc.poll() is None:
         if state.is_file():
             try:

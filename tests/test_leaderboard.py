@@ -14,7 +14,7 @@ from analysis.leaderboard.upload import plan
 from vocalgrad_commands.cli import main
 from generation.identity import build_digest, short
 
-from _html_helpers import column_values, load_page
+from _html_helpers import column_values, load_page, widths_at
 from _listen_helpers import chromium
 from _report_helpers import build_clips, write_results
 
@@ -144,3 +144,22 @@ def test_page_in_headless_chromium(board, capsys, tmp_path):
         driver.find_element("xpath", "//table[1]//th/button[normalize-space()='acc\u00a0%']").click()
         accs = [float(v) for v in column_values(driver, "table.leaderboard", 4)]
         assert accs == sorted(accs, reverse=True)
+
+
+def test_the_table_fits_a_1400_pixel_window(board, capsys, tmp_path):
+    """Three runs and the paper's rows, no sideways scrolling at 1,400 px; the short heads and the day-only
+    dates keep their full text as hover text."""
+    rc, _, err = _run(board, capsys)
+    assert rc == 0, err
+    with chromium(tmp_path) as driver:
+        driver.get((board["out"] / "index.html").resolve().as_uri())
+        w = widths_at(driver, 1400, "table.leaderboard")
+        assert w["inner"] >= 1380, w          # the window really is that wide
+        assert w["box_scroll"] <= w["box"] and w["page"] <= w["inner"], w
+        heads = driver.execute_script("return Array.from(document.querySelectorAll('table.leaderboard thead th'))"
+                                      ".map(th => [th.textContent.trim(), (th.querySelector('abbr') || {}).title])")
+        assert ["dist.", "distortion"] in heads and ["pitch", None] in heads
+        dates = driver.execute_script("return Array.from(document.querySelectorAll('table.leaderboard tbody tr'))"
+                                      ".slice(0, 3).map(r => [r.cells[r.cells.length - 1].textContent,"
+                                      " r.cells[r.cells.length - 1].title])")
+        assert all(len(d) == 10 and t.startswith(d) and len(t) > 10 for d, t in dates), dates

@@ -22,6 +22,7 @@ from harness_tasks import metrics
 
 from _harness_helpers import default_signals
 from _listen_helpers import make_render, serving
+from _timing import hang_guard
 
 
 @pytest.fixture(scope="module")
@@ -313,7 +314,7 @@ def test_cli_remote_binding_warns(render, tmp_path):
                              "--answers", str(tmp_path / "a.jsonl")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     try:
-        deadline = time.time() + 60
+        deadline = time.time() + hang_guard(60)
         line = ""
         while time.time() < deadline and "open http" not in line:
             line = proc.stdout.readline()

@@ -46,7 +46,8 @@ def test_the_posterior_is_the_binomial_likelihood_with_the_lapse_prior():
         nll, _ = pf._nll(theta, C)
         ll = _loglik(theta, C)
         assert -pf._nll(theta, C, prior=False)[0] == pytest.approx(ll, rel=1e-10)
-        assert nll == pytest.approx(-ll - 9.0 * math.log(1 - theta[3] / 0.5), rel=1e-10)
+        # Beta(1, 2) on psignifit's lambda = lapse / 2: density 2 * (1 - lapse / 2)
+        assert nll == pytest.approx(-ll - 1.0 * math.log(1 - theta[3] / 2), rel=1e-10)
 
 
 @pytest.mark.parametrize("theta", THETAS)
@@ -76,7 +77,7 @@ def test_the_gradients_are_those_of_the_posterior(theta):
     p = probs(theta)
     n = np.concatenate([C.n1, C.n0])
     want = jac.T @ np.diag(n / (p * (1 - p))) @ jac
-    want[3, 3] += 9.0 / (0.5 - theta[3]) ** 2
+    want[3, 3] += 1.0 / (2 - theta[3]) ** 2  # d2/dlapse2 of -log(1 - lapse / 2)
     assert info[0] == pytest.approx(want, rel=1e-5, abs=1e-6)
 
 

@@ -21,7 +21,7 @@ from analysis.report.markdown import pct
 from vocalgrad_commands.cli import main
 from harness_tasks.logit_answers import logit_answer, split_logit_answer
 
-from _html_helpers import column_values, load_page
+from _html_helpers import column_values, load_page, widths_at
 from _listen_helpers import chromium, make_render
 from _report_helpers import write_results
 
@@ -102,6 +102,10 @@ def test_page_in_headless_chromium(site, tmp_path):
         assert driver.execute_script("return document.querySelectorAll('[onclick], div[role=button]').length") == 0
         assert driver.execute_script("return document.documentElement.lang") == "en"
         assert driver.execute_script("return document.querySelectorAll('th button.sort').length") > 10
+
+        # three runs (one with an acc_logit column) and the paper's rows fit a 1,400-pixel window
+        w = widths_at(driver, 1400, "table.leaderboard")
+        assert w["inner"] >= 1380 and w["box_scroll"] <= w["box"] and w["page"] <= w["inner"], w
 
 
 def test_numbers_are_report_json(site):

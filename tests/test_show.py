@@ -114,3 +114,41 @@ def test_measurements_on_synthetic_signals():
     _, ratio, _, _ = measure("noise", noisy, sr, source=src)
     assert abs(np.nanmedian(ratio) - 0.05) < 0.01
     assert measure("speed", clip, sr) is None  # needs the source
+
+
+def test_a_slow_step_says_what_it_does_and_a_quick_one_says_nothing():
+    """``vocalgrad show`` names a step that outlasts its limit; no verdict here depends on the machine's speed:
+    the slow block waits for the notice itself, the quick one has an hour."""
+    import threading
+
+    from analysis.show import slow_step
+
+    lines = []
+    with slow_step("reading x", say=lines.append, after=3600):
+        pass
+    assert lines == []
+    seen = threading.Event()
+    with slow_step("measuring (first run: compiling)", say=lambda ln: (lines.append(ln), seen.set()), after=0.0):
+        assert seen.wait(120)  # a hang guard only
+    assert lines[0] == "vocalgrad show: measuring (first run: compiling) ..."
+    assert lines[1].startswith("vocalgrad show: measuring: done in ") and lines[1].endswith(" s") and len(lines) == 2
+
+
+def test_show_names_its_steps_and_uses_the_renders_kernel_cache(volume_render, tmp_path, monkeypatch, capsys):
+    """Every step past the limit is named on stderr (the limit set to 0 s here), the picture path alone goes
+    to stdout, and numba's cache is the render's (``NUMBA_CACHE_DIR``), so librosa's kernels compile once."""
+    import os
+
+    import analysis.show as show
+
+    monkeypatch.setattr(show, "SLOW_AFTER", 0.0)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cid = vocalgrad.clip_id("tone00_pure_220hz", "volume", "linear", "low", "increase")
+    assert cli_main(["show", cid, "--data", str(volume_render), "--out", str(tmp_path / "c.png")]) == 0
+    cap = capsys.readouterr()
+    assert cap.out.strip() == str(tmp_path / "c.png")
+    assert f"vocalgrad show: reading {volume_render} ..." in cap.err
+    assert "vocalgrad show: measuring the clip and drawing the picture (first run: compiling audio kernels" in cap.err
+    assert "vocalgrad show: measuring the clip and drawing the picture: done in" in cap.err
+    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "cache" / "vocalgrad" / "numba")

@@ -176,6 +176,11 @@ def test_the_report_gives_thresholds_for_the_baselines_and_the_listener(pipeline
     assert saved["vocalgrad-oracle"]["threshold"] is not None and saved["vocalgrad-oracle"]["kind"] == "oracle"
     assert not data["models"]  # no paper table: the sweep is not the paper's benchmark
     assert math.isfinite(human["threshold"])
+    # the clips' clipping reaches the report from the render's manifest through the Hub and the sample logs
+    levels = {r["magnitude"]: r for r in block["volume"]["levels"]}
+    assert levels[42.0]["clipped_share"] > 0 and levels[6.0]["clipped_share"] == 0.0 and levels[6.0]["clipped_of"] > 0
+    assert levels[42.0]["realised"] < 42.0 and levels[6.0]["fit_magnitude"] == 6.0
+    assert "clips that clipped" in block["volume"]["levels_note"] and block["volume"]["levels_note"] in md
 
 
 def test_the_html_page_shows_the_threshold_tables(pipeline):
@@ -185,6 +190,72 @@ def test_the_html_page_shows_the_threshold_tables(pipeline):
     write_html(out, [])
     page = (out / "index.html").read_text(encoding="utf-8")
     assert 'id="thresholds"' in page and "plots/sweep-noise.png" in page
+
+
+def test_the_page_lists_every_sweep_run_and_plays_clips_near_each_threshold(pipeline, tmp_path):
+    """With --data on the sweep's Hub folder: a sortable row per run (and the listener) with each attribute's
+    threshold or why none, and clips at the levels around each threshold, with every run's answers."""
+    import re
+
+    from analysis.listen.catalog import open_catalog
+    from analysis.report.command import build_report
+    from analysis.report.html_page import HtmlOptions
+    from analysis.report.html_sweep import levels_around
+    from generation.sweep_plan import magnitude_of
+
+    _, _, hub, _, first = pipeline
+    root = first.parent
+    report = build_report([root / "results"], tmp_path / "page", draws=20, human=[root / "answers.jsonl"],
+                          html=HtmlOptions(catalog=open_catalog(hub), pictures=False))
+    assert report["html"]["clips"] > 0
+    page = (tmp_path / "page" / "index.html").read_text(encoding="utf-8")
+    table = page[page.index('<table class="sortable sweep-runs">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', table)
+    block = report["psychometric"]["attributes"]
+    labels = [o["label"] for o in block["volume"]["observers"]]
+    assert sorted(re.sub(r" <span.*", "", r[0]) for r in rows) == sorted(labels) and len(labels) == 3
+    for label, cells in rows:
+        if "chance" in label:
+            assert f"\">&gt; {block['volume']['largest']:.3g} " in cells  # the coin's threshold, said plainly
+    listen = page[page.index('id="listen-sweeps"'):page.index('id="missed"')]
+    shown = dict.fromkeys(re.findall(r"<code>([^<]+__m[0-9p]+__(?:in|de)crease)</code>", listen))
+    assert shown and all((tmp_path / "page" / "clips" / f"{cid}.flac").read_bytes() ==
+                         open_catalog(hub).audio_bytes(cid) for cid in shown)
+    for cat, e in block.items():
+        for o in e["observers"]:
+            part = listen[listen.index(f'id="listen-sweep-{cat}"'):]
+            part = part[part.index(f"<p><strong>{o['label']}</strong>"):]
+            part = re.split(r"<p><strong>|<h4", part[3:])[0]
+            clips = re.findall(r"<code>([^<]+)</code>", part)
+            want = levels_around(o, e)
+            assert want and len(clips) == 2 * len(want), (cat, o["label"], clips)   # both directions per level
+            assert sorted({magnitude_of(cat, c.split("__")[3]) for c in clips}) == want
+            assert "vocalgrad-oracle</th>" in part   # the answers under each clip
+    from _html_helpers import load_page
+    from _listen_helpers import chromium
+
+    with chromium(tmp_path, logs=True) as driver:  # the players play in a browser, offline
+        seen = load_page(driver, tmp_path / "page" / "index.html")
+        assert seen["severe"] == [] and seen["failed"] == [] and seen["remote"] == []
+        assert len(seen["media"]) >= len(shown) and all(m["error"] is None and m["duration"] > 0.2
+                                                        for m in seen["media"]), seen["media"]
+        assert driver.execute_script("return document.querySelectorAll('table.sweep-runs th button.sort').length") \
+            == 1 + len(block)
+
+
+def test_the_levels_around_a_threshold():
+    from analysis.report.html_sweep import levels_around
+
+    e = {"magnitudes": [0.0, 6.0, 12.0, 18.0], "largest": 18.0, "smallest": 6.0}
+    assert levels_around({"threshold": 9.0}, e) == [6.0, 12.0]
+    assert levels_around({"threshold": 12.0}, e) == [12.0]         # on a level: that level alone
+    assert levels_around({"threshold": 12.0001}, e) == [12.0, 18.0]
+    assert levels_around({"threshold": 6.0}, e) == [6.0]
+    assert levels_around({"threshold": 2.0}, e) == [6.0]           # "< 6": the smallest level, never the zero
+    assert levels_around({"threshold": 18.0}, e) == [18.0]
+    assert levels_around({"threshold": None}, e) == [18.0]         # "> 18": where it still fails
+    assert levels_around({"threshold": None, "problem": "no parsed answer"}, e) == []
 
 
 # ---- levels on the physical scale (issue 35) -----------------------------------------------------
@@ -215,6 +286,7 @@ def _clips(source: int, category: str, tokens, trajectory: str = "jump", directi
                                  y=res.y, onset=res.onset, offset=res.offset, sr=rec.sample_rate, schedule=sch,
                                  fade=rec.crossfade, zero=zero)
         out[tok]["y"] = np.asarray(res.y)
+        out[tok]["onset"], out[tok]["offset"] = res.onset, res.offset
         if tok == "m0":
             zero = (res.y, Span(res.onset, res.offset))
     return out
@@ -280,6 +352,68 @@ def test_realised_magnitudes_and_level_changes_are_measured():
     dist = _clips(0, "distortion", ["m1", "m4"])
     assert 0.6 < dist["m1"]["magnitude_realised"] < dist["m4"]["magnitude_realised"] <= 4.0
     assert abs(dist["m1"]["level_change_db"]) < 0.2  # RMS-matched: no level change
+
+
+def test_the_realised_level_is_the_level_heard_after_clipping():
+    """A volume clip that clips loses level at its loud end: it realises less than it declares (measured on the
+    stored samples, not trusted from the gain asked for). An unclipped jump clip realises its declared dB; a
+    linear one less (its eighths hold the ends on average)."""
+    import numpy as np
+
+    from generation import audio
+    from generation.label_validity import ends_difference
+
+    jump = _clips(0, "volume", ["m6", "m42"])
+    heard = audio.quantize_int16(jump["m42"]["y"])  # the samples as stored
+    assert audio.to_int16(jump["m42"]["y"])[1] > 0.01  # the loud end clips
+    assert jump["m42"]["magnitude_realised"] < 42.0 - 1.0
+    # measured again, independently, on the stored clip against its zero-change twin: the same shortfall
+    zero = audio.quantize_int16(jump["m0"]["y"])
+    n = min(len(heard), len(zero))
+    stored = ends_difference(lambda a, b: 20 * np.log10(np.sqrt(np.mean(a ** 2)) / np.sqrt(np.mean(b ** 2))),
+                             zero[:n], _span_of(jump["m0"]), heard[:n])
+    assert jump["m42"]["magnitude_realised"] == pytest.approx(stored, abs=0.3)
+    assert jump["m6"]["magnitude_realised"] == pytest.approx(6.0, abs=0.05) and audio.to_int16(jump["m6"]["y"])[1] == 0
+    linear = _clips(0, "volume", ["m24"], trajectory="linear")["m24"]
+    assert audio.to_int16(linear["y"])[1] == 0 and 19.0 < linear["magnitude_realised"] < 23.0
+
+
+def _span_of(clip):
+    from generation.span import Span
+
+    return Span(clip["onset"], clip["offset"])
+
+
+def test_distortion_realises_its_hold_where_it_survives_the_cross_fades():
+    """The chunks' 5-ms cross-fades blend two held signals, which then hold nothing: counted in, they diluted a
+    hold of 16 samples (4 octaves) to 2.6. Counted out, a jump clip realises its declared octaves."""
+    dist = _clips(1, "distortion", ["m1", "m2", "m4"])
+    for tok, octaves in (("m1", 1.0), ("m2", 2.0), ("m4", 4.0)):
+        assert dist[tok]["magnitude_realised"] == pytest.approx(octaves, abs=0.05), tok
+
+
+def test_the_cross_fade_mask_is_where_stitch_blends():
+    import numpy as np
+
+    from generation.sweep_measures import crossfade_mask
+    from generation.transforms.base import stitch
+
+    class Layout:  # cores of 50, 50, 7 (shorter than the fade) and 30 samples
+        starts, ends = np.array([100, 150, 200, 207]), np.array([150, 200, 207, 237])
+
+    class Schedule:
+        layout = Layout()
+
+    pieces = [np.full(n, v, np.float32) for n, v in zip((50, 50, 7, 30), (1.0, 2.0, 4.0, 8.0))]
+    body, _ = stitch(pieces, 10)
+    keep = crossfade_mask(5 + len(body) + 3, 5, Schedule(), 10)
+    pure = np.isin(body, [1.0, 2.0, 4.0, 8.0])
+    inside = keep[5:5 + len(body)]
+    assert pure[inside].all() and not inside[~pure].any()  # kept: never a blend; every blend left out
+    assert not keep[5 + 40] and keep[5 + 39] and keep[:5].all() and keep[-3:].all()
+    # joins [40, 50), [83, 90) (the third piece, shorter than the fade, is all join) and [80, 90)
+    assert np.flatnonzero(~keep).tolist() == [5 + i for i in [*range(40, 50), *range(80, 90)]]
+    assert crossfade_mask(9, 2, object(), 10).all()  # no chunk layout: nothing to leave out
 
 
 def test_the_sweep_columns_reach_the_manifest_the_hub_and_the_sample_logs(pipeline):

@@ -15,8 +15,9 @@ import pytest
 from scipy.stats import binom
 
 from analysis.report.psychometric import Observer, analyse_sweeps, sweep_markdown, table_rows, threshold_text
-from analysis.report.psychometric_fit import (Counts, bootstrap, chance_test, deviance, fit, lr_statistic,
-                                              p_increase, pooled_correct, sensitivity_threshold)
+from analysis.report.psychometric_fit import (LAPSE_PRIOR_B, Counts, bootstrap, chance_test, deviance, fit,
+                                              lapse_prior_nll, lr_statistic, p_increase, pooled_correct,
+                                              sensitivity_threshold)
 from analysis.report.psychometric_sim import MAGS, alpha_for, criterion_for, pooled_counts, simulate
 
 
@@ -62,6 +63,36 @@ def test_biased_and_lapsing_observers_get_their_sensitivity_threshold_back(share
     assert f.criterion == pytest.approx(criterion_for(share), abs=0.35)
     lo, hi = bootstrap(MAGS, data, draws=150, seed=seed, f=f)["threshold_ci"]
     assert lo <= 3.0 <= hi, (lo, hi)
+
+
+def test_the_lapse_prior_is_a_beta_on_one_sides_lapse_as_psignifit_puts_it():
+    """psignifit's lambda is the distance of the function from 1 at the top: half our lapse (a lapse guesses
+    right half the time). The prior is Beta(1, b) on that lambda; the old one was on ``2 * lapse`` (four times
+    the pull), which read an unbiased volume-like observer lapsing 20 % as 18 % less sensitive."""
+    from scipy.stats import beta
+
+    lapses = np.array([0.0, 0.05, 0.2, 0.45])
+    nll, grad, hess = lapse_prior_nll(lapses)
+    log_pdf = beta.logpdf(lapses / 2, 1.0, LAPSE_PRIOR_B)  # on psignifit's lambda = lapse / 2
+    assert -nll - log_pdf == pytest.approx(np.full(4, -log_pdf[0]), abs=1e-9)  # equal up to a constant
+    h = 1e-6  # the derivatives the fit's Newton steps use
+    assert grad == pytest.approx((lapse_prior_nll(lapses + h)[0] - lapse_prior_nll(lapses - h)[0]) / (2 * h), rel=1e-5)
+    assert hess == pytest.approx((lapse_prior_nll(lapses + h)[1] - lapse_prior_nll(lapses - h)[1]) / (2 * h), rel=1e-5)
+    # the fit's posterior carries exactly this prior
+    c = pooled_counts(simulate(MAGS, threshold=3.0, lapse=0.2, n_sources=10, seed=2))
+    f = fit(c)
+    assert f.nll + f.loglik == pytest.approx(float(lapse_prior_nll(f.lapse)[0]), abs=1e-9) and f.lapse > 0.1
+
+
+def test_a_volume_like_observer_lapsing_20_percent_keeps_its_threshold():
+    # 24 voices, 7 levels of 6 dB, slope 2: the lapse shows only at the top two levels, where a prior that
+    # pulls it to zero makes the fit read the misses as a shallower, later function (+18 % with the old prior)
+    mags = np.arange(6.0, 43.0, 6.0)
+    data = simulate(mags, threshold=20.0, beta=2.0, lapse=0.2, n_sources=24, seed=8)
+    f = fit(pooled_counts(data, mags))
+    assert abs(f.threshold - 20.0) / 20.0 < 0.10, f
+    lo, hi = bootstrap(mags, data, draws=200, seed=8, f=f)["threshold_ci"]
+    assert lo <= 20.0 <= hi, (lo, hi)
 
 
 def test_the_pooled_point_reads_bias_as_deafness_and_the_threshold_does_not():
@@ -220,3 +251,84 @@ def test_the_fits_do_not_depend_on_the_number_of_worker_processes():
     for cat in ("pitch", "volume"):
         assert sorted(one["attributes"][cat]["observers"], key=lambda o: o["label"]) == \
             sorted(two["attributes"][cat]["observers"], key=lambda o: o["label"])
+
+
+def _volume_records(seed=0, realised=None, unit="dB gain"):
+    """A 12-voice volume sweep (6-42 dB, jump and linear clips) answered by an observer of threshold 20 dB; every
+    clip carries what it realised: the jump clips their declared dB, the linear ones 0.89 of it, except
+    ``realised`` {level: (jump, linear, clipped share)}."""
+    mags = np.arange(6.0, 43.0, 6.0)
+    data = simulate(mags, threshold=20.0, beta=2.0, lapse=0.0, n_sources=12, seed=seed)
+    realised = realised or {}
+    out = []
+    for s, src in enumerate(data):
+        for j, m in enumerate(mags):
+            jump, linear, clipped = realised.get(m, (m, 0.89 * m, 0.0))
+            for d, (k, n) in (("increase", (src[0, j], src[1, j])), ("decrease", (src[2, j], src[3, j]))):
+                for i in range(int(n)):
+                    traj = ("jump", "linear")[i % 2]
+                    pred = "increase" if i < k else "decrease"
+                    out.append({"id": f"s{s}__volume__{traj}__m{int(m)}__{d}__{i}", "category": "volume",
+                                "tier": f"m{int(m)}", "trajectory": traj, "direction": d, "source_id": f"s{s}",
+                                "pred": pred, "correct": pred == d, "magnitude": m, "magnitude_unit": "dB",
+                                "magnitude_realised": jump if traj == "jump" else linear, "realised_unit": unit,
+                                "clipped_ratio": clipped if traj == "jump" else 0.0, "level_change_db": 0.0})
+    return out
+
+
+def test_the_fit_places_a_clipped_level_where_it_was_heard_and_the_report_names_the_clipped_share():
+    # 42 dB realised 38 on its jump clips (all clipped); 36 dB 35.5 (1.4 % off: within the tolerance)
+    recs = _volume_records(realised={42.0: (38.0, 33.0, 0.01), 36.0: (35.5, 31.6, 0.002)})
+    obs = Observer("model-x")
+    obs.records["volume"] = recs
+    block = analyse_sweeps([obs], draws=0, mc_draws=19)["attributes"]["volume"]
+    levels = {r["magnitude"]: r for r in block["levels"]}
+    assert levels[42.0]["realised"] == 38.0 and levels[42.0]["fit_magnitude"] == 38.0
+    assert levels[36.0]["fit_magnitude"] == 36.0 and levels[6.0]["fit_magnitude"] == 6.0  # linear's 0.89 unused
+    assert levels[42.0]["clipped_share"] == pytest.approx(0.5) and levels[30.0]["clipped_share"] == 0.0
+    points = {p["magnitude"]: p["fit_magnitude"] for p in block["observers"][0]["points"]}
+    assert points[42.0] == 38.0 and points[36.0] == 36.0 and block["largest"] == 38.0
+    note = block["levels_note"]
+    assert "36 (50 % of 96), 42 (50 % of 96)" in note and "42 as 38" in note and "36 as" not in note
+    assert note in sweep_markdown({"form": "", "threshold": "", "bootstrap": "", "tests": "",
+                                   "attributes": {"volume": block}})
+    assert "level changed" not in note  # volume's level change is the attribute itself
+
+
+def test_levels_in_another_unit_or_without_jump_clips_stay_declared_and_a_clean_sweep_says_nothing():
+    recs = _volume_records(realised={42.0: (30.0, 26.0, 0.0)}, unit="residual/speech RMS")
+    obs = Observer("m")
+    obs.records["volume"] = recs
+    block = analyse_sweeps([obs], draws=0, mc_draws=19)["attributes"]["volume"]
+    assert all(r["fit_magnitude"] == r["magnitude"] for r in block["levels"]) and block["levels_note"] == ""
+    no_jump = [r for r in _volume_records(realised={42.0: (30.0, 26.0, 0.0)}) if r["trajectory"] != "jump"]
+    obs.records["volume"] = no_jump
+    block = analyse_sweeps([obs], draws=0, mc_draws=19)["attributes"]["volume"]
+    assert all(r["fit_magnitude"] == r["magnitude"] and r["realised"] is None for r in block["levels"])
+
+
+def test_a_selection_of_calibration_cells_keeps_their_seeds_from_the_whole_plan(monkeypatch):
+    from analysis.report import psychometric_sim as ps
+
+    base = {"threshold": 3.0, "beta": 3.0, "lapse": 0.02}
+    plan = ([(base, 10), ({**ps.SHAPES[1], "lapse": 0.2}, 10)], [({"threshold": None, "lapse": 0.0}, 10, "chance")],
+            3, 20, 4, 9)
+    monkeypatch.setattr(ps, "_plan", lambda quick: plan)
+    whole = ps.calibration_cells(True, workers=1)
+    seen = []
+    some = ps.calibration_cells(True, workers=1, progress=lambda c: seen.append(len(c)),
+                                select=lambda obs, s, which: "shape" in obs)
+    assert len(some) == 3 and some == [c for c in whole if "volume-like" in c["truth"]]
+    assert seen == [3] and "threshold 20, slope 2, lapse 0.2, volume-like sweep 6-42" == some[0]["truth"]
+
+
+def test_the_chance_tests_reference_shuffles_the_observed_answers_among_the_clips():
+    # a permutation test: every draw keeps the observed number of "increase" answers (a draw from the observed
+    # share would not, and rejected a biased coin in 7.3 % of runs at 10 sources instead of 5 %)
+    from analysis.report.psychometric_fit import _shuffled
+
+    c = pooled_counts(simulate(MAGS, threshold=None, increase_share=0.8, lapse=0.0, n_sources=10, seed=4))
+    k1, k0 = _shuffled(np.random.default_rng(0), c, 400)
+    total = c.k1.sum() + c.k0.sum()
+    assert np.all(k1.sum(1) + k0.sum(1) == total) and np.all(k1 <= c.n1) and np.all(k0 <= c.n0)
+    assert k1.mean(0) == pytest.approx(total * c.n1 / c.n, rel=0.05)  # every clip equally likely to get one

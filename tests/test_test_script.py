@@ -88,3 +88,72 @@ def test_workers_come_from_vocalgrad_test_workers(tmp_path):
     proc, args = _pytest_args(tmp_path, "two")
     assert proc.returncode == 2 and args is None
     assert "VOCALGRAD_TEST_WORKERS=two" in proc.stderr and "number of processes" in proc.stderr
+
+
+def _pip_run(tmp_path, fail_step: str = ""):
+    """scripts/test.sh with a stand-in python3: ``-m pip install`` prints pip-like lines (and fails on the
+    install whose arguments contain ``fail_step``); ``-m pytest`` records that it ran."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "python3").write_text(f'''#!/bin/bash
+if [ "$1" = -c ]; then exit 0; fi
+if [ "$2" = pip ]; then
+  echo "$*" >> {tmp_path}/pip.log
+  echo "Collecting pkg-for-$#"
+  echo "  Downloading pkg-for-$#-1.0.tar.gz (12 kB)"
+  echo "Requirement already satisfied: numpy in /site-packages"
+  if [ -n "{fail_step}" ] && [[ "$*" == *"{fail_step}"* ]]; then
+    echo "  × subprocess-exited-with-error"; echo "ERROR: boom in {fail_step}"; exit 1
+  fi
+  [[ "$*" == *upgrade* ]] || echo "Successfully installed pkg-for-$#-1.0"
+  exit 0
+fi
+echo ran > {tmp_path}/pytest.ran
+''')
+    (bin_ / "python3").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_}:{os.environ['PATH']}", VOCALGRAD_SKIP_APT="1", VOCALGRAD_TEST_WORKERS="0")
+    env.pop("VOCALGRAD_SKIP_PIP", None)
+    return subprocess.run(["bash", "scripts/test.sh", "tests/test_card.py"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_pip_phase_says_each_step_and_what_it_installs(tmp_path):
+    proc = _pip_run(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    steps = [ln for ln in lines if ln.startswith("scripts/test.sh: pip step ")]
+    assert [s.split(":")[1].strip() for s in steps] == [f"pip step {n}/6" for n in range(1, 7)]
+    assert "torch 2.13.0" in steps[1] and "every extra" in steps[2] and "lmms-eval" in steps[4]
+    # each step's own lines follow it, indented: what pip collects and installs, not its download noise
+    after_torch = lines[lines.index(steps[1]) + 1:lines.index(steps[2])]
+    assert after_torch[0].startswith("  Collecting pkg-for-") and after_torch[-1].startswith("  Successfully installed")
+    assert not any("Downloading" in ln or "already satisfied" in ln for ln in lines)
+    after_pip = lines[lines.index(steps[0]) + 1:lines.index(steps[1])]
+    assert after_pip[-1] == "  nothing to install: already there"   # no "Successfully installed" line
+    assert (tmp_path / "pytest.ran").exists()
+    pip_log = (tmp_path / "pip.log").read_text().splitlines()
+    assert len(pip_log) == 6
+    assert "--no-deps" in pip_log[5] and "torchcrepe==0.0.24" in pip_log[5] and "encoders" in steps[5]
+
+
+def test_a_failing_pip_step_stops_with_pips_own_lines(tmp_path):
+    proc = _pip_run(tmp_path, fail_step="mistral-common")
+    assert proc.returncode == 1
+    assert "pip step 4/6 (mistral-common 1.13.1 without its dependencies) failed with exit status 1" in proc.stderr
+    assert "subprocess-exited-with-error" in proc.stderr        # the lines the filter hid are shown now
+    assert "  ERROR: boom in mistral-common" in proc.stdout
+    assert "pip step 5/6" not in proc.stdout and not (tmp_path / "pytest.ran").exists()
+
+
+def test_readme_names_every_package_the_test_command_installs_without_its_dependencies():
+    """`pip check` complains about each --no-deps install: the README says which and why, for every one."""
+    import re
+
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    nodeps = re.findall(r'--no-deps "([A-Za-z0-9_.-]+)==([0-9.]+)"', script)
+    assert {name for name, _ in nodeps} == {"mistral-common", "lmms-eval"}
+    readme = (ROOT / "README.md").read_text()
+    para = next(p for p in readme.split("\n\n") if p.startswith("`pip check`"))
+    for name, version in nodeps:
+        assert f"**{name} {version}**" in para, (name, version)
+    assert "numpy<2.4" in para and "torchvision" in para

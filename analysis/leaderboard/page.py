@@ -15,7 +15,7 @@ from typing import Any
 
 import vocalgrad
 from analysis.report.html_page import static_text
-from analysis.report.html_tables import Table, esc, legend, td
+from analysis.report.html_tables import Table, category_head, esc, legend, td
 from analysis.report.markdown import QUESTIONS, ci
 from generation.paper_results import PAPER_CATEGORY_ACC, PAPER_SOURCE
 from analysis.report.stats import MAX_ERROR_RATE
@@ -104,7 +104,7 @@ def _verdict_cell(r: Row) -> str:
 def _table(rows: list[Row]) -> str:
     cats = list(vocalgrad.CATEGORY_NAMES)
     head = [("model", "text"), ("variant", "text"), ("build", "text"), ("clips", "num"), ("acc %", "num"),
-            ("95 % CI", "num"), ("vs chance", "text")] + [(c, "num") for c in cats]
+            ("95 % CI", "num"), ("vs chance", "text")] + [category_head(c) for c in cats]
     head += [("decoding", "text"), ("toolkit", "text"), ("date", "text")]
     t = Table(head, caption="Leaderboard", cls="leaderboard")
     for r in rows:
@@ -114,7 +114,7 @@ def _table(rows: list[Row]) -> str:
                  _verdict_cell(r)]
         cells += [td(r.by_category.get(c), colour=True) if c in r.by_category else td(None, "") for c in cats]
         cells += [td(None, decoding_text(r.decoding) or "not recorded", cls="text", title=dec),
-                  td(None, r.toolkit, cls="text"), td(None, r.date, cls="text")]
+                  td(None, r.toolkit, cls="text"), td(None, (r.date or "")[:10], cls="text date", title=r.date or "")]
         label = f'<a href="{RUNS}/{esc(r.run_id)}.json">{esc(r.model)}</a>'
         t.add(label, cells)
     for name, vals in PAPER_CATEGORY_ACC.items():

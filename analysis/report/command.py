@@ -107,7 +107,7 @@ def build_report(results, out_dir, *, draws: int = DRAWS, seed: int = SEED, top:
         if html is not None:
             from .html_page import write_html
 
-            report["html"] = write_html(stage, evaluations, html)
+            report["html"] = write_html(stage, evaluations, html, sweeps=sweep_observers)
             report["paths"]["index.html"] = report["html"]["path"]
     report["paths"] = {k: str(out / Path(v).relative_to(stage)) for k, v in report["paths"].items()}
     if "html" in report:

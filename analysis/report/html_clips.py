@@ -31,7 +31,8 @@ from harness_tasks.logit_answers import split_logit_answer
 from . import html_pictures
 from .html_pictures import PICTURE_COLOURS, PICTURE_DPI, small_png  # noqa: F401 (re-exported)
 
-__all__ = ["ClipCard", "ClipLists", "answer_index", "audio_kind", "cards_without_files", "clip_summary", "select_clips",
+__all__ = ["ClipCard", "ClipLists", "answer_card", "answer_index", "audio_kind", "cards_without_files", "clip_summary",
+           "select_clips",
            "small_png", "write_clips"]
 
 #: Clips listed as missed by every model, and per model as wrong with high confidence.
@@ -70,6 +71,8 @@ class ClipLists:
     confident_rule: dict[str, str] = field(default_factory=dict)
     n_missed_total: int = 0
     n_answered: int = 0  # clips of the data folder some run answered
+    #: Clips near each sweep run's threshold (:mod:`.html_sweep`), shown when their audio was written.
+    sweep: list[ClipCard] = field(default_factory=list)
     skipped: int = 0  # clips left out by --max-clips or the size budget
     bytes_written: int = 0
 
@@ -109,7 +112,7 @@ def answer_index(evaluations) -> dict[str, list[tuple[str, dict]]]:
     return out
 
 
-def _card(info, answers: list[tuple[str, dict]]) -> ClipCard:
+def answer_card(info, answers: list[tuple[str, dict]]) -> ClipCard:
     return ClipCard(info.clip_id, info.category, info.direction, info.tier, info.trajectory, info.source_id,
                     answers=[_answer(label, r) for label, r in answers])
 
@@ -150,7 +153,7 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
                     rng = random.Random(f"{seed}:{cat}:{direction}:{tier}")
                     picks.append(rng.choice(sorted(pool)))
         if picks:
-            lists.gallery[cat] = [_card(catalog.clips[c], index.get(c, [])) for c in picks]
+            lists.gallery[cat] = [answer_card(catalog.clips[c], index.get(c, [])) for c in picks]
             for k, card in enumerate(lists.gallery[cat]):
                 while len(rounds) <= k:
                     rounds.append([])
@@ -161,7 +164,7 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
     missed = [cid for cid, ans in index.items() if cid in catalog
               and models <= {lab for lab, _ in ans} and not any(r["correct"] for _, r in ans)]
     lists.n_missed_total = len(missed)
-    lists.missed = [_card(catalog.clips[c], index[c]) for c in _draw(random.Random(f"{seed}:missed"), missed,
+    lists.missed = [answer_card(catalog.clips[c], index[c]) for c in _draw(random.Random(f"{seed}:missed"), missed,
                                                                        MISSED_MAX)]
     order += lists.missed
     for ev in evaluations:
@@ -177,7 +180,7 @@ def select_clips(catalog, evaluations, *, seed: int) -> tuple[ClipLists, list[Cl
             ids = _draw(random.Random(f"{seed}:confident:{ev.label}"), wrong, CONFIDENT_MAX)
             lists.confident_rule[ev.label] = ("no logits logged, so no confidence is known: wrong parsed answers "
                                               "drawn with the report's seed")
-        lists.confident[ev.label] = [_card(catalog.clips[c], index.get(c, [])) for c in ids]
+        lists.confident[ev.label] = [answer_card(catalog.clips[c], index.get(c, [])) for c in ids]
         order += lists.confident[ev.label]
     return lists, order
 
@@ -233,10 +236,12 @@ def cards_without_files(lists: ClipLists) -> None:
     lists.gallery = {c: [k for k in cards if k.audio] for c, cards in lists.gallery.items()}
     lists.missed = [k for k in lists.missed if k.audio]
     lists.confident = {m: [k for k in cards if k.audio] for m, cards in lists.confident.items()}
+    lists.sweep = [k for k in lists.sweep if k.audio]
 
 
 def clip_summary(lists: ClipLists) -> dict[str, Any]:
     """Counts for the page's note on the Listen section."""
     ids = {k.clip_id for cards in lists.gallery.values() for k in cards}
     ids |= {k.clip_id for k in lists.missed} | {k.clip_id for cards in lists.confident.values() for k in cards}
+    ids |= {k.clip_id for k in lists.sweep}
     return {"clips": len(ids), "skipped": lists.skipped, "bytes": lists.bytes_written}

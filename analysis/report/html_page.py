@@ -22,7 +22,9 @@ import vocalgrad
 from generation.audio import atomic_write_text
 from harness_tasks.metrics import MIN_CLUSTERS
 
+from .content import check_data_folder
 from .html_clips import ClipCard, cards_without_files, clip_summary, select_clips, write_clips
+from .html_sweep import select_sweep_clips, sweep_answer_runs, sweep_leaderboard, sweep_listen_html
 from .html_tables import (Table, breakdown_sections, comparisons_section, data_section, esc, extra_sections,
                           human_section, leaderboard)
 from .markdown import QUESTIONS
@@ -122,7 +124,7 @@ def _card(card: ClipCard) -> str:
     return "".join(parts) + "</figure>"
 
 
-def _listen_section(lists, options: HtmlOptions) -> str:
+def _listen_section(lists, options: HtmlOptions, near=None) -> str:
     info = clip_summary(lists)
     out = ['<h2 id="listen">Listen</h2>',
            f'<p class="note">{info["clips"]} clips from the data folder <code>{esc(options.catalog.root.name)}</code> '
@@ -139,6 +141,8 @@ def _listen_section(lists, options: HtmlOptions) -> str:
         if cards:
             out.append(f'<h3 id="listen-{esc(cat)}">{esc(cat)}</h3><div class="gallery">'
                        + "".join(_card(c) for c in cards) + "</div>")
+    if near is not None:
+        out.append(sweep_listen_html(near, _card))
     out.append('<h3 id="missed">Missed by every model</h3>')
     if lists.missed:
         out.append(f'<p class="note">{len(lists.missed)} of the {lists.n_missed_total} clips every model got wrong.</p>'
@@ -180,7 +184,7 @@ def _page(report: dict, body: str, has: dict[str, bool]) -> str:
             f"<script>{static_text('report.js')}</script></body></html>\n")
 
 
-def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict[str, str]:
+def write_html(out_dir, evaluations, options: HtmlOptions | None = None, *, sweeps=()) -> dict[str, str]:
     """Write ``out_dir/index.html`` (and ``out_dir/clips/`` with a data folder) from ``report.json``.
 
     Parameters
@@ -193,6 +197,9 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
         The evaluations the report was built from (their records give the clip answers).
     options : HtmlOptions, optional
         Data folder and limits (default: no Listen section).
+    sweeps : list of analysis.report.psychometric.Observer
+        The sweep runs: their thresholds go to the Leaderboard section, clips near them to the Listen
+        section (:mod:`.html_sweep`).
 
     Returns
     -------
@@ -208,7 +215,7 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
            "human": bool(report.get("human_agreement")), "listen": options.catalog is not None,
            "thresholds": bool(report.get("psychometric"))}
     body = ['<h2 id="leaderboard">Leaderboard</h2>', leaderboard(report) if report.get("models") or report.get("paper")
-            else "<p>No per-category run in these results.</p>", data_section(report)]
+            else "<p>No per-category run in these results.</p>", sweep_leaderboard(report), data_section(report)]
     if has["models"]:
         body.append('<h2 id="models">Breakdowns per model</h2>' + breakdown_sections(report, records))
     from .psychometric import sweep_html
@@ -218,6 +225,13 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
     clip_bytes, n_clips = 0, 0
     if options.catalog is not None:
         lists, order = select_clips(options.catalog, evaluations, seed=options.seed)
+        runs = sweep_answer_runs(sweeps)
+        near = select_sweep_clips(options.catalog, report, runs, seed=options.seed)
+        check_data_folder(options.catalog, runs, [c.clip_id for c in near.cards()])
+        lists.sweep = near.cards()
+        lists.n_answered += sum(cid in options.catalog for cid in {r["id"] for run in runs for r in run.records})
+        n_gallery = sum(len(cards) for cards in lists.gallery.values())
+        order = order[:n_gallery] + lists.sweep + order[n_gallery:]  # after the gallery, before the lists of errors
         fixed = len(_page(report, "".join(body), has).encode()) + figures + _CARD_BYTES * options.max_clips
         budget = max(0, int(options.max_mb * 1e6) - fixed)
         clip_bytes, lists.skipped = write_clips(options.catalog, order, out, max_clips=options.max_clips,
@@ -225,7 +239,7 @@ def write_html(out_dir, evaluations, options: HtmlOptions | None = None) -> dict
         lists.bytes_written = clip_bytes
         cards_without_files(lists)
         n_clips = clip_summary(lists)["clips"]
-        body.append(_listen_section(lists, options))
+        body.append(_listen_section(lists, options, near))
     page = _page(report, "".join(body), has)
     atomic_write_text(out / "index.html", page)
     total = len(page.encode()) + figures + clip_bytes

@@ -21,7 +21,8 @@ from .markdown import (DAGGER, HUMAN_PAIRS_RULE, QUESTIONS, ci, ci_clustered, cl
 from .verdicts import headline_text, short_verdict
 from .trajectory import TABLE5_ORDER
 
-__all__ = ["Table", "breakdown_sections", "data_section", "chance_colour", "comparisons_section", "extra_sections",
+__all__ = ["CATEGORY_ABBR", "Table", "category_head", "breakdown_sections", "data_section", "chance_colour",
+           "comparisons_section", "extra_sections",
            "human_section", "leaderboard", "esc"]
 
 
@@ -43,10 +44,22 @@ def chance_colour(v) -> str:
     return f"background:rgba({rgb},{0.6 * abs(d):.2f})"
 
 
-class Table:
-    """An HTML table with sortable column headers (buttons) and row headers (``<th scope="row">``)."""
+#: Short column heads of the categories in the leaderboards, so that the nine and the run's columns fit a
+#: 1,400-pixel window; the full name is the head's hover text (``<abbr title>``).
+CATEGORY_ABBR = {"volume": "vol.", "distortion": "dist.", "roughness": "rough.", "clarity": "clar.",
+                 "vibration": "vib."}
 
-    def __init__(self, head: list[tuple[str, str]], *, caption: str = "", sortable: bool = True, cls: str = ""):
+
+def category_head(name: str) -> tuple[str, str, str]:
+    """A sortable numeric column head for category ``name`` (abbreviated where :data:`CATEGORY_ABBR` says)."""
+    return CATEGORY_ABBR.get(name, name), "num", name
+
+
+class Table:
+    """An HTML table with sortable column headers (buttons) and row headers (``<th scope="row">``); a head
+    ``(name, kind, full name)`` shows ``name`` with the full name as its hover text."""
+
+    def __init__(self, head: list[tuple[str, ...]], *, caption: str = "", sortable: bool = True, cls: str = ""):
         self.head, self.caption, self.sortable, self.rows = head, caption, sortable, []
         self.cls = " ".join(c for c in ("sortable" if sortable else "", cls) if c)
 
@@ -56,8 +69,10 @@ class Table:
 
     def html(self) -> str:
         heads = []
-        for name, kind in self.head:
+        for name, kind, *full in self.head:
             name = esc(name).replace(" %", "\u00a0%")  # "acc %" never breaks before its unit
+            if full and full[0] != name:
+                name = f'<abbr title="{esc(full[0])}">{name}</abbr>'
             inner = f'<button type="button" class="sort">{name}</button>' if self.sortable else name
             heads.append(f'<th scope="col" data-type="{kind}">{inner}</th>')
         body = []
@@ -99,9 +114,14 @@ def _clustered_cell(pair, n_sources) -> str:
 
 def _verdict_cell(g: dict) -> str:
     """The headline verdict, short (``above (voices)``, ``≈ chance (these voices)``); its full words, and why
-    there is no claim over voices, are the cell's title."""
+    there is no claim over voices, are the cell's title; replies the provider blocked are named beside it, as on
+    the terminal line and the leaderboard."""
     h = g["headline"]
-    return td(None, short_verdict(h["verdict"], h["over"]), cls="text", title=headline_text(h, why=True))
+    text, title = short_verdict(h["verdict"], h["over"]), headline_text(h, why=True)
+    if g.get("n_blocked"):
+        text += f" ({100 * g['blocked_rate']:.0f} % blocked)"
+        title += f"; {100 * g['blocked_rate']:.1f} % blocked by the provider (counted wrong)"
+    return td(None, text, cls="text", title=title)
 
 
 def _clip_cells(g: dict) -> list[str]:
@@ -126,7 +146,7 @@ def leaderboard(report: dict[str, Any]) -> str:
     head = [("model", "text"), ("acc %", "num"), ("95 % CI", "num"),
             ("vs chance", "text"), ("95 % CI these voices", "num"), ("increase ratio %", "num")]
     head += [("acc_logit %", "num")] if logits else []
-    head += [("parsed %", "num")] + [(c, "num") for c in cats]
+    head += [("parsed %", "num")] + [category_head(c) for c in cats]
     t = Table(head, caption="Leaderboard", cls="leaderboard")
     for m in models:
         ov = m["overall"]

@@ -15,6 +15,10 @@ point (bias and lapses included) is reported beside it.
   withheld below :data:`MIN_SOURCES_CI` sources, where the calibration shows they undercover.
 * Goodness of fit: deviance with a Monte-Carlo p-value; p <= :data:`ALPHA` flags a poor fit. A
   parameter at a bound of the fit is flagged too.
+* Levels as heard (:mod:`.sweep_levels`): where a level's clips realised a magnitude (measured on the
+  clips as heard) that differs from the declared one by more than its tolerance, the fit places the
+  level where it was heard; levels whose clips clipped or changed overall level are named with the
+  share of clips affected, under the table.
 * The zero-change control (magnitude 0) has no right answer and is left out of the fit; its
   accuracy and share of "increase" answers are reported apart. A clip whose record says
   ``level_null`` (a level that cannot change its source) is left out of the fit like it.
@@ -38,9 +42,10 @@ import vocalgrad
 
 from .psychometric_fit import ALPHA, MC_DRAWS, Counts, bootstrap, chance_test, fit, gof_test, pooled_correct, \
     pooled_threshold
+from .sweep_levels import level_rows, levels_note
 
 __all__ = ["ALPHA", "BOOT_DRAWS", "MIN_SOURCES_CI", "TARGET", "Observer", "analyse_sweeps", "load_sweep_observers",
-           "sweep_html", "sweep_markdown", "plot_sweeps", "threshold_text"]
+           "interval_text", "sweep_html", "sweep_markdown", "plot_sweeps", "threshold_text"]
 
 #: Share correct that defines the threshold (from the sensitivity alone).
 TARGET = 0.75
@@ -186,8 +191,12 @@ def _problem(x, per, rest) -> str | None:
     return None
 
 
-def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_draws: int) -> dict[str, Any] | None:
+def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_draws: int,
+                    heard: dict | None = None) -> dict[str, Any] | None:
     x, per, rest = _counts(obs.records.get(category) or [], category)
+    declared = x
+    if heard and x.size:  # the levels as heard where they differ from the declared ones (.sweep_levels)
+        x = np.array([heard.get(float(m), float(m)) for m in declared])
     if not obs.records.get(category) and category not in obs.missing:
         return None
     zero_n = rest["zero_n"]
@@ -227,7 +236,8 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_d
         "at_bound": f.at_bound, "converged": f.converged,
         "p_chance": chance["p"], "chance_lr": chance["lr"],
         "gof": {"deviance": gof["deviance"], "p": gof["p"], "poor": gof["p"] <= ALPHA, "draws": gof["draws"]},
-        "points": [{"magnitude": float(m), "n": int(t[1, j] + t[3, j]), "correct": int(t[0, j] + t[3, j] - t[2, j]),
+        "points": [{"magnitude": float(declared[j]), "fit_magnitude": float(m), "n": int(t[1, j] + t[3, j]),
+                    "correct": int(t[0, j] + t[3, j] - t[2, j]),
                     "n_increase": int(t[1, j]), "said_increase_on_increase": int(t[0, j]),
                     "n_decrease": int(t[3, j]), "said_increase_on_decrease": int(t[2, j])}
                    for j, m in enumerate(x)],
@@ -235,9 +245,10 @@ def _observer_entry(obs: Observer, category: str, *, draws: int, seed: int, mc_d
     return entry
 
 
-def _entry_task(obs: Observer, category: str, draws: int, seed: int, mc_draws: int) -> dict[str, Any] | None:
+def _entry_task(obs: Observer, category: str, draws: int, seed: int, mc_draws: int,
+                heard: dict | None = None) -> dict[str, Any] | None:
     """:func:`_observer_entry` as a task of :func:`.parallel.run_tasks`."""
-    return _observer_entry(obs, category, draws=draws, seed=seed, mc_draws=mc_draws)
+    return _observer_entry(obs, category, draws=draws, seed=seed, mc_draws=mc_draws, heard=heard)
 
 
 def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: int = 1234,
@@ -251,7 +262,7 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
     Returns ``{}`` when no observer has sweep answers.
     """
     from generation import attributes
-    from generation.sweep_plan import sweep_levels
+    from generation.sweep_plan import magnitude_of, sweep_levels
 
     from .parallel import run_tasks
 
@@ -261,7 +272,10 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
     order = {"model": 0, "oracle": 1, "human": 2}
     cells = [(cat, o) for cat in cats for o in sorted(observers, key=lambda o: order.get(o.kind, 0))
              if o.records.get(cat) or cat in o.missing]
-    done = run_tasks([(_entry_task, (o, cat, draws, seed, mc_draws)) for cat, o in cells], jobs=jobs)
+    heard_rows = {cat: level_rows([r for o in observers for r in o.records.get(cat) or []], cat, magnitude_of)
+                  for cat in cats}
+    heard = {cat: {m: row["fit_magnitude"] for m, row in rows.items()} for cat, rows in heard_rows.items()}
+    done = run_tasks([(_entry_task, (o, cat, draws, seed, mc_draws, heard[cat])) for cat, o in cells], jobs=jobs)
     by_cat: dict[str, list[dict]] = defaultdict(list)
     for (cat, _), e in zip(cells, done):
         if e is not None:
@@ -276,15 +290,17 @@ def analyse_sweeps(observers: list[Observer], *, draws: int = BOOT_DRAWS, seed: 
             unit = attributes.get(cat).sweep.unit
         except ValueError:
             levels, unit = [], "?"
-        pts = [p["magnitude"] for e in entries for p in e.get("points", [])]
+        pts = [p["fit_magnitude"] for e in entries for p in e.get("points", [])]
         out[cat] = {"unit": unit, "magnitudes": [lv.magnitude for lv in levels],
                     "tiers": {lv.tier: lv.magnitude for lv in levels if lv.tier},
                     "largest": max(pts, default=None), "smallest": min(pts, default=None),
-                    "observers": entries}
+                    "levels": [{"magnitude": m, **row} for m, row in heard_rows[cat].items()],
+                    "levels_note": levels_note(heard_rows[cat], unit), "observers": entries}
     if not out:
         return {}
     return {"form": ("two directions fitted together: sensitivity d' = (x / alpha) ^ beta, a criterion "
-                     "(response bias) and a lapse rate (prior Beta(1, 10) on [0, 0.5]); maximum a posteriori"),
+                     "(response bias) and a lapse rate (prior Beta(1, 2) on the lapse of one side, lapse / 2, as "
+                     "psignifit parameterises it); maximum a posteriori"),
             "target": TARGET,
             "threshold": "the magnitude where the sensitivity alone gives 75 % correct (d' = 1.349)",
             "bootstrap": (f"expanded percentile, over sources, {draws} draws, seed {seed}; "
@@ -308,7 +324,8 @@ def threshold_text(value, largest, smallest=None) -> str:
     return f"{value:.3g}"
 
 
-def _ci_text(o: dict, largest, smallest=None) -> str:
+def interval_text(o: dict, largest, smallest=None) -> str:
+    """An observer's threshold interval for a table ("[a, b]" with "< "/"> " ends), or why it has none."""
     ci = o.get("threshold_ci")
     if not ci:
         return "n/a (1 source)" if o.get("n_sources") == 1 else "withheld (< %d sources)" % MIN_SOURCES_CI
@@ -341,7 +358,7 @@ def table_rows(entry: dict) -> list[list[str]]:
             continue
         crit = f"{o['criterion']:+.2f}" + (f" [{o['criterion_ci'][0]:+.2f}, {o['criterion_ci'][1]:+.2f}]"
                                             if o.get("criterion_ci") else "")
-        rows.append([name, threshold_text(o["threshold"], big, small), _ci_text(o, big, small), crit,
+        rows.append([name, threshold_text(o["threshold"], big, small), interval_text(o, big, small), crit,
                      threshold_text(o.get("pooled_threshold"), big, small),
                      f"{o['beta']:.2g}" + (f" [{o['beta_ci'][0]:.2g}, {o['beta_ci'][1]:.2g}]" if o["beta_ci"] else ""),
                      f"{100 * o['lapse']:.1f}", _fit_text(o), f"{o['p_chance']:.3f}", zero, unparsed,
@@ -372,6 +389,8 @@ def sweep_markdown(block: dict, plots: dict | None = None) -> str:
         lines += [f"### {cat} (magnitude in {e['unit']}; paper tiers: {tiers or 'n/a'})", "",
                   "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
         lines += ["| " + " | ".join(r) + " |" for r in table_rows(e)]
+        if e.get("levels_note"):
+            lines += ["", e["levels_note"]]
         if plots and plots.get(cat):
             lines += ["", f"![{cat} psychometric functions]({plots[cat]})"]
         lines.append("")
@@ -396,6 +415,8 @@ def sweep_html(report: dict) -> str:
                      + "".join(f"<th>{esc(h)}</th>" for h in HEAD) + "</tr></thead><tbody>")
         parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in table_rows(e)]
         parts.append("</tbody></table>")
+        if e.get("levels_note"):
+            parts.append(f'<p class="note">{esc(e["levels_note"])}</p>')
         if plots.get(cat):
             parts.append(f'<figure><img src="{esc(plots[cat])}" alt="{esc(cat)} psychometric functions" '
                          'loading="lazy"></figure>')
@@ -427,7 +448,7 @@ def _plot_sweep(cat: str, e: dict, out: Path) -> str:
     for i, o in enumerate(o for o in e["observers"] if not o.get("problem")):
         colour = f"C{i % 10}"
         human = o["kind"] == "human"
-        px = [p["magnitude"] for p in o["points"]]
+        px = [p.get("fit_magnitude", p["magnitude"]) for p in o["points"]]
         py = [p["correct"] / p["n"] if p["n"] else np.nan for p in o["points"]]
         ax.plot(xs, pooled_correct(xs, o["alpha"], o["beta"], o["criterion"], o["lapse"]), "--" if human else "-",
                 color=colour, label=o["label"])

@@ -17,6 +17,7 @@ analysis.report.psychometric_sim [--quick] [--workers N]`` prints the table (doc
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import time
@@ -32,6 +33,13 @@ __all__ = ["alpha_for", "calibration_cells", "criterion_for", "pooled_counts", "
 #: The calibration's sweep: a pitch-like sweep of 1..8 units, threshold 3, slope 3 (docs/sweep.md).
 MAGS = np.arange(1.0, 9.0)
 TRUE_THRESHOLD, TRUE_BETA = 3.0, 3.0
+#: The sweep shapes of the lapse cells: pitch-like (slope 3), volume-like (7 levels of 6 dB, slope 2) and a
+#: shallow one (the noise sweep's uneven steps, slope 1.5).
+SHAPES = ({"threshold": TRUE_THRESHOLD, "beta": 3.0, "shape": "pitch-like sweep 1-8"},
+          {"threshold": 20.0, "beta": 2.0, "mags": (6.0, 12.0, 18.0, 24.0, 30.0, 36.0, 42.0),
+           "shape": "volume-like sweep 6-42"},
+          {"threshold": 0.04, "beta": 1.5, "mags": (0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.12, 0.2),
+           "shape": "shallow sweep 0.005-0.2"})
 
 
 def alpha_for(threshold: float, beta: float) -> float:
@@ -100,8 +108,10 @@ def pooled_counts(per_source, magnitudes=MAGS) -> Counts:
 
 
 def _sweep(obs: dict) -> tuple[dict, np.ndarray]:
-    """The observer's keywords for :func:`simulate` and its sweep's magnitudes (``obs["mags"]``, default :data:`MAGS`)."""
+    """The observer's keywords for :func:`simulate` and its sweep's magnitudes (``obs["mags"]``, default :data:`MAGS`;
+    ``obs["shape"]`` names the sweep in the table)."""
     o = dict(obs)
+    o.pop("shape", None)
     return o, np.asarray(o.pop("mags", MAGS), float)
 
 
@@ -140,6 +150,7 @@ def _describe(obs: dict) -> str:
     extra = [f"{100 * obs['increase_share']:.0f} % 'increase'" if obs.get("increase_share", 0.5) != 0.5 else "",
              f"lapse {obs.get('lapse', 0.02):g}",
              f"unparsed {obs['unparsed']:g}" if obs.get("unparsed") else "",
+             obs["shape"] if "shape" in obs else
              f"sweep {', '.join(f'{m:g}' for m in obs['mags'])}" if "mags" in obs else ""]
     return ", ".join([what] + [e for e in extra if e])
 
@@ -171,12 +182,19 @@ def _plan(quick: bool):
             ({"threshold": 20.0, "beta": 5.0, "lapse": 0.02, "mags": (6, 12, 18, 24, 30, 36, 42),
               "increase_share": 0.8}, 20)]
     size += [({"threshold": None, "lapse": 0.0}, 5, "chance"), (base, 20, "gof")]
+    # lapse-robust thresholds on every sweep shape: unbiased and biased observers, lapse 0-0.2, 10/20/100 sources
+    for shape in SHAPES:
+        for share, lapse in ((0.5, 0.0), (0.5, 0.2), (0.8, 0.2)):
+            cov += [({**shape, "lapse": lapse, "increase_share": share}, s) for s in (10, 20, 100)]
+    # the chance test's size at every number of sources, for a coin and a biased coin
+    size += [({"threshold": None, "lapse": 0.0, "increase_share": share}, s, "chance")
+             for share, s in ((0.5, 10), (0.5, 100), (0.8, 10), (0.8, 100))]
     env = os.environ.get
     return (cov, size, int(env("VOCALGRAD_CAL_COVERAGE_SIMS", 500)), int(env("VOCALGRAD_CAL_DRAWS", 400)),
             int(env("VOCALGRAD_CAL_SIZE_SIMS", 1000)), int(env("VOCALGRAD_CAL_MC_DRAWS", 99)))
 
 
-def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
+def calibration_cells(quick: bool, workers: int | None = None, progress=None, select=None) -> list[dict]:
     """Measure the fit's claims on simulated observers (docs/statistics.md, "Psychometric thresholds").
 
     Parameters
@@ -185,6 +203,11 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
         A small run (about 30 s on 2 cores; Monte-Carlo errors of several points).
     workers : int, optional
         Processes (default: the cores available).
+    progress : callable, optional
+        ``progress(cells)`` with the cells finished so far, after each one (the size cells run first).
+    select : callable, optional
+        ``select(obs, sources, which)`` (``which``: ``"coverage"``, ``"chance"`` or ``"gof"``): run only the
+        cells it keeps; each keeps the seeds it has in the whole plan.
 
     Returns
     -------
@@ -192,16 +215,30 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
         ``method, design, truth, kind ('coverage' | 'size' | 'bias'), nominal, actual, mc_se, n_sims, note``.
     """
     cov, size, n_cov, draws, n_size, mc = _plan(quick)
-    jobs_c = [(obs, s, draws, 1000 * i + j) for i, (obs, s) in enumerate(cov) for j in range(n_cov)]
-    jobs_s = [(obs, s, mc, 500_000 + 1000 * i + j, which) for i, (obs, s, which) in enumerate(size)
-              for j in range(n_size)]
+    keep = select or (lambda *_: True)
+    ci = [i for i, (obs, s) in enumerate(cov) if keep(obs, s, "coverage")]
+    si = [i for i, (obs, s, which) in enumerate(size) if keep(obs, s, which)]
+    jobs_c = [(cov[i][0], cov[i][1], draws, 1000 * i + j) for i in ci for j in range(n_cov)]
+    jobs_s = [(size[i][0], size[i][1], mc, 500_000 + 1000 * i + j, size[i][2]) for i in si for j in range(n_size)]
+    cov, size = [cov[i] for i in ci], [size[i] for i in si]
     workers = workers or len(os.sched_getaffinity(0))
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            rc = list(pool.map(_coverage_job, jobs_c, chunksize=4))
-            rs = list(pool.map(_size_job, jobs_s, chunksize=8))
-    else:
-        rc, rs = [_coverage_job(j) for j in jobs_c], [_size_job(j) for j in jobs_s]
+    rc: list = []
+    rs: list = []
+    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    try:
+        for out, fn, jobs, per, chunk in ((rs, _size_job, jobs_s, n_size, 8), (rc, _coverage_job, jobs_c, n_cov, 4)):
+            for r in (pool.map(fn, jobs, chunksize=chunk) if pool else map(fn, jobs)):
+                out.append(r)
+                if progress is not None and len(out) % per == 0:
+                    progress(_cells(cov, size, rc, rs, n_cov, n_size, draws, mc))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return _cells(cov, size, rc, rs, n_cov, n_size, draws, mc)
+
+
+def _cells(cov, size, rc, rs, n_cov, n_size, draws, mc) -> list[dict]:
+    """The table cells of the simulations finished (``rc``, ``rs``: results in job order; whole cells only)."""
     cells = []
 
     def cell(method, design, truth, kind, nominal, values, note="", at_most=False):
@@ -211,7 +248,7 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
                       "actual": float(v.mean()), "mc_se": se, "n_sims": int(v.size), "note": note,
                       "at_most": at_most})
 
-    for i, (obs, s) in enumerate(cov if n_cov else []):
+    for i, (obs, s) in enumerate(cov[:len(rc) // n_cov] if n_cov else []):
         r = rc[i * n_cov:(i + 1) * n_cov]
         design, truth = _design(s, obs), _describe(obs)
         width = float(np.median([w for *_, w in r]))
@@ -221,7 +258,7 @@ def calibration_cells(quick: bool, workers: int | None = None) -> list[dict]:
              [b for _, b, *_ in r], f"{draws} draws")
         cell("threshold (relative error of the estimate)", design, truth, "bias", 0.0,
              [(e - t) / t for _, _, e, t, _ in r], "mean of (estimate - truth) / truth")
-    for i, (obs, s, which) in enumerate(size if n_size else []):
+    for i, (obs, s, which) in enumerate(size[:len(rs) // n_size] if n_size else []):
         r = rs[i * n_size:(i + 1) * n_size]
         design, truth = _design(s, obs), _describe(obs)
         if which == "gof":
@@ -252,9 +289,24 @@ def main(argv=None) -> int:
                                  description="Calibrate the psychometric fit on simulated observers.")
     ap.add_argument("--quick", action="store_true", help="a small run (about 30 s on 2 cores)")
     ap.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    ap.add_argument("--json", default=None, help="write the cells finished so far to this file after each one")
+    ap.add_argument("--only", choices=("lapse", "chance"), default=None,
+                    help="only the lapse cells (the three sweep shapes) or only the chance test's cells")
     a = ap.parse_args(argv)
     t0 = time.time()
-    print(format_table(calibration_cells(a.quick, a.workers)))
+
+    def save(cells):
+        if a.json:
+            tmp = f"{a.json}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump({"seconds": round(time.time() - t0, 1), "cells": cells}, fh, indent=1)
+            os.replace(tmp, a.json)
+
+    only = {"lapse": lambda obs, s, which: "shape" in obs,
+            "chance": lambda obs, s, which: which == "chance"}.get(a.only)
+    cells = calibration_cells(a.quick, a.workers, progress=save, select=only)
+    save(cells)
+    print(format_table(cells))
     print(f"\n({time.time() - t0:.0f} s)")
     return 0
 

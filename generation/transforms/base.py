@@ -45,7 +45,7 @@ from .. import registry
 
 __all__ = ["Result", "Params", "ChunkedParams", "ParamError", "ValueRange", "ClipKey", "Transform", "register",
            "TRANSFORMS",
-           "rms", "match_rms", "rms_scale", "stitch", "render_chunked", "chunk_segments", "chunked",
+           "rms", "match_rms", "rms_scale", "stitch", "stitch_joins", "render_chunked", "chunk_segments", "chunked",
            "per_sample"]
 
 
@@ -378,6 +378,17 @@ def per_sample(schedule, n: int, values=None, start=None, end=None) -> np.ndarra
 
 
 # ---- chunk / context / cross-fade mechanics (benchmark.md §4a) ----------------------------------
+def stitch_joins(lengths, fade: int) -> list[tuple[int, int]]:
+    """Where :func:`stitch` puts pieces of these ``lengths``: per piece ``(start in the result, samples
+    cross-faded with what comes before it)``; the cross-fade of piece i is ``[start, start + f)``."""
+    pos, out = 0, []
+    for n in lengths:
+        f = min(int(fade), pos, int(n))
+        out.append((pos - f, f))
+        pos += int(n) - f
+    return out
+
+
 def stitch(pieces: list[np.ndarray], fade: int) -> tuple[np.ndarray, list[int]]:
     """Join pieces with uncompensated linear cross-fades (benchmark.md §4a).
 
@@ -396,9 +407,7 @@ def stitch(pieces: list[np.ndarray], fade: int) -> tuple[np.ndarray, list[int]]:
     total = sum(len(p) for p in pieces)
     out = np.empty(total, dtype=np.float32)
     pos, positions, ramps = 0, [], {}
-    for p in pieces:
-        f = min(fade, pos, len(p))
-        start = pos - f
+    for p, (start, f) in zip(pieces, stitch_joins([len(p) for p in pieces], fade)):
         if f:
             ramp = ramps.get(f)
             if ramp is None:

@@ -14,8 +14,9 @@ SGLang        ``sglang``              ``audio_url`` only (no ``input_audio``;   
                                       error, HTTP 400, naming no field)
 ============  =====================  ========================================  ===========================
 
-Sources: vllm ``vllm/entrypoints/openai/chat_completion/protocol.py`` and
-``engine/protocol.py`` (``ModelCard.owned_by = "vllm"``); sglang
+Sources: vllm ``vllm/entrypoints/openai/chat_completion/protocol.py``, ``engine/protocol.py``
+(``ModelCard.owned_by = "vllm"``) and ``entrypoints/chat_utils`` (``_InputAudioParser``,
+``_AudioParser``: both parts); sglang
 ``python/sglang/srt/entrypoints/openai/protocol.py`` (``ModelCard.owned_by = "sglang"``,
 ``ChatCompletionMessageContentPart``) and ``http_server.py`` (its validation handler answers 400 with
 the pydantic error text).
