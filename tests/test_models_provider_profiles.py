@@ -285,6 +285,16 @@ def test_reasoning_budget_none_on_the_command_line_is_none():
             OpenAIAudioLM.create_from_arg_string(base + f"reasoning_budget={value}")
 
 
+def test_greedy_none_on_the_command_line_sends_nothing():
+    """``greedy=none`` reaches the adapter as Python's None (lm-eval's reading): no greedy fields, as documented,
+    not the provider's default set."""
+    base = "base_url=http://127.0.0.1:9/v1,answer_log=none,"
+    for route in ("model=m", "model=gpt-audio-1.5,provider=openai"):
+        lm = OpenAIAudioLM.create_from_arg_string(base + route + ",greedy=none")
+        assert lm.greedy == "none" and not set(lm.provider.fields) & {"top_p", "frequency_penalty"}, route
+    assert OpenAIAudioLM.create_from_arg_string(base + "model=m").greedy == "full"   # unset: the route's default
+
+
 def test_the_range_edges_are_accepted():
     lm = OpenAIAudioLM(model="m", base_url="http://127.0.0.1:9/v1", answer_log="none", timeout=0.001,
                        concurrency=1, max_retries=0, backoff=0, empty_retries=0, empty_budget_factor=1)
