@@ -76,12 +76,13 @@ def _one_line(proc: subprocess.Popen, sig: int) -> str:
     return lines[0]
 
 
-# (what runs, the module whose import it is paused in, the command's name in the line)
+# (what runs, the module whose import it is paused in, the command's name in the line): the commands the
+# campaign interrupted while they imported (render, hub, leaderboard) and vocalgrad-eval
 MOMENTS = [
     ("vocalgrad_commands.cli", "argparse", "vocalgrad render"),                # the entry module's first imports
-    ("vocalgrad_commands.cli", "generation.render_cli", "vocalgrad render"),   # the sub-commands' imports (the parser)
-    ("vocalgrad_commands.cli", "analysis.leaderboard", "vocalgrad render"),
-    ("harness_tasks.cli", "generation.cli_errors", "vocalgrad-eval"),  # vocalgrad-eval's first imports
+    ("vocalgrad_commands.cli", "generation.render_cli", "vocalgrad hub"),      # the sub-commands' imports (the parser)
+    ("vocalgrad_commands.cli", "analysis.leaderboard", "vocalgrad leaderboard"),
+    ("harness_tasks.cli", "generation.cli_errors", "vocalgrad-eval"),          # vocalgrad-eval's first imports
 ]
 
 
@@ -89,12 +90,16 @@ MOMENTS = [
 @pytest.mark.parametrize("entry,target,prog", MOMENTS, ids=[m[1] for m in MOMENTS])
 def test_an_interrupt_during_start_up_is_one_line(entry, target, prog, sig, tmp_path):
     """Was: a traceback from the import running (SIGINT), or a silent death (SIGTERM)."""
-    args = ["render", *RENDER, "--out", str(tmp_path / "r")] if entry == "vocalgrad_commands.cli" else \
-        ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_volume", "--limit", "1"]
+    out = tmp_path / "out"
+    args = {"vocalgrad render": ["render", *RENDER, "--out", str(out)],
+            "vocalgrad hub": ["hub", str(tmp_path / "render"), "--out", str(out)],
+            "vocalgrad leaderboard": ["leaderboard", str(tmp_path / "results"), "--out", str(out)],
+            "vocalgrad-eval": ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_volume", "--limit", "1",
+                               "--output_path", str(out)]}[prog]
     proc = _paused_child(target, "module", entry, *args)
     what = "terminated (SIGTERM)" if sig == signal.SIGTERM else "interrupted"
     assert _one_line(proc, sig) == f"{prog}: {what}; rerun the same command to resume"
-    assert not (tmp_path / "r").exists()
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("name,target", [("vocalgrad", "argparse"), ("vocalgrad", "analysis.show"),
