@@ -18,6 +18,7 @@ from vocalgrad_commands.cli import main
 from generation.cli_errors import EXIT_INTERRUPTED, EXIT_TERMINATED, run_command
 
 from _harness_helpers import default_signals
+from _timing import hang_guard
 
 ROOT = Path(__file__).resolve().parent.parent
 RENDER = ["--source", "tones", "--sources", "2", "--categories", "volume", "--quiet"]
@@ -26,11 +27,11 @@ RENDER = ["--source", "tones", "--sources", "2", "--categories", "volume", "--qu
 #: pauses at the import of ``target`` (or, with ``target`` = ``atexit``, while it exits), printing PAUSED.
 CHILD = r"""
 import atexit, runpy, sys, time
-target, how, entry, *args = sys.argv[1:]
+target, how, entry, guard, *args = sys.argv[1:]
 
 def pause():
     sys.stderr.write("PAUSED\n"); sys.stderr.flush()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + float(guard)  # a hang guard: the test signals as soon as it reads PAUSED
     while time.monotonic() < deadline:
         time.sleep(0.02)
 
@@ -60,16 +61,17 @@ def _script(name: str) -> str | None:
 
 def _paused_child(target: str, how: str, entry: str, *args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, target, how, entry, *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, target, how, entry, str(hang_guard(120)), *args],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, preexec_fn=default_signals)
     line = proc.stderr.readline()
-    assert line == "PAUSED\n", line + proc.communicate(timeout=60)[1][-2000:]
+    assert line == "PAUSED\n", line + proc.communicate(timeout=hang_guard(60))[1][-2000:]
     return proc
 
 
 def _one_line(proc: subprocess.Popen, sig: int) -> str:
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=hang_guard(120))
     lines = err.splitlines()
     want = EXIT_TERMINATED if sig == signal.SIGTERM else EXIT_INTERRUPTED
     assert proc.returncode == want and len(lines) == 1, (proc.returncode, err[-3000:])
@@ -166,16 +168,16 @@ def test_ctrl_c_to_the_process_group_of_render_with_two_jobs_then_a_rerun_finish
     proc = subprocess.Popen([sys.executable, "-m", "vocalgrad_commands.cli", *args, "--out", str(out)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=default_signals)
-    deadline = time.time() + 120
+    deadline = time.time() + hang_guard(120)
     while not any(out.glob("clips/volume/*.flac")):
         assert proc.poll() is None and time.time() < deadline, proc.communicate()[1][-2000:]
         time.sleep(0.01)
     workers = psutil.Process(proc.pid).children()
     os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=hang_guard(120))
     assert proc.returncode == EXIT_INTERRUPTED and err == \
         "vocalgrad render: interrupted; rerun the same command to resume\n", err[-3000:]
-    _, alive = psutil.wait_procs(workers, timeout=10)
+    _, alive = psutil.wait_procs(workers, timeout=hang_guard(10))
     assert not alive
     assert main([*args, "--out", str(out)]) == 0
     assert main([*args, "--out", str(tmp_path / "clean")]) == 0
