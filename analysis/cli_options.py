@@ -75,10 +75,10 @@ def add_command(subparsers, name: str, run: Callable, *, help: str, description:
     """
     def func(args) -> int:
         try:
-            if getattr(args, "out", None):  # a looping --out: one line before any model is loaded
-                from generation.option_types import refuse_symlink_loop
+            if getattr(args, "out", None):  # a looping --out, a file: one line before any model is loaded
+                from generation.option_types import refuse_out_folder
 
-                refuse_symlink_loop(args.out, what=f"--out {args.out}")
+                refuse_out_folder(args.out, what=f"--out {args.out}")
             return run(args)
         except errors as exc:
             return report_error(f"vocalgrad {name}", exc)

@@ -352,15 +352,34 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
     if clip_id not in catalog:
         close = difflib.get_close_matches(clip_id, list(catalog.clips), n=3, cutoff=0.6)
         raise KeyError(f"clip {clip_id!r} is not in {data}" + (f"; did you mean {', '.join(close)}?" if close else ""))
-    from generation.option_types import refuse_symlink_loop
-
-    out = Path(out)
-    refuse_symlink_loop(out, what=f"--out {out}")
-    if out.is_dir():  # a folder, as cp takes one: the picture goes in it under the clip's name
-        out = out / f"{clip_id}.png"
+    out = _png_path(Path(out), clip_id)
     with slow_step(_drawing_message(), say=say):
         png = figure_png(catalog, clip_id, dpi=dpi)
     atomic_write_bytes(out, png)
+    return out
+
+
+def _png_path(out: Path, clip_id: str) -> Path:
+    """Where ``--out OUT`` writes the picture: OUT, or OUT/CLIP_ID.png for a folder (as cp takes one).
+
+    Raises
+    ------
+    generation.option_types.OutFolderError
+        One line naming the user's path: a symbolic link loop, a path below a file (was: ``[Errno 17]
+        File exists``), or OUT/CLIP_ID.png a folder (was: the error named the temporary file).
+    """
+    from generation.option_types import OutFolderError, out_folder_problem
+
+    given = out
+    if out.is_dir():
+        out = out / f"{clip_id}.png"
+        if out.is_dir():
+            raise OutFolderError(f"--out {given}: {out} is a folder, where the picture goes; remove it or give "
+                                 "another --out (a .png file or a folder)")
+        return out
+    problem = out_folder_problem(out, what=f"--out {given}")
+    if problem and not out.is_file():  # an existing file is replaced by the picture, as cp does
+        raise OutFolderError(problem)
     return out
 
 

@@ -202,15 +202,20 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
+    from calibration_designs import SOURCES
+    from generation.option_types import out_folder, positive_int
+
     p = argparse.ArgumentParser(description="Coverage of every interval and size of every test, by simulation.")
     p.add_argument("--quick", action="store_true",
                    help="2, 5 and 20 sources, 80 / 160 simulations per cell (about a minute on 2 free cores)")
-    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
-    p.add_argument("--draws", type=int, default=None,
+    p.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1),
+                   help="processes, >= 1 (default 2)")
+    p.add_argument("--draws", type=positive_int, default=None,
                    help="bootstrap draws per interval in the simulations (default 2,000; the report uses 10,000)")
-    p.add_argument("--sources", type=int, nargs="+", default=None, metavar="K",
+    p.add_argument("--sources", type=int, nargs="+", default=None, metavar="K", choices=SOURCES,
                    help="only the designs with these numbers of sources (default: all; quick: 2 5 20)")
-    p.add_argument("--out", default=None, help="folder for calibration.md and calibration.json (default: print)")
+    p.add_argument("--out", type=out_folder, default=None,
+                   help="folder for calibration.md and calibration.json (default: print); checked before the work")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     cells = gather_cells(args.quick, args.draws, sources=args.sources)

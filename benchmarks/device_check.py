@@ -117,15 +117,17 @@ def check_finetune(tmp: Path, device: str = "cuda") -> dict:
 
 
 def main() -> int:
-    import _family_helpers as fh
-    import torch
+    from generation.option_types import comma_list, out_folder
 
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--out", default="device_check")
+    p.add_argument("--out", type=out_folder, default="device_check", help="output folder (checked before the work)")
     p.add_argument("--device", default="cuda", help="cuda (default); cpu only to smoke-test this script")
-    p.add_argument("--families", help="comma-separated tiny families (default: all)")
+    p.add_argument("--families", type=comma_list, help="comma-separated tiny families (default: all)")
     p.add_argument("--no-finetune", action="store_true", help="skip the finetune check")
     args = p.parse_args()
+    import _family_helpers as fh  # after the options are checked: torch takes seconds to import
+    import torch
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("VOCALGRAD_ANSWER_LOG", "none")
@@ -135,7 +137,7 @@ def main() -> int:
     rows = []
     gpu = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None
     summary = {"gpu": gpu, "device": args.device, "torch": torch.__version__, "rows": rows}
-    wanted = set(args.families.split(",")) if args.families else set(fh.BUILDERS)
+    wanted = set(args.families) if args.families else set(fh.BUILDERS)
     with tempfile.TemporaryDirectory(prefix="vocalgrad-device-") as tmp:
         tmp = Path(tmp)
         todo = [(fam, str(build(tmp / fam)), fh.PROCESSORS.get(fam)) for fam, build in fh.BUILDERS.items()

@@ -26,15 +26,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def main(argv=None) -> int:
+    from generation.option_types import positive_int, comma_list
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="model folder / id (default: the tests' tiny Qwen2-Audio)")
     ap.add_argument("--hub", help="Hub folder with a train config (default: synthetic volume clips)")
     ap.add_argument("--category", default="volume")
-    ap.add_argument("--clips", type=int, default=64, help="training clips per scope (default %(default)d)")
-    ap.add_argument("--grad-accum", type=int, default=16)
+    ap.add_argument("--clips", type=positive_int, default=64, help="training clips per scope (default %(default)d)")
+    ap.add_argument("--grad-accum", type=positive_int, default=16)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="auto")
-    ap.add_argument("--scopes", default="lm_head_only,all_linear")
+    ap.add_argument("--scopes", type=comma_list, default="lm_head_only,all_linear")
     args = ap.parse_args(argv)
 
     import torch
@@ -59,7 +61,7 @@ def main(argv=None) -> int:
               f"batch 1 x grad-accum {args.grad_accum}")
         print(f"{'scope':<14}{'clips':>7}{'steps':>7}{'trainable':>11}{'s':>8}{'clips/s':>9}{'steps/s':>9}"
               f"{'peak RSS MB':>13}{'peak CUDA MB':>14}")
-        for scope in args.scopes.split(","):
+        for scope in args.scopes:
             if torch.cuda.is_available():
                 torch.cuda.reset_peak_memory_stats()
             cfg = FinetuneConfig(model=model, data=hub, category=args.category, scope=scope, device=args.device,

@@ -98,11 +98,19 @@ def oracle_on_render(folder: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from generation.option_types import positive_float, positive_int, positive_ints, sample_rate
+
+    def two_sizes(text: str) -> str:
+        sizes = positive_ints(text).split(",")
+        if len(sizes) != 2:
+            raise argparse.ArgumentTypeError(f"must be two different sizes, comma-separated (e.g. 100,400), got {text!r}")
+        return ",".join(sizes)
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--clips", default="100,400", help="two sizes, comma-separated")
-    ap.add_argument("--seconds", type=float, default=4.0)
-    ap.add_argument("--sr", type=int, default=48000)
-    ap.add_argument("--oracle-clips", type=int, default=100)
+    ap.add_argument("--clips", type=two_sizes, default="100,400", help="two sizes, comma-separated")
+    ap.add_argument("--seconds", type=positive_float, default=4.0)
+    ap.add_argument("--sr", type=sample_rate, default=48000)
+    ap.add_argument("--oracle-clips", type=positive_int, default=100)
     ap.add_argument("--render", help="score the oracle on a `vocalgrad render` folder instead")
     args = ap.parse_args(argv)
     if args.render:

@@ -68,10 +68,12 @@ def identity_off():
 
 
 def main(argv=None) -> int:
+    from generation.option_types import positive_int
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--render", type=Path, help="a render of `--source demo --sources 4` to copy (default: render one)")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--repeats", type=positive_int, default=5)
+    ap.add_argument("--jobs", type=positive_int, default=2)
     args = ap.parse_args(argv)
 
     import pyarrow.parquet as pq

@@ -52,10 +52,12 @@ def answers(samples: list[dict]) -> dict[str, str]:
 
 
 def main() -> int:
+    from generation.option_types import positive_int, positive_ints
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sources", type=int, default=8, help="sources per category (2 clips each)")
-    ap.add_argument("--tokens", type=int, default=6, help="new tokens per answer")
-    ap.add_argument("--batches", default="1,8", help="vocalgrad-hf batch sizes")
+    ap.add_argument("--sources", type=positive_int, default=8, help="sources per category (2 clips each)")
+    ap.add_argument("--tokens", type=positive_int, default=6, help="new tokens per answer")
+    ap.add_argument("--batches", type=positive_ints, default="1,8", help="vocalgrad-hf batch sizes")
     args = ap.parse_args()
 
     import torch

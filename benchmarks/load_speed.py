@@ -74,12 +74,14 @@ def synthetic_render(root: Path, *, n_sources: int, seconds: float = 4.0, sr: in
 
 
 def main(argv=None) -> int:
+    from generation.option_types import positive_int
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--render", type=Path, help="render folder (default: a synthetic pitch render)")
     ap.add_argument("--hub", type=Path, help="its Hub folder (default: built into a temp folder)")
     ap.add_argument("--config", default="pitch", help="category config to load (default pitch; synthetic: pitch)")
-    ap.add_argument("--sources", type=int, default=10, help="synthetic sources (24 pitch clips each)")
-    ap.add_argument("--repeats", type=int, default=5, help="timed repeats; the best is reported")
+    ap.add_argument("--sources", type=positive_int, default=10, help="synthetic sources (24 pitch clips each)")
+    ap.add_argument("--repeats", type=positive_int, default=5, help="timed repeats; the best is reported")
     args = ap.parse_args(argv)
 
     import datasets

@@ -103,12 +103,14 @@ def time_base(reqs, log_dir: str | None) -> float:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    from generation.option_types import positive_float, positive_int, positive_ints, sample_rate
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--clips", type=int, default=64)
-    ap.add_argument("--batches", default="1,8,32")
-    ap.add_argument("--tokens", type=int, default=8, help="new tokens per answer")
-    ap.add_argument("--seconds", type=float, default=4.0)
-    ap.add_argument("--sr", type=int, default=48000)
+    ap.add_argument("--clips", type=positive_int, default=64)
+    ap.add_argument("--batches", type=positive_ints, default="1,8,32")
+    ap.add_argument("--tokens", type=positive_int, default=8, help="new tokens per answer")
+    ap.add_argument("--seconds", type=positive_float, default=4.0)
+    ap.add_argument("--sr", type=sample_rate, default=48000)
     args = ap.parse_args(argv)
 
     import torch

@@ -88,16 +88,18 @@ def time_probe(dim: int, n_train: int, n_test: int, device: str) -> tuple[float,
 
 
 def main(argv=None) -> int:
+    from generation.option_types import comma_text, positive_int, positive_ints
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hub", help="Hub folder with a volume config and train (default: a demo render)")
-    ap.add_argument("--sources", type=int, default=4, help="demo sources per split (default %(default)d)")
+    ap.add_argument("--sources", type=positive_int, default=4, help="demo sources per split (default %(default)d)")
     ap.add_argument("--model", help="model folder / id (default: tiny random Qwen2-Audio)")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--batch-size", type=int, default=8)
-    ap.add_argument("--layers", default="all")
-    ap.add_argument("--dims", default="2048,4096,16384", help="probe feature sizes (default %(default)s)")
-    ap.add_argument("--n-train", type=int, default=1200)
-    ap.add_argument("--n-test", type=int, default=2400)
+    ap.add_argument("--batch-size", type=positive_int, default=8)
+    ap.add_argument("--layers", type=comma_text, default="all")
+    ap.add_argument("--dims", type=positive_ints, default="2048,4096,16384", help="probe feature sizes (default %(default)s)")
+    ap.add_argument("--n-train", type=positive_int, default=1200)
+    ap.add_argument("--n-test", type=positive_int, default=2400)
     args = ap.parse_args(argv)
 
     from analysis.probe.data import load_clips

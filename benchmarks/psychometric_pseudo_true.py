@@ -52,9 +52,11 @@ def _job(args):
 
 
 def main() -> int:
+    from generation.option_types import positive_int
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sims", type=int, default=500)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--sims", type=positive_int, default=500)
+    ap.add_argument("--workers", type=positive_int, default=2)
     args = ap.parse_args()
     avg, target = sim.population_threshold(THRESHOLD, BETA, SOURCE_SD), fit_target()
     with ProcessPoolExecutor(args.workers) as ex:

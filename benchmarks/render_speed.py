@@ -56,13 +56,15 @@ def speechlike(seconds: float, seed: int) -> np.ndarray:
 
 
 def main(argv=None) -> int:
+    from generation.option_types import comma_list, positive_float, positive_int
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=3.5, help="speech length of each source (s)")
-    ap.add_argument("--sources", type=int, default=1)
-    ap.add_argument("--categories", default=",".join(vg.CATEGORY_NAMES))
+    ap.add_argument("--seconds", type=positive_float, default=3.5, help="speech length of each source (s)")
+    ap.add_argument("--sources", type=positive_int, default=1)
+    ap.add_argument("--categories", type=comma_list, default=",".join(vg.CATEGORY_NAMES))
     args = ap.parse_args(argv)
     rec = load_recipe()
-    cats = args.categories.split(",")
+    cats = args.categories
     srcs = []
     for k in range(args.sources):
         item = SourceItem(f"bench{k}", Sig(speechlike(args.seconds, k)))

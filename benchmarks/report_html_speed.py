@@ -52,10 +52,12 @@ def _report(demo: Path, out: Path, *, max_clips: int) -> tuple[float, float, int
 
 
 def main() -> int:
+    from generation.option_types import positive_int
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--demo", default="demo_out", help="a `vocalgrad demo` folder (results/ and hub/)")
-    ap.add_argument("--max-clips", type=int, default=80)
-    ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: the CPUs)")
+    ap.add_argument("--max-clips", type=positive_int, default=80)
+    ap.add_argument("--jobs", type=positive_int, default=None, help="worker processes (default: the CPUs)")
     ap.add_argument("--first", action="store_true", help="also the first version's row (serial matplotlib, slow)")
     args = ap.parse_args()
     demo = Path(args.demo)

@@ -128,12 +128,20 @@ def psychometric_digest(out: Path) -> tuple[str, int]:
 
 
 def main() -> int:
+    from generation.option_types import comma_list, out_folder, positive_int
+
+    def cpu_settings(text: str) -> str:
+        """Comma-separated CPU counts >= 1 or ``all``."""
+        return ",".join(c if c == "all" else str(positive_int(c)) for c in comma_list(text))
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sources", type=int, default=20, help="sources of every sweep (default 20)")
-    ap.add_argument("--paper-sources", type=int, default=5, help="sources of the paper set (default 5)")
-    ap.add_argument("--repeats", type=int, default=1, help="reports of each kind, interleaved (medians shown)")
-    ap.add_argument("--cpus", default="1,all", help="CPU settings to run, comma-separated (default: 1,all)")
-    ap.add_argument("--keep", metavar="DIR", help="write the folders and reports here (default: a temp folder)")
+    ap.add_argument("--sources", type=positive_int, default=20, help="sources of every sweep (default 20)")
+    ap.add_argument("--paper-sources", type=positive_int, default=5, help="sources of the paper set (default 5)")
+    ap.add_argument("--repeats", type=positive_int, default=1, help="reports of each kind, interleaved (medians shown)")
+    ap.add_argument("--cpus", type=cpu_settings, default="1,all",
+                    help="CPU settings to run, comma-separated whole numbers >= 1 or all (default: 1,all)")
+    ap.add_argument("--keep", type=out_folder, metavar="DIR",
+                    help="write the folders and reports here (default: a temp folder)")
     args = ap.parse_args()
     ncpu = len(os.sched_getaffinity(0))
     settings = [ncpu if c == "all" else min(int(c), ncpu) for c in args.cpus.split(",")]

@@ -35,6 +35,9 @@ from contextlib import contextmanager
 
 import vocalgrad
 
+from . import interrupts
+from .interrupts import worker_signals  # noqa: F401 (re-exported: the initializer of worker pools)
+
 __all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PIPE", "EXIT_PROBLEMS", "EXIT_TERMINATED",
            "debug_from", "debug_wanted", "explain", "report_error", "run_command", "set_debug",
            "sigterm_as_interrupt", "terminated", "worker_signals"]
@@ -131,14 +134,16 @@ def sigterm_as_interrupt() -> Iterator[None]:
     unchanged."""
     global _terminated
     _terminated = False
+    previous = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            previous not in (signal.SIG_DFL, interrupts.stop_now):
         yield
         return
 
     def terminate(signum, frame):
         global _terminated
         _terminated = True
+        interrupts.note(signum)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: let the clean-up run
         raise KeyboardInterrupt("SIGTERM")
 
@@ -146,34 +151,20 @@ def sigterm_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def worker_signals() -> None:
-    """Initializer of a worker process (``multiprocessing.Pool(initializer=...)``): it ignores Ctrl-C
-    (the command stops its workers itself), dies on SIGTERM (what ``Pool.terminate`` sends), and on
-    Linux gets SIGTERM when the command that started it dies, however it died."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        parent = os.getppid()
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):  # pragma: no cover - no prctl
-            return
-        if os.getppid() != parent:  # the parent died before the line above
-            os._exit(1)
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_command(prog: str, func: Callable[[], int | None]) -> int:
     """Call ``func()`` and return its exit status; an expected failure becomes one message and status 2,
-    Ctrl-C status 130, SIGTERM status 143 (see the module docstring). Unexpected errors propagate (a
+    Ctrl-C status 130, SIGTERM status 143 (see the module docstring), also when some code swallowed the
+    ``KeyboardInterrupt`` (:func:`generation.interrupts.swallowed`). Unexpected errors propagate (a
     traceback)."""
     try:
-        with sigterm_as_interrupt():
-            return int(func() or 0)
+        with sigterm_as_interrupt(), interrupts.recorded():
+            code = int(func() or 0)
+            if interrupts.swallowed() is None:
+                return code
+            raise KeyboardInterrupt  # some code swallowed it ("Exception ignored ..."): still an interrupt
     except KeyboardInterrupt:
         if debug_wanted():
             raise

@@ -252,7 +252,8 @@ def _check_inputs(render_dirs, out: Path, *, allow_partial: bool, verify_sha256:
     if not problems:
         problems += space_problems(out, by_split, sources=sources)
     if problems:
-        raise HubBuildError("cannot build the Hub folder:\n  " + "\n  ".join(problems))
+        raise HubBuildError("cannot build the Hub folder: " + problems[0] if len(problems) == 1 else
+                            "cannot build the Hub folder:\n  " + "\n  ".join(problems))
     return _Inputs(out, by_split, rates.pop(), sources, template)
 
 

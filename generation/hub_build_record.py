@@ -64,6 +64,10 @@ def build_record(by_split: dict, configs: list) -> dict:
             "recipe": meta.get("recipe"), "recipe_digest": meta.get("recipe_digest"), "source": source,
             "source_kind": source.partition(":")[0], "domain": meta.get("domain"),
             "selection": meta.get("selection")}
+        if meta.get("categories"):  # rendered with --categories: the others were not asked for
+            out["renders"][split]["categories"] = list(meta["categories"])
+        if getattr(check, "missing", None):  # a partial render, built with --allow-partial: verify says partial, not failed
+            out["renders"][split]["missing_conditions"] = len(check.missing)
     return out
 
 

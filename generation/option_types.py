@@ -24,9 +24,10 @@ from pathlib import Path
 
 from vocalgrad import VocalGradError
 
-__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "comma_list", "comma_text", "dpi", "finite_float",
-           "name_fits", "port", "refuse_symlink_loop", "positive_float", "positive_int", "sample_rate", "symlink_loop_problem",
-           "temp_name_room"]
+__all__ = ["FLAC_MAX_SAMPLE_RATE", "MAX_DPI", "MIN_SAMPLE_RATE", "NameTooLongError", "OutFolderError", "comma_list",
+           "comma_text", "dpi", "finite_float", "name_fits", "out_folder", "out_folder_problem", "port",
+           "positive_float", "positive_int", "positive_ints", "refuse_out_folder", "refuse_symlink_loop", "sample_rate",
+           "symlink_loop_problem", "temp_name_room"]
 
 #: Lowest output sample rate (Hz): below it speech loses the band the categories change.
 MIN_SAMPLE_RATE = 8000
@@ -115,6 +116,20 @@ def comma_text(text: str) -> str:
     return str(text).strip()
 
 
+def positive_ints(text: str) -> str:
+    """Comma-separated whole numbers >= 1 (``--batches 1,8,32``), returned as normalised text (``"1,8,32"``)."""
+    return ",".join(str(positive_int(x)) for x in comma_list(text))
+
+
+def out_folder(text: str) -> str:
+    """An output folder (``--out DIR`` of a script): refused by the parser, before any work, when it is an
+    existing file, lies under a file or is a symbolic link loop (:func:`out_folder_problem`)."""
+    problem = out_folder_problem(text, what=str(text))
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 # ------------------------------------------------------------------------------------------ name lengths
 class NameTooLongError(VocalGradError, ValueError):
     """A name the toolkit would create is too long for the file system, or a path leads through a symbolic
@@ -155,6 +170,33 @@ def refuse_symlink_loop(path, *, what: str) -> None:
     problem = symlink_loop_problem(path, what=what)
     if problem:
         raise NameTooLongError(problem)
+
+
+class OutFolderError(VocalGradError, ValueError):
+    """An output path where a command writes a folder that cannot be one (a file, a path under a file)."""
+
+
+def out_folder_problem(path, *, what: str) -> str | None:
+    """The one-line refusal naming ``what`` (e.g. ``--out PATH``) when no folder can be written at
+    ``path``: a symbolic link loop (:func:`symlink_loop_problem`), an existing file, or a path below a
+    file; else ``None``. A new path below existing folders, or an existing folder, passes."""
+    loop = symlink_loop_problem(path, what=what)
+    if loop:
+        return loop
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():
+        return f"{what}: an existing file, where a folder is written; give a folder or a new path"
+    above = next((p for p in path.parents if p.exists() or p.is_symlink()), None)
+    if above is not None and not above.is_dir():
+        return f"{what}: {above} is a file, not a folder, so nothing can be written below it; give a folder or a new path"
+    return None
+
+
+def refuse_out_folder(path, *, what: str) -> None:
+    """Raise :class:`OutFolderError` with :func:`out_folder_problem`'s line when there is one."""
+    problem = out_folder_problem(path, what=what)
+    if problem:
+        raise OutFolderError(problem)
 
 
 def name_fits(path, *, what: str, names=()) -> None:

@@ -50,7 +50,7 @@ from .render_unit import (MIN_DURATION_SEC, SPAN_CHECK_TOLERANCE_SEC, SkipSource
                           render_source_category, source_span, span_check, tier_params)
 from .sources import SourceItem, SourceOptions, SourceWarning, read_sources
 from .warmup import warm_up
-from .cli_errors import worker_signals
+from .interrupts import swallowed, worker_pool
 from .ownership import claim_out, read_marker, write_marker
 
 # The unit (generation.render_unit) and the folder's settings (generation.render_settings) live in their
@@ -322,9 +322,11 @@ def _run_units(tasks: list, jobs: int, bar, summary: RenderSummary, *, strict: b
             import multiprocessing as mp
 
             ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-            pool = ctx.Pool(jobs, initializer=worker_signals)  # workers end with the command, also on SIGTERM
+            pool = worker_pool(ctx, jobs)  # workers end with the command, also on SIGTERM
             results = pool.imap_unordered(_run_unit, tasks, chunksize=1)
         for item, category, n_rows, reason in results:
+            if swallowed() is not None:  # a Ctrl-C some code swallowed: stop at the next unit
+                raise KeyboardInterrupt
             if reason is not None:
                 if strict:
                     raise RenderError(f"source {item.source_id} ({item.audio}): {reason} (--strict)")

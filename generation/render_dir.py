@@ -23,8 +23,11 @@ Examples
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
+import io
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -32,6 +35,8 @@ from pathlib import Path
 
 import vocalgrad
 from vocalgrad import RenderDirError
+
+from .user_files import read_text
 
 __all__ = ["RenderCheck", "RenderDir", "RenderDirError", "conditions", "expected_categories", "first_row_per_source", "known_categories",
            "listed", "read_render_csv"]
@@ -63,6 +68,18 @@ class RenderCheck:
     rows: list
     problems: list = field(default_factory=list)
     missing: list = field(default_factory=list)
+
+
+#: The problem of a symbolic link loop in a render's clips folder (``verify`` and ``hub`` alike).
+LINK_LOOP = "symbolic link loop in the clips folder (not a clip; nothing can be read through it: remove it)"
+
+
+def _link_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def listed(kind: str, items: list[str]) -> list[str]:
@@ -186,8 +203,16 @@ class RenderDir:
             unfinished = self.unfinished()
             if unfinished:
                 raise RenderDirError(unfinished)
+        import pyarrow as pa
+
         path = _required(self.manifest_path)
-        table = pq.read_table(path)
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0].replace(f" '{path}'", "")
+            raise RenderDirError(f"{path}: not a readable parquet file ({reason}); the render's manifest is "
+                                 "damaged: rerun the render command with the same options, which writes it "
+                                 "again") from None
         missing = [name for name in vocalgrad.MANIFEST_COLUMN_NAMES if name not in table.column_names]
         if missing:
             raise RenderDirError(f"{path}: missing columns {', '.join(missing)}; re-run `vocalgrad render`")
@@ -342,6 +367,19 @@ class RenderDir:
                 changed.append(str(path))
         return missing, changed
 
+    def files_in_clips(self) -> tuple[list[Path], list[Path]]:
+        """The ``*.flac`` files below ``clips/`` (a link to a folder is not followed) and the symbolic link
+        loops there (a self-link, a cycle), which are no clips and which nothing can be read through."""
+        files, loops = [], []
+        for folder, dirs, names in os.walk(self.clips_dir):
+            for name in sorted(dirs + names):
+                p = Path(folder) / name
+                if p.is_symlink() and _link_loop(p):
+                    loops.append(p)
+                elif name in names and name.endswith(".flac"):
+                    files.append(p)
+        return files, loops
+
     def verify(self, *, verify_sha256: bool = True) -> RenderCheck:
         """Check the folder against the render contract.
 
@@ -376,9 +414,10 @@ class RenderDir:
                                   f"render command with the same options to render them again (bit-identical): "
                                   f"{self.render_command()}")
         known = {self.clip_path(r).resolve() for r in rows}
-        unlisted = sorted(str(p) for p in self.clips_dir.rglob("*.flac") if p.resolve() not in known) \
-            if self.clips_dir.is_dir() else []
+        files, loops = self.files_in_clips()
+        unlisted = sorted(str(p) for p in files if p.resolve() not in known)
         check.problems += listed("clip on disk not in manifest.parquet (interrupted render? re-run it)", unlisted)
+        check.problems += listed(LINK_LOOP, [str(p) for p in loops])
         check.problems += self.identity_problems(rows)
         if not rows:
             check.problems.append(f"{self.manifest_path}: no clips")
@@ -411,14 +450,12 @@ def read_render_csv(path: Path, columns: tuple[str, ...] = ()) -> list[dict]:
         line and says to rerun the render, which writes the file again.
     """
     fix = "rerun the render command with the same options to write it again"
-    reader = None
+    reader = csv.DictReader(io.StringIO(read_text(path, f"a CSV file with a header line; {fix}",
+                                                  error=RenderDirError), newline=""))
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            rows = list(reader)
-    except (csv.Error, UnicodeDecodeError) as exc:
-        line = f"line {reader.line_num + 1}: " if reader is not None else ""
-        raise RenderDirError(f"{path}: not a readable CSV file ({line}{exc}); {fix}") from None
+        rows = list(reader)
+    except csv.Error as exc:
+        raise RenderDirError(f"{path}: not a readable CSV file (line {reader.line_num + 1}: {exc}); {fix}") from None
     missing = [c for c in columns if c not in (reader.fieldnames or [])]
     if missing:
         raise RenderDirError(f"{path}: no column {', '.join(missing)}; {fix}")

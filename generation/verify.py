@@ -52,7 +52,7 @@ import vocalgrad as vg
 from .cli_errors import report_error
 from .hub_dir import HubDir
 from .option_types import finite_float
-from .render_dir import RenderDir, conditions, expected_categories, known_categories
+from .render_dir import LINK_LOOP, RenderDir, conditions, expected_categories, known_categories
 from .verify_compare import compare, sdr_db
 from .verify_sides import Side, VerifyError, load_side
 
@@ -189,12 +189,22 @@ def _check_structure(side: Side, res: Verification) -> None:
         if left_out:
             res.partial.append(f"{len(cats)} of {len(cats) + len(left_out)} categories, as asked (rendered with "
                                f"--categories {','.join(chosen)}); not rendered: {', '.join(left_out)}")
-    res.add("category not in the build", [c for c in cats if c not in present])
+    absent = [c for c in cats if c not in present]
+    if absent and side.meta.get("built_partial"):  # a Hub folder built with --allow-partial
+        res.partial.append(f"{len(cats) - len(absent)} of {len(cats)} categories (built with `vocalgrad hub "
+                           f"--allow-partial` from a partial render); not in the build: {', '.join(absent)}")
+    else:
+        res.add("category not in the build", absent)
     cats = [c for c in cats if c in present]  # conditions are listed for the categories that are there
-    res.add(CONDITION_MISSING, [
+    lacking = [
         vg.clip_id(s, c, t, tier, d) for s in sources if s not in side.skipped for c in cats
         for t in conds[c][1] for tier in conds[c][0] for d in vg.DIRECTIONS
-        if vg.clip_id(s, c, t, tier, d) not in have])
+        if vg.clip_id(s, c, t, tier, d) not in have]
+    if lacking and side.meta.get("built_partial"):
+        res.partial.append(f"{len(lacking)} condition(s) not in the build (built with `vocalgrad hub "
+                           f"--allow-partial` from a partial render), e.g. {lacking[0]}")
+        lacking = []
+    res.add(CONDITION_MISSING, lacking)
     res.counts = {
         "category": {c: n for c, n in sorted(Counter(r["category"] for r in rows).items(),
                                              key=lambda kv: vg.CATEGORY_NAMES.index(kv[0])
@@ -323,6 +333,8 @@ def _check_identity(side: Side, res: Verification) -> None:
                            if not p.startswith(f"{side.path}: ")])
     elif side.kind == "hub":
         res.add("build digest differs from build.json", HubDir(side.path).identity_problems(side.rows))
+    if side.kind == "render":  # what `vocalgrad hub` refuses too
+        res.add(LINK_LOOP, [str(p) for p in RenderDir(side.path).files_in_clips()[1]])
 
 
 

@@ -104,8 +104,12 @@ def _hub_side(root: Path) -> Side:
         for cid in sorted(wanted - set(where)) if wanted is not None else ():
             yield cid, None
 
-    # a Hub folder keeps no render settings: the checks that need them (frozen ids) are the render's
-    return Side(root, "hub", {}, rows, iter_bytes, unreadable=unreadable)
+    # a Hub folder keeps no render settings: the checks that need them (frozen ids) are the render's; its
+    # build.json says what its test render was asked for (--categories) and whether it was partial
+    test = ((HubDir(root).build_record() or {}).get("renders") or {}).get("test") or {}
+    meta = {k: v for k, v in (("categories", test.get("categories")),
+                              ("built_partial", bool(test.get("missing_conditions")))) if v}
+    return Side(root, "hub", meta, rows, iter_bytes, unreadable=unreadable)
 
 
 def load_side(path) -> Side:

@@ -33,6 +33,10 @@ Examples
 
 from __future__ import annotations
 
+from generation.interrupts import at_start
+
+at_start(__name__, "vocalgrad-eval")  # Ctrl-C / SIGTERM from here on: one line, exit 130 / 143
+
 import sys
 
 import vocalgrad
@@ -282,13 +286,14 @@ def _check_model(name: str | None) -> None:
 
 
 def _check_output_path(argv: list[str]) -> None:
-    """Fail in a line, before lm-eval loads anything, for an ``--output_path`` (``-o``) that is, or lies
-    under, a symbolic link loop, through which no results file can be written."""
-    from generation.option_types import symlink_loop_problem
+    """Fail in a line, before lm-eval loads anything, for an ``--output_path`` (``-o``) no results file can
+    be written under: an existing file, a path under a file, a folder that cannot be written, a symbolic
+    link loop (:mod:`harness_tasks.output_path`)."""
+    from .output_path import output_path_problem
 
     for flag in ("--output_path", "-o"):
         path = _option_value(argv, flag)
-        problem = path and symlink_loop_problem(path, what=f"{flag} {path}")
+        problem = path and output_path_problem(path, flag)
         if problem:
             raise EvalArgumentError(problem)
 
@@ -381,9 +386,12 @@ def _main(argv: list[str]) -> int:
         argv = ["run", *argv]
     from .models.answer_tally import answer_tally
 
+    from .output_path import unsaved_error, watch_saves
+
     old = sys.argv
     sys.argv = ["vocalgrad-eval", *argv]
     answer_tally(reset=True)
+    saves = watch_saves()  # lm-eval only logs a results file it could not write
     try:
         cli_evaluate()
     except SystemExit as exc:  # argparse --help / errors
@@ -392,6 +400,9 @@ def _main(argv: list[str]) -> int:
     finally:
         sys.argv = old
     every_request_failed(answer_tally())
+    unsaved = unsaved_error(saves, _option_value(argv, "--output_path") or _option_value(argv, "-o"))
+    if unsaved is not None:
+        raise unsaved
     return 0
 
 

@@ -51,10 +51,19 @@ def main(argv=None) -> int:
     ap.add_argument("demo_out", type=Path)
     ap.add_argument("--against", type=Path, help="a fingerprint JSON written earlier")
     a = ap.parse_args(argv)
+    old = None
+    if a.against:  # read before the work
+        try:
+            old = json.loads(a.against.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            ap.error(f"--against {a.against}: not a readable fingerprint JSON ({exc})")
+        if not isinstance(old, dict) or not isinstance(old.get("hub_files"), dict):
+            ap.error(f"--against {a.against}: not a fingerprint JSON written by this script (no hub_files)")
+    if not any(a.demo_out.rglob("manifest.parquet")) if a.demo_out.is_dir() else True:
+        ap.error(f"{a.demo_out}: no render below it (no manifest.parquet); give the folder `vocalgrad demo --out` wrote")
     fp = fingerprint(a.demo_out)
     print(json.dumps(fp, indent=1, sort_keys=True))
-    if a.against:
-        old = json.loads(a.against.read_text())
+    if old is not None:
         diff = [k for k in ("clips", "sha256_column", "report") if old.get(k) != fp.get(k)]
         diff += [f"hub:{f}" for f in sorted(set(old["hub_files"]) | set(fp["hub_files"]))
                  if old["hub_files"].get(f) != fp["hub_files"].get(f)]

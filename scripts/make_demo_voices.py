@@ -330,8 +330,11 @@ def engine_versions() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from generation.option_types import out_folder
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "generation" / "demo_data"))
+    ap.add_argument("--out", type=out_folder, default=str(Path(__file__).resolve().parents[1] / "generation" / "demo_data"),
+                    help="output folder (checked before the work)")
     ap.add_argument("--only", nargs="*", help="speaker ids to regenerate (default: all)")
     args = ap.parse_args(argv)
     out = Path(args.out)

@@ -43,6 +43,8 @@ def load_page(driver, index: Path, *, timeout: float = 120.0) -> dict[str, Any]:
     _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete")
     for el in driver.find_elements("css selector", "details"):  # open the collapsed figures too
         driver.execute_script("arguments[0].open = true;", el)
+    # lazy figures (below the fold) load as a reader scrolls to them: here all at once
+    driver.execute_script("document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; });")
     _wait(driver, lambda d: all(m["ready"] >= 1 or m["error"] is not None
                                 for m in d.execute_script(_MEDIA_STATE)), timeout)
     _wait(driver, lambda d: all(i["complete"] for i in d.execute_script(_IMAGE_STATE)), timeout)

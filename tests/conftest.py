@@ -16,7 +16,9 @@ fixture could replay answers from the user's ``~/.cache/vocalgrad``.
 
 3. Time limits that guard against hangs, not against slowness: every test's pytest-timeout limit (its
 ``timeout`` marker, else pyproject's ``timeout``) is multiplied by ``_timing.slowdown()`` when the test starts,
-so a loaded machine makes a test slower, never red (tests/_timing.py).
+and so is every subprocess ``timeout`` (``subprocess.run(..., timeout=N)``, ``Popen.communicate`` and
+``Popen.wait``: the limit in the code is the one for a free machine), so a loaded machine makes a test
+slower, never red (tests/_timing.py; other waits call ``_timing.hang_guard``).
 
 4. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
 files that read the demo run on one worker, and the demo is built once and must stay unchanged.
@@ -83,6 +85,28 @@ def pytest_runtest_protocol(item, nextitem):
         rest = marker.args[1:] if marker is not None else ()
         item.add_marker(pytest.mark.timeout(limit * slowdown(), *rest, **kwargs), append=False)
     yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _subprocess_limits_scale_with_the_load():
+    """``Popen.communicate``/``Popen.wait`` (and through them ``subprocess.run``) take their ``timeout`` times
+    the machine's slowdown, measured at the call."""
+    import subprocess
+
+    from _timing import slowdown
+
+    communicate, wait = subprocess.Popen.communicate, subprocess.Popen.wait
+
+    def scaled_communicate(self, input=None, timeout=None):
+        return communicate(self, input, None if timeout is None else timeout * slowdown())
+
+    def scaled_wait(self, timeout=None):
+        return wait(self, None if timeout is None else timeout * slowdown())
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(subprocess.Popen, "communicate", scaled_communicate)
+        mp.setattr(subprocess.Popen, "wait", scaled_wait)
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -30,7 +30,6 @@ import pytest
 
 import _docs_blocks as db
 from _demo_session import DEMO_ARGS
-from _timing import hang_guard
 
 pytestmark = pytest.mark.slow
 
@@ -51,8 +50,8 @@ def _env(sandbox: Path, demo: Path) -> dict:
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, timeout: int = 900) -> subprocess.CompletedProcess:
-    """``cmd``'s run; ``timeout`` (for a free machine, scaled by its load: tests/_timing.py) only ends a hang."""
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=hang_guard(timeout))
+    """``cmd``'s run; ``timeout`` (for a free machine, scaled by its load: tests/conftest.py) only ends a hang."""
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def _checkout_demo(root: Path) -> SimpleNamespace:
@@ -145,7 +144,7 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
             continue
         if block.runner == "python":
             p = subprocess.run([sys.executable, "-"], input=block.prepared(), cwd=sandbox, env=env,
-                               capture_output=True, text=True, timeout=hang_guard(900))
+                               capture_output=True, text=True, timeout=900)
         else:
             script, left_out = _bash_script(block, sandbox, demo_out)
             skipped += [f"{block.id}: {x}" for x in left_out]

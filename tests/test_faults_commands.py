@@ -161,7 +161,10 @@ def test_an_unfinished_render_is_named_with_the_command_that_finishes_it(render,
     assert _files(render) == _files(pristine)
 
 
-@pytest.mark.parametrize("damage, why", [(b"\xff\xfe\x00\x81 not text", "not a readable CSV file (line 1: "),
+@pytest.mark.parametrize("damage, why", [(b"\x81\x00 not text", "a binary file, not text (a NUL byte at byte 1)"),
+                                         (b"\x81 not text", "not UTF-8 text (invalid start byte at byte 0)"),
+                                         (b"\xff\xfeid", "UTF-16 text, not UTF-8 (save it as UTF-8)"),
+                                         (b"", "empty; expected a CSV file with a header line"),
                                          (b"id,speaker\nx,y\n", "no column source_id")])
 def test_a_damaged_csv_of_the_render_is_named_and_a_rerun_rewrites_it(damage, why, render, pristine, capsys):
     (render / "selection.csv").write_bytes(damage)

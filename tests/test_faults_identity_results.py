@@ -286,3 +286,24 @@ def test_eval_results_file_carries_the_hub_folders_build_digest(tmp_path, monkey
     assert audio == {"clip_id": line["doc"]["id"], "sha256": shas[line["doc"]["id"]]}
     rep = build_report([tmp_path / "logged"], tmp_path / "rep", draws=50, plots=False)
     assert rep["models"][0]["data"]["fingerprint"] == short(expected)
+
+
+def test_two_runs_of_one_build_recording_different_source_kinds_are_never_called_different_builds(tmp_path):
+    """The same clips (the same sha256 each) in two results files, one recording the demo voices and the
+    other VCTK: the records disagree, the audio does not (was: "... (build X) and ... (build X) hold clips of
+    different sources (demo and vctk): they were computed on different builds")."""
+    docs = [d for d in _docs() if d["category"] == "pitch"]
+    write_results(tmp_path / "res", "m", _right, docs=docs, sha256=_sha("A"),
+                  data={"source_kind": "demo", "build": "x"}, stamp="2026-01-01T00-00-00.000000")
+    write_results(tmp_path / "res", "m", _right, docs=docs, sha256=_sha("A"),
+                  data={"source_kind": "vctk", "build": "x"}, stamp="2026-01-02T00-00-00.000000")
+    with pytest.raises(MixedBuildsError) as exc:
+        build_report([tmp_path / "res"], tmp_path / "rep", draws=50, plots=False)
+    msg = str(exc.value)
+    fp = short(_digest("A", docs))
+    assert f"hold the same audio ({len(docs)} clip id(s) in common, the same sha256 each; build {fp}) but record " \
+           "different source kinds (demo and vctk): the records disagree, not the clips" in msg, msg
+    assert "different builds" not in msg and msg.count(fp) == 1
+    rep = build_report([tmp_path / "res"], tmp_path / "rep", draws=50, plots=False, allow_mixed=True)
+    labels = sorted(m["label"] for m in rep["models"])
+    assert len(set(labels)) == 2 and all("recorded as" in label for label in labels), labels

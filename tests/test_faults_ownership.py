@@ -312,7 +312,7 @@ def test_sigterm_during_hub_leaves_no_partial_and_the_old_folder(site, tmp_path)
                   "--out", str(hub), *HUB)
     _wait_for(lambda: any(hub.glob(".stage.*.partial")), proc)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=hang_guard(60))
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "vocalgrad hub: terminated (SIGTERM)" in err, err[-2000:]
     assert not list(hub.glob(".stage.*")) and not list(tmp_path.glob(".*.partial"))  # was: 10-43 MB left
     assert _tree(hub) == before
@@ -361,7 +361,7 @@ def test_sigterm_to_render_with_two_jobs_ends_its_workers(tmp_path):
     proc, workers = _render_with_two_workers(out, psutil)
     assert len(workers) == 2
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=hang_guard(60))
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "vocalgrad render: terminated (SIGTERM)" in err, err[-2000:]
     _, alive = psutil.wait_procs(workers, timeout=hang_guard(5))
     assert not alive  # was: orphaned workers writing part files after the command had exited
@@ -375,6 +375,6 @@ def test_render_workers_end_when_the_command_is_killed(tmp_path):
     out = tmp_path / "r"
     proc, workers = _render_with_two_workers(out, psutil)
     proc.kill()  # SIGKILL: no clean-up in the command at all
-    proc.communicate(timeout=hang_guard(60))
+    proc.communicate(timeout=60)
     _, alive = psutil.wait_procs(workers, timeout=hang_guard(5))
     assert not alive  # the kernel tells each worker its parent died (PR_SET_PDEATHSIG)

@@ -15,27 +15,14 @@ import numpy as np
 import pytest
 
 from _listen_helpers import make_render
+from _writers_helpers import OUT_WRITERS
 from _report_helpers import clips, write_results
 from vocalgrad_commands.cli import main
 
 # ----------------------------------------------------------------------------- --out a looping link
 #: Every writer whose --out (or output file) the user names, as argv for an output path OUT. render, hub and
 #: show are tried by tests/test_faults_sources.py.
-LOOP_WRITERS = {
-    "report": ["report", "RES", "--out", "OUT", "--draws", "20", "--no-plots"],
-    "leaderboard": ["leaderboard", "RES", "--out", "OUT"],
-    "demo": ["demo", "--out", "OUT"],
-    "probe": ["probe", "--data", "DATA", "--model", "m", "--out", "OUT"],
-    "finetune": ["finetune", "--data", "DATA", "--model", "m", "--category", "volume", "--out", "OUT"],
-    "align": ["align", "--data", "DATA", "--model", "m", "--out", "OUT"],
-    "transfer": ["transfer", "--data", "DATA", "--model", "m", "--out", "OUT"],
-    "finetune-report": ["finetune-report", "DATA", "--out", "OUT"],
-    "listen --answers": ["listen", "DATA", "--annotator", "a", "--answers", "OUT"],
-    "show": ["show", "CLIP", "--data", "DATA", "--out", "OUT"],
-    "ext_tasks": [],
-    "sweep_tasks": [],
-    "vocalgrad-eval --output_path": ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad", "--output_path", "OUT"],
-}
+LOOP_WRITERS = OUT_WRITERS
 
 
 def _loop(tmp_path: Path, kind: str) -> tuple[Path, Path, str]:

@@ -259,6 +259,19 @@ def test_out_of_range_settings_are_refused_in_one_line(arg, value, words):
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("arg", ["concurrency=1.5", "max_retries=2.5", "empty_retries=0.5", "concurrency=true",
+                                 "max_retries=inf"])
+def test_a_fraction_lm_eval_parsed_is_not_cut_to_a_whole_number(arg):
+    """lm-eval reads ``concurrency=1.5`` as the float 1.5 (and ``true`` as a bool), not the string the test above
+    passes: it is refused, never silently cut to 1 (and ``inf``, a float too, is refused in one line, not an
+    OverflowError)."""
+    name = arg.split("=")[0]
+    with pytest.raises(ModelArgumentError, match=rf"{name} must be a whole number"):
+        OpenAIAudioLM.create_from_arg_string(f"model=m,base_url=http://127.0.0.1:9/v1,answer_log=none,{arg}")
+    lm = OpenAIAudioLM.create_from_arg_string("model=m,base_url=http://127.0.0.1:9/v1,answer_log=none,concurrency=2.0")
+    assert lm.concurrency == 2 and isinstance(lm.concurrency, int)   # a whole number written with a point
+
+
 def test_the_range_edges_are_accepted():
     lm = OpenAIAudioLM(model="m", base_url="http://127.0.0.1:9/v1", answer_log="none", timeout=0.001,
                        concurrency=1, max_retries=0, backoff=0, empty_retries=0, empty_budget_factor=1)

@@ -28,6 +28,7 @@ def _q(*until, **kw) -> Query:
     ("increase\n\nso", [], "increase\n\nso"),                              # no stop strings: unchanged
     ("increase\n\nso", [""], "increase\n\nso"),                            # an empty stop string is none
     ("increase\n\nso", ["", "\n\n"], "increase"),
+    ("increase\n\nso\n\nthen", ["\n\n"], "increase"),           # a second stop string: cut at the first
     # a reasoning block is kept whole; only the answer after it is cut
     ("<think>rises?\n\nfalls?</think>increase\n\nso", ["\n\n"], "<think>rises?\n\nfalls?</think>increase"),
     ("<think></think>decrease\n\nso", ["\n\n"], "<think></think>decrease"),   # an empty block, still kept

@@ -88,3 +88,11 @@ def test_the_interval_settings_are_keyword_only():
     recs = _recs([("yes", "yes"), ("no", "no")])
     with pytest.raises(TypeError):
         label_metrics.bootstrap_ci_labels(recs, "yesno", "acc", 100)
+
+
+def test_a_prediction_logged_with_another_status_counts_as_unparsed():
+    """The near miss of "parsed": an ambiguous or error record may carry a `pred` (the first label it
+    named); only status "parsed" puts it in a label's column."""
+    recs = [{"direction": "increase", "pred": "increase", "status": s} for s in ("parsed", "ambiguous", "error", None)]
+    table = label_metrics.confusion(recs, ("increase", "decrease"))
+    assert table.tolist() == [[1, 0, 3], [0, 0, 0]]

@@ -402,3 +402,16 @@ def test_a_default_handled_signal_during_the_block_ends_the_process_after_it():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert r.returncode == -signal.SIGTERM and r.stdout == "block done\n"
+
+
+def test_a_sibling_folder_sharing_the_name_as_a_prefix_keeps_its_leftover(tmp_path, dead_pid):
+    """The near miss of the legacy stage's name: `.hub2.PID.partial` and `.hub.x.PID.partial` belong to the
+    sibling folders `hub2` and `hub.x` (a dead writer of theirs is their business), `.hub.PID.partial` to `hub`."""
+    out = tmp_path / "hub"
+    out.mkdir()
+    ours = tmp_path / f".hub.{dead_pid}.partial"
+    siblings = [tmp_path / f".hub2.{dead_pid}.partial", tmp_path / f".hub.x.{dead_pid}.partial"]
+    for p in [ours, *siblings]:
+        p.mkdir()
+    assert remove_leftovers(out, warn=False) == [ours]
+    assert all(p.is_dir() for p in siblings)

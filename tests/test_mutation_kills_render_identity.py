@@ -186,3 +186,18 @@ def test_render_json_identity_keys_adopt_missing_records(tmp_path):
     assert json.loads(source_record_path(tmp_path, "s1").read_text()) == {"sha256": "a" * 64,
                                                                           "flac_sha256": _sha(b"flac1")}
     assert not source_record_path(tmp_path, "s3").exists()
+
+
+def test_a_sibling_of_outs_folders_sharing_their_name_as_a_prefix_is_read(tmp_path):
+    """The near miss of "what a render writes": `OUT/clips2/`, `OUT/sources_old/` and `OUT/.parts.bak/` are
+    the user's folders (their files are sources), `OUT/clips/` is the render's."""
+    out = tmp_path / "out"
+    files = {"own": out / "clips" / "a.wav", "c2": out / "clips2" / "a.wav", "so": out / "sources_old" / "a.wav",
+             "pb": out / ".parts.bak" / "a.wav"}
+    for p in files.values():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"RIFF")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = exclude_own_output([SourceItem(k, str(p)) for k, p in files.items()], out, "vctk:/data")
+    assert [it.source_id for it in kept] == ["c2", "so", "pb"]

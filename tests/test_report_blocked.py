@@ -71,3 +71,22 @@ def test_the_leaderboard_shows_blocked_and_sampling(run):
     assert decoding_text(row.decoding).startswith("sampled at the maker's default")
     assert "greedy" not in decoding_text(row.decoding)
     assert decoding_text({"gen_kwargs": {"temperature": 0}, "model": {"greedy": "full"}}) == "greedy"
+
+
+def test_the_page_shows_the_blocked_share_as_the_terminal_line_does(run, tmp_path, capsys):
+    """One row in four places: the terminal line, report.md and report.json name the blocked share; so does the
+    page's leaderboard row (it used to show only the parsed share)."""
+    import re
+
+    from vocalgrad_commands import cli
+
+    root = run[0]
+    assert cli.main(["report", str(root), "--out", str(tmp_path / "rep"), "--no-plots", "--html", "--draws", "200"]) == 0
+    ov = json.loads((tmp_path / "rep" / "report.json").read_text())["models"][0]["overall"]
+    share = f"{100 * ov['blocked_rate']:.0f} % blocked"
+    label = json.loads((tmp_path / "rep" / "report.json").read_text())["models"][0]["label"]
+    line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith(f"{label}: acc"))
+    assert f"{share} by the provider (counted wrong)" in line
+    page = (tmp_path / "rep" / "index.html").read_text()
+    row = re.search(rf'>{re.escape(label)}</a>(.*?)</tr>', page).group(1)
+    assert f"({share})" in row and f"{100 * ov['blocked_rate']:.1f} % blocked by the provider (counted wrong)" in row

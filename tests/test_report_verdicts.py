@@ -89,6 +89,35 @@ def test_three_clips_all_right_never_read_above_chance(tmp_path, capsys):
     assert {g["verdict"] for g in rows} == {TOO_FEW} and {g["headline"]["verdict"] for g in rows} == {TOO_FEW}
 
 
+@pytest.mark.parametrize("n, right", [(11, 9), (14, 11)])
+def test_a_one_category_run_reads_the_same_in_the_headline_and_its_category_row(tmp_path, capsys, n, right):
+    """Just above the clip minimum the clip bootstrap of 9 right of 11 excludes 50 % ([54.5, 100]) while the exact
+    test does not (p = 0.065): the overall row of a one-category run is its category row, so the terminal line,
+    report.md, report.json and the page give it one verdict (the headline used to say "above chance" beside a
+    category table saying "not different from chance")."""
+    flip = {"increase": "decrease", "decrease": "increase"}
+    docs = clips(sources=1, categories=("pitch",))[:n]
+    ok = {d["id"] for d in docs[:right]}
+    write_results(tmp_path / "res", "one", lambda d: d["direction"] if d["id"] in ok else flip[d["direction"]],
+                  docs=docs)
+    assert cli.main(["report", str(tmp_path / "res"), "--out", str(tmp_path / "rep"), "--no-plots", "--html",
+                     "--draws", "2000"]) == 0
+    err = capsys.readouterr().err
+    (m,) = json.loads((tmp_path / "rep" / "report.json").read_text())["models"]
+    ov, pitch = m["overall"], m["by_category"]["pitch"]
+    assert pitch["verdict"] == NOT_DIFFERENT and ov["verdict"] == NOT_DIFFERENT
+    assert ov["headline"]["verdict"] == pitch["headline"]["verdict"] == NOT_DIFFERENT
+    md = (tmp_path / "rep" / "report.md").read_text().splitlines()
+    page = (tmp_path / "rep" / "index.html").read_text()
+    rows = {"terminal": next(x for x in err.splitlines() if x.startswith("one: acc")),
+            "report.md summary": next(x for x in md if x.startswith("| one |")),
+            "report.md category": next(x for x in md if x.startswith("| pitch |")),
+            "page": re.search(r'#model-one">one</a></th>(.*?)</tr>', page).group(1)}
+    for name, text in rows.items():
+        assert "above chance" not in text and "above (" not in text, name
+        assert "not different from chance" in text or "≈ chance" in text, name
+
+
 # ----------------------------------------------------------------------------- the headline over voices
 def _spread_answer(docs):
     """Voices that differ: even sources right on 22 of their 24 clips, odd ones on 5 (56 % pooled).

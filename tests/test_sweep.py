@@ -232,6 +232,16 @@ def test_the_page_lists_every_sweep_run_and_plays_clips_near_each_threshold(pipe
             assert want and len(clips) == 2 * len(want), (cat, o["label"], clips)   # both directions per level
             assert sorted({magnitude_of(cat, c.split("__")[3]) for c in clips}) == want
             assert "vocalgrad-oracle</th>" in part   # the answers under each clip
+    from _html_helpers import load_page
+    from _listen_helpers import chromium
+
+    with chromium(tmp_path, logs=True) as driver:  # the players play in a browser, offline
+        seen = load_page(driver, tmp_path / "page" / "index.html")
+        assert seen["severe"] == [] and seen["failed"] == [] and seen["remote"] == []
+        assert len(seen["media"]) >= len(shown) and all(m["error"] is None and m["duration"] > 0.2
+                                                        for m in seen["media"]), seen["media"]
+        assert driver.execute_script("return document.querySelectorAll('table.sweep-runs th button.sort').length") \
+            == 1 + len(block)
 
 
 def test_the_levels_around_a_threshold():

@@ -45,3 +45,18 @@ def test_no_test_asserts_how_long_something_took():
     assert bad == []
     assert elapsed.search("    assert time.perf_counter() - t0 < 5")   # the rule sees the old form
     assert not elapsed.search("    assert time.time() < deadline")     # a deadline (hang guard) is fine
+
+
+def test_a_subprocess_limit_is_scaled_too(monkeypatch):
+    """``subprocess.run(timeout=N)`` waits N x the slowdown (conftest): a slow child is waited for, a hung
+    one still ends."""
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(_timing, "contention", lambda: 1.0)
+    monkeypatch.setattr(_timing, "load_per_core", lambda: 2000.0)  # a machine 2000 x slower than a free one
+    done = subprocess.run([sys.executable, "-c", "import time; time.sleep(0.5)"], timeout=0.05)
+    assert done.returncode == 0                                     # 0.5 s (and start-up) < 0.05 s x 2000
+    monkeypatch.setattr(_timing, "load_per_core", lambda: 2.0)
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run([sys.executable, "-c", "import time; time.sleep(600)"], timeout=0.5)   # 1 s: a hang ends

@@ -11,6 +11,10 @@ status 2; ``--debug`` or ``VOCALGRAD_DEBUG=1`` shows the traceback).
 
 from __future__ import annotations
 
+from generation.interrupts import at_start, command_name
+
+at_start(__name__)  # Ctrl-C / SIGTERM from here on: one line, exit 130 / 143 (docs/reliability.md)
+
 import argparse
 import importlib
 import sys
@@ -58,8 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     plain_warnings("vocalgrad")
     with debug_from(list(sys.argv[1:] if argv is None else argv)) as argv:  # --debug before or after the command
-        args = build_parser().parse_args(argv)
-        return run_command(f"vocalgrad {args.command}", lambda: args.func(args))
+
+        def parse_and_run():  # the sub-commands' imports too run under the command's signal handling
+            args = build_parser().parse_args(argv)
+            return args.func(args)
+
+        return run_command(command_name(["vocalgrad", *argv]), parse_and_run)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Outputs: ``finetune_report.md``, ``finetune_report.json`` and PNG figures.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import warnings
 import math
@@ -27,6 +28,7 @@ import numpy as np
 import vocalgrad
 from analysis.cli_options import add_command
 from generation.audio import atomic_path, atomic_write_text
+from generation.user_files import read_json, read_text
 
 __all__ = ["Run", "build_finetune_report", "load_run", "register_cli"]
 
@@ -93,7 +95,8 @@ def load_run(path, *, metric: str = "acc") -> Run:
     path = Path(path)
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such run folder")
-    training = json.loads((path / "finetune.json").read_text()) if (path / "finetune.json").is_file() else None
+    training = (read_json(path / "finetune.json", "the record `vocalgrad finetune` writes")
+                if (path / "finetune.json").is_file() else None)
     run = Run(path=path, label="base", model=None, training=training)
     if training:
         run.model = training["base_model"]["model"]
@@ -110,13 +113,13 @@ def load_run(path, *, metric: str = "acc") -> Run:
                     run.acc[cat] = float(m[metric])
             run.model = run.model or _model_from_args(ev.model_args)
     if (path / "probe" / "probe.csv").is_file():
-        with open(path / "probe" / "probe.csv", newline="") as f:
-            run.probe = list(csv.DictReader(f))
+        text = read_text(path / "probe" / "probe.csv", "the CSV `vocalgrad probe` writes")
+        run.probe = list(csv.DictReader(io.StringIO(text, newline="")))
     if (path / "align" / "alignment.json").is_file():
-        run.alignment = json.loads((path / "align" / "alignment.json").read_text())
+        run.alignment = read_json(path / "align" / "alignment.json", "the record `vocalgrad align` writes")
         run.model = run.model or run.alignment.get("model")
     if (path / "transfer" / "transfer.json").is_file():
-        run.transfer = json.loads((path / "transfer" / "transfer.json").read_text())
+        run.transfer = read_json(path / "transfer" / "transfer.json", "the record `vocalgrad transfer` writes")
         run.model = run.model or run.transfer.get("model")
     if not (training or run.acc or run.probe or run.alignment or run.transfer):
         raise FileNotFoundError(f"{path}: no finetune.json, eval/, probe/probe.csv, align/alignment.json "

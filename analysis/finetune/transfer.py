@@ -18,6 +18,7 @@ parquet / audio files) with an audio column and a label column, or ``folder:DIR`
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,8 +110,9 @@ def load_transfer_set(data: str, *, labels: str | None = None, classes=None, spl
         root = Path(data[len("folder:"):]).expanduser()
         if not labels:
             raise ValueError("folder: data needs --labels CSV (columns file,label)")
-        with open(labels, newline="") as f:
-            rows = list(csv.DictReader(f))
+        from generation.user_files import read_text
+
+        rows = list(csv.DictReader(io.StringIO(read_text(labels, "a labels CSV with columns file,label"), newline="")))
         if not rows or not {"file", "label"} <= set(rows[0]):
             raise ValueError(f"{labels}: expected a CSV with columns file,label")
         rows = rows[:limit]

@@ -76,8 +76,8 @@ def read_answer_lines(path, *, include_practice: bool = False) -> list[dict]:
     Raises
     ------
     AnswersError
-        If the file does not exist, or its first line is no answer line (a binary file, a report...):
-        the check :func:`check_answers_file` makes before ``vocalgrad listen`` appends to a file.
+        If the file does not exist, is empty, or its first line is no answer line (a binary file, a
+        report...): the check :func:`check_answers_file` makes before ``vocalgrad listen`` appends to a file.
     """
     path = Path(path)
     if not path.is_file():
@@ -89,6 +89,9 @@ def read_answer_lines(path, *, include_practice: bool = False) -> list[dict]:
                            f"with {', '.join(_REQUIRED)}); give the .jsonl file `vocalgrad listen --answers` "
                            "wrote") from None
     data = path.read_bytes()
+    if not data.strip():
+        raise AnswersError(f"{path}: empty; expected the answers `vocalgrad listen --answers` wrote (one JSON "
+                           "line per answer): no annotator has answered into this file yet")
     if data and not data.endswith(b"\n"):
         warnings.warn(f"{path}: last line is incomplete (interrupted write); it is ignored", stacklevel=2)
     lines, _ = _parse_lines(data, path)

@@ -162,6 +162,12 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         groups = {value: _group(sub, draws=draws, seed=seed) for value, sub in split.items()}
         _flag_rows(groups, split, draws=draws, seed=seed)
         out[f"by_{key}"] = _ordered(groups, order)
+    if len(out["by_category"]) == 1:  # the overall row is its one category's row: one verdict in every place
+        (only,) = out["by_category"].values()
+        overall.pop("p_exact", None)
+        overall.update({k: only[k] for k in ("verdict", "verdict_clustered", "p_chance", "p_holm", "p_chance_clustered",
+                                             "p_adjusted_clustered") if k in only})
+        _settle(overall)
     overall["category_mean_acc"] = overall["acc"]  # the overall figure is the category mean
     overall["pooled_acc"] = overall["n_correct"] / overall["n"] if overall["n"] else math.nan
     # response bias per category: increase ratio over parsed / all, with an interval

@@ -22,6 +22,7 @@ from typing import Any
 
 import vocalgrad
 from generation import published
+from generation.user_files import read_text
 from harness_tasks.metrics import score_answer
 from harness_tasks.parsing import error_answer
 
@@ -77,7 +78,7 @@ def is_raw_predictions(path) -> bool:
 def read_raw_rows(path) -> list[dict]:
     """The objects of one prediction file (JSON lines, or a JSON array)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "the authors' predictions (JSON lines or a JSON array)", error=ResultsError)
     if text.lstrip().startswith("["):
         try:
             rows = json.loads(text)

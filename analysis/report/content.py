@@ -138,6 +138,16 @@ def separate_builds(entries: list, *, allow_mixed: bool) -> list:
                         what = f"different audio under the same clip ids (first: {cid})"
                     else:
                         first = next(f for f in members if kind[f] is not None)
+                        common = set(files[first]) & set(shas)
+                        if common or file_fp[first] == file_fp[rfile]:  # the audio agrees: only the records differ
+                            builds_said = (f"build {file_fp[first]}" if file_fp[first] == file_fp[rfile] else
+                                           f"builds {file_fp[first]} and {file_fp[rfile]}")
+                            raise MixedBuildsError(
+                                f"{row[1]}: {first} and {rfile} hold the same audio ({len(common)} clip id(s) in "
+                                f"common, the same sha256 each; {builds_said}) but record different source kinds "
+                                f"({kind[first]} and {kind[rfile]}): the records disagree, not the clips. Check "
+                                "which Hub folder each run evaluated (VOCALGRAD_DATASET; its card names the source "
+                                f"kind) and fix the wrong record, report them separately, or {ALLOW_MIXED_HINT}")
                         what = f"clips of different sources ({kind[first]} and {kind[rfile]})"
                     raise MixedBuildsError(
                         f"{row[1]}: {first} (build {file_fp[first]}) and {rfile} (build {file_fp[rfile]}) hold "
@@ -145,11 +155,15 @@ def separate_builds(entries: list, *, allow_mixed: bool) -> list:
                         f"separately, or {ALLOW_MIXED_HINT}")
                 clusters.append((dict(shas), [rfile], {kind[rfile]} - {None}))
         if len(clusters) > 1:
+            fps = []
             for k, (ids, members, _) in enumerate(clusters):
                 try:
-                    fp = short(build_digest(ids.items())) if ids else f"#{k + 1}"
+                    fps.append(short(build_digest(ids.items())) if ids else f"#{k + 1}")
                 except ValueError:
-                    fp = f"#{k + 1}"
+                    fps.append(f"#{k + 1}")
+            for fp, (_, members, kinds) in zip(fps, clusters):
+                if fps.count(fp) > 1:  # the same audio, apart only by the source kind each records
+                    fp = f"{fp}, recorded as {'/'.join(sorted(kinds)) or 'no source kind'}"
                 for rfile in members:
                     builds[(row, rfile)] = fp
     return [e._replace(build=builds.get((e.row, e.rfile))) for e in entries]

@@ -114,9 +114,14 @@ def _clustered_cell(pair, n_sources) -> str:
 
 def _verdict_cell(g: dict) -> str:
     """The headline verdict, short (``above (voices)``, ``≈ chance (these voices)``); its full words, and why
-    there is no claim over voices, are the cell's title."""
+    there is no claim over voices, are the cell's title; replies the provider blocked are named beside it, as on
+    the terminal line and the leaderboard."""
     h = g["headline"]
-    return td(None, short_verdict(h["verdict"], h["over"]), cls="text", title=headline_text(h, why=True))
+    text, title = short_verdict(h["verdict"], h["over"]), headline_text(h, why=True)
+    if g.get("n_blocked"):
+        text += f" ({100 * g['blocked_rate']:.0f} % blocked)"
+        title += f"; {100 * g['blocked_rate']:.1f} % blocked by the provider (counted wrong)"
+    return td(None, text, cls="text", title=title)
 
 
 def _clip_cells(g: dict) -> list[str]:

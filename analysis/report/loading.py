@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from generation.user_files import read_text
 from harness_tasks.data_identity import DATA_KEY
 from harness_tasks.variants import LABELLED_FORMATS, RECORD_VARIANTS, split_task
 
@@ -96,9 +97,10 @@ def model_label(model: str, model_args: str) -> str:
 
 def read_json(path: Path) -> dict:
     """An lm-eval results JSON; :class:`ResultsError` naming the file when it is not one."""
+    what = "an lm-eval results JSON (results_<time>.json)"
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_text(path, what, error=ResultsError))
+    except (OSError, json.JSONDecodeError) as exc:
         raise ResultsError(f"{path}: not a readable lm-eval results JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise ResultsError(f"{path}: no 'results' mapping; is this an lm-eval results_*.json file?")

@@ -201,7 +201,8 @@ def _intro(s: dict[str, Any], n_models: int) -> list[str]:
             f"**Overall figures** (one definition, the same in lm-eval's group rows and the `evaluate` "
             f"metric): {s.get('overall_rule', '')}. Intervals of an overall figure resample each "
             "category (or each source with all its categories) and average the categories in every draw.", "",
-            "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 %. The rows of a "
+            "**vs chance**: the overall row is *above/below chance* when its interval excludes 50 % (a run of one "
+            "category: its category row's flag). The rows of a "
             "table (categories, tiers, ...) are flagged over voices by sign flips of whole sources (max-T adjusted "
             f"over the table's rows), on these voices by {s.get('chance_flags', 'exact binomial tests')} (Holm); "
             f"**not different from chance** otherwise. Where no interval can tell (under {MIN_CLIPS} clips, every "

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from generation.cli_errors import worker_signals
+from generation.interrupts import worker_pool
 
 __all__ = ["cpu_count", "run_tasks"]
 
@@ -47,7 +47,7 @@ def run_tasks(tasks: Sequence[tuple[Callable, tuple]], *, jobs: int | None = Non
     try:
         # the workers ignore Ctrl-C and die quietly on the SIGTERM of the pool's end (not through the
         # command's own SIGTERM handler, which they inherit and which would print a traceback each)
-        with mp.get_context("fork").Pool(n, initializer=worker_signals) as pool:
+        with worker_pool(mp.get_context("fork"), n) as pool:
             if ordered:
                 for _, result in pool.imap(_run, range(len(tasks))):
                     yield result

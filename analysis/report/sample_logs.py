@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import vocalgrad
+from generation.user_files import text_lines
 from harness_tasks import prompts
 from harness_tasks.data_identity import logged_clip_sha256
 from harness_tasks.metrics import parse_record_code, score_answer
@@ -52,15 +53,15 @@ def sample_lines(path: Path):
     ResultsError
         On a line that is not JSON, naming the file and line.
     """
-    with open(path, encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
-            try:
-                yield lineno, json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); the file may be truncated, "
-                                   f"rerun lm-eval with --log_samples") from None
+    for lineno, text in text_lines(path, "lm-eval's sample log (one JSON object per line, written with "
+                                   "--log_samples)", error=ResultsError):
+        if not text.strip():
+            continue
+        try:
+            yield lineno, json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ResultsError(f"{path}:{lineno}: not JSON ({exc}); the file may be truncated, "
+                               f"rerun lm-eval with --log_samples") from None
 
 
 class LoggedSample(NamedTuple):

@@ -61,8 +61,10 @@ def bounded(value: Any, name: str, *, low: float, high: float = float("inf"), lo
 
     try:
         x = int(value) if whole else float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):   # int(float("inf")) overflows
         x = None
+    if whole and (isinstance(value, bool) or (isinstance(value, float) and value != x)):
+        x = None    # lm-eval reads concurrency=1.5 as a float and true as a bool: never cut to a whole number
     if x is None or not math.isfinite(x) or (x <= low if low_open else x < low) or x > high:
         lo = f"> {low:g}" if low_open else f">= {low:g}"
         rng = lo if high == float("inf") else f"{lo} and <= {high:g}"
