@@ -36,7 +36,6 @@ def _nearest_existing(path: Path) -> Path:
 
 def output_path_problem(path: str, flag: str = "--output_path") -> str | None:
     """Why lm-eval could not write its results under ``path`` (one line naming it), or None."""
-    from generation.cli_errors import explain
     from generation.option_types import out_folder_problem
 
     problem = out_folder_problem(path, what=f"{flag} {path}")
@@ -47,9 +46,9 @@ def output_path_problem(path: str, flag: str = "--output_path") -> str | None:
         fd, probe = tempfile.mkstemp(prefix=".vocalgrad-eval-probe-", dir=folder)
         os.close(fd)
         os.unlink(probe)
-    except OSError as exc:
-        exc.filename = exc.filename or str(folder)
-        return f"{flag} {path}: the results cannot be written there ({explain(exc)}); give another path"
+    except OSError as exc:  # named by the folder, never by the probe's temporary name
+        return (f"{flag} {path}: the results cannot be written there (creating a file in {folder} failed: "
+                f"{exc.strerror or exc}); give another path")
     return None
 
 

@@ -58,8 +58,15 @@ def test_eval_refuses_a_folder_it_cannot_write(tmp_path, monkeypatch, capsys):
         raise OSError(errno.EROFS, "Read-only file system")
     monkeypatch.setattr(op.tempfile, "mkstemp", read_only)
     line = _eval_refused([*EVAL, "--output_path", str(tmp_path / "new")], monkeypatch, capsys)
-    assert line.startswith(f"vocalgrad-eval: error: --output_path {tmp_path}/new: the results cannot be written "
-                           f"there ({tmp_path}: read-only file system; make it writable or write elsewhere)")
+    assert line == (f"vocalgrad-eval: error: --output_path {tmp_path}/new: the results cannot be written there "
+                    f"(creating a file in {tmp_path} failed: Read-only file system); give another path")
+
+
+def test_eval_names_the_folder_it_cannot_write_never_the_probe(monkeypatch, capsys):
+    """A real refusal of the kernel (/proc takes no new files, also for root): the folder is named."""
+    line = _eval_refused([*EVAL, "--output_path", "/proc/vocalgrad-results"], monkeypatch, capsys)
+    assert line.startswith("vocalgrad-eval: error: --output_path /proc/vocalgrad-results: the results cannot be "
+                           "written there (creating a file in /proc failed: ") and "probe" not in line, line
 
 
 @pytest.mark.parametrize("where", ["new", "new/deeper", "existing folder", "name.json"])

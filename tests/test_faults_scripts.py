@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from _timing import hang_guard
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: (script, arguments, what the error line says); FILE is an existing file of the user's.
@@ -55,7 +57,7 @@ def test_a_bad_option_of_a_benchmark_or_script_is_one_error_line_before_the_work
     args = [a.replace("FILE", str(user_file)) for a in args]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+                          cwd=tmp_path, timeout=hang_guard(300))
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert lines[-1].startswith(f"{Path(script).name}: error: ") and said.replace("FILE", str(user_file)) in lines[-1], \

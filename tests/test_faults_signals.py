@@ -18,6 +18,7 @@ from vocalgrad_commands.cli import main
 from generation.cli_errors import EXIT_INTERRUPTED, EXIT_TERMINATED, run_command
 
 from _harness_helpers import default_signals
+from _timing import hang_guard
 
 ROOT = Path(__file__).resolve().parent.parent
 RENDER = ["--source", "tones", "--sources", "2", "--categories", "volume", "--quiet"]
@@ -26,11 +27,11 @@ RENDER = ["--source", "tones", "--sources", "2", "--categories", "volume", "--qu
 #: pauses at the import of ``target`` (or, with ``target`` = ``atexit``, while it exits), printing PAUSED.
 CHILD = r"""
 import atexit, runpy, sys, time
-target, how, entry, *args = sys.argv[1:]
+target, how, entry, guard, *args = sys.argv[1:]
 
 def pause():
     sys.stderr.write("PAUSED\n"); sys.stderr.flush()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + float(guard)  # a hang guard: the test signals as soon as it reads PAUSED
     while time.monotonic() < deadline:
         time.sleep(0.02)
 
@@ -60,28 +61,30 @@ def _script(name: str) -> str | None:
 
 def _paused_child(target: str, how: str, entry: str, *args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, target, how, entry, *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, target, how, entry, str(hang_guard(120)), *args],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, preexec_fn=default_signals)
     line = proc.stderr.readline()
-    assert line == "PAUSED\n", line + proc.communicate(timeout=60)[1][-2000:]
+    assert line == "PAUSED\n", line + proc.communicate(timeout=hang_guard(60))[1][-2000:]
     return proc
 
 
 def _one_line(proc: subprocess.Popen, sig: int) -> str:
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=hang_guard(120))
     lines = err.splitlines()
     want = EXIT_TERMINATED if sig == signal.SIGTERM else EXIT_INTERRUPTED
     assert proc.returncode == want and len(lines) == 1, (proc.returncode, err[-3000:])
     return lines[0]
 
 
-# (what runs, the module whose import it is paused in, the command's name in the line)
+# (what runs, the module whose import it is paused in, the command's name in the line): the commands the
+# campaign interrupted while they imported (render, hub, leaderboard) and vocalgrad-eval
 MOMENTS = [
     ("vocalgrad_commands.cli", "argparse", "vocalgrad render"),                # the entry module's first imports
-    ("vocalgrad_commands.cli", "generation.render_cli", "vocalgrad render"),   # the sub-commands' imports (the parser)
-    ("vocalgrad_commands.cli", "analysis.leaderboard", "vocalgrad render"),
-    ("harness_tasks.cli", "generation.cli_errors", "vocalgrad-eval"),  # vocalgrad-eval's first imports
+    ("vocalgrad_commands.cli", "generation.render_cli", "vocalgrad hub"),      # the sub-commands' imports (the parser)
+    ("vocalgrad_commands.cli", "analysis.leaderboard", "vocalgrad leaderboard"),
+    ("harness_tasks.cli", "generation.cli_errors", "vocalgrad-eval"),          # vocalgrad-eval's first imports
 ]
 
 
@@ -89,12 +92,16 @@ MOMENTS = [
 @pytest.mark.parametrize("entry,target,prog", MOMENTS, ids=[m[1] for m in MOMENTS])
 def test_an_interrupt_during_start_up_is_one_line(entry, target, prog, sig, tmp_path):
     """Was: a traceback from the import running (SIGINT), or a silent death (SIGTERM)."""
-    args = ["render", *RENDER, "--out", str(tmp_path / "r")] if entry == "vocalgrad_commands.cli" else \
-        ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_volume", "--limit", "1"]
+    out = tmp_path / "out"
+    args = {"vocalgrad render": ["render", *RENDER, "--out", str(out)],
+            "vocalgrad hub": ["hub", str(tmp_path / "render"), "--out", str(out)],
+            "vocalgrad leaderboard": ["leaderboard", str(tmp_path / "results"), "--out", str(out)],
+            "vocalgrad-eval": ["--model", "vocalgrad-oracle", "--tasks", "vocalgrad_volume", "--limit", "1",
+                               "--output_path", str(out)]}[prog]
     proc = _paused_child(target, "module", entry, *args)
     what = "terminated (SIGTERM)" if sig == signal.SIGTERM else "interrupted"
     assert _one_line(proc, sig) == f"{prog}: {what}; rerun the same command to resume"
-    assert not (tmp_path / "r").exists()
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("name,target", [("vocalgrad", "argparse"), ("vocalgrad", "analysis.show"),
@@ -161,16 +168,16 @@ def test_ctrl_c_to_the_process_group_of_render_with_two_jobs_then_a_rerun_finish
     proc = subprocess.Popen([sys.executable, "-m", "vocalgrad_commands.cli", *args, "--out", str(out)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=default_signals)
-    deadline = time.time() + 120
+    deadline = time.time() + hang_guard(120)
     while not any(out.glob("clips/volume/*.flac")):
         assert proc.poll() is None and time.time() < deadline, proc.communicate()[1][-2000:]
         time.sleep(0.01)
     workers = psutil.Process(proc.pid).children()
     os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=hang_guard(120))
     assert proc.returncode == EXIT_INTERRUPTED and err == \
         "vocalgrad render: interrupted; rerun the same command to resume\n", err[-3000:]
-    _, alive = psutil.wait_procs(workers, timeout=10)
+    _, alive = psutil.wait_procs(workers, timeout=hang_guard(10))
     assert not alive
     assert main([*args, "--out", str(out)]) == 0
     assert main([*args, "--out", str(tmp_path / "clean")]) == 0

@@ -272,6 +272,29 @@ def test_a_fraction_lm_eval_parsed_is_not_cut_to_a_whole_number(arg):
     assert lm.concurrency == 2 and isinstance(lm.concurrency, int)   # a whole number written with a point
 
 
+def test_reasoning_budget_none_on_the_command_line_is_none():
+    """lm-eval reads ``reasoning_budget=none`` as Python's None, not the string the error message offers: it is
+    no reasoning room (0), as ``"none"`` is, never the 4096 of ``auto``; fractions and ``inf`` are refused in
+    one line."""
+    base = "model=google/gemma-4-E4B-it,base_url=http://127.0.0.1:9/v1,answer_log=none,thinking=on,"
+    for value in ("none", '"none"', "0"):
+        assert OpenAIAudioLM.create_from_arg_string(base + f"reasoning_budget={value}").reasoning_budget == 0, value
+    assert OpenAIAudioLM.create_from_arg_string(base + "reasoning_budget=auto").reasoning_budget == 4096
+    for value in ("1.5", "inf"):
+        with pytest.raises(ModelArgumentError, match="reasoning_budget must be"):
+            OpenAIAudioLM.create_from_arg_string(base + f"reasoning_budget={value}")
+
+
+def test_greedy_none_on_the_command_line_sends_nothing():
+    """``greedy=none`` reaches the adapter as Python's None (lm-eval's reading): no greedy fields, as documented,
+    not the provider's default set."""
+    base = "base_url=http://127.0.0.1:9/v1,answer_log=none,"
+    for route in ("model=m", "model=gpt-audio-1.5,provider=openai"):
+        lm = OpenAIAudioLM.create_from_arg_string(base + route + ",greedy=none")
+        assert lm.greedy == "none" and not set(lm.provider.fields) & {"top_p", "frequency_penalty"}, route
+    assert OpenAIAudioLM.create_from_arg_string(base + "model=m").greedy == "full"   # unset: the route's default
+
+
 def test_the_range_edges_are_accepted():
     lm = OpenAIAudioLM(model="m", base_url="http://127.0.0.1:9/v1", answer_log="none", timeout=0.001,
                        concurrency=1, max_retries=0, backoff=0, empty_retries=0, empty_budget_factor=1)

@@ -256,6 +256,22 @@ def test_human_row_of_several_answers_per_clip_gets_the_clip_minimum():
     assert a["by_category"]["pitch"]["verdict"] == TOO_FEW  # the table's test is over the 3 clips, not 15 answers
 
 
+def test_human_row_overall_verdict_counts_clips_not_answers():
+    """12 clips x 5 annotators who agree, 9 clips right over two categories: the bootstrap of the 60 answers
+    ([63, 85] %) would call it above chance, the exact test over the 12 clips does not (p = 0.146), and each
+    category reads too few clips. A model answering those 12 clips alike is not above chance either."""
+    recs = [_rec(i, i < (5 if cat == "pitch" else 4), cat=cat, annotator=f"a{k}", pred=None)
+            for cat in ("pitch", "volume") for i in range(6) for k in range(5)]
+    for r in recs:
+        r["pred"] = r["direction"] if r["correct"] else ("decrease" if r["direction"] == "increase" else "increase")
+    a = analyse_evaluation(Evaluation("human", "human", "", variant="default", records=recs), draws=500)
+    ov = a["overall"]
+    assert (ov["n"], ov["n_clips"]) == (60, 12) and ov["ci"]["acc"]["binomial"][0] > 0.5
+    assert ov["verdict"] == NOT_DIFFERENT
+    assert ov["p_exact"] == pytest.approx(exact_p(recs)) == pytest.approx(0.146, abs=1e-3)
+    assert {g["verdict"] for g in a["by_category"].values()} == {TOO_FEW}
+
+
 # ----------------------------------------------------------------------------- simulated truth
 def test_headline_keeps_its_false_claim_rate_where_the_clip_verdict_does_not():
     """20 voices at chance over voices (voice logit SD 1): the headline's false claims stay near 5 %; the clip

@@ -107,13 +107,15 @@ def clip_verdict(records: Sequence[Mapping[str, Any]], interval, *,
     From the clip-level interval (:func:`~analysis.report.stats.chance_verdict`), except where that interval
     cannot be computed: fewer than :data:`MIN_CLIPS` distinct clips, every answer right or every answer wrong,
     or a degenerate interval. There the exact test over clips (:func:`exact_p`) decides, and a row of fewer
-    than :data:`MIN_CLIPS` clips it does not reject reads ``"too few clips"``.
+    than :data:`MIN_CLIPS` clips it does not reject reads ``"too few clips"``. So it does for a row whose clips
+    hold several answers (a human row): the clip bootstrap resamples its answers as if independent, and five
+    annotators agreeing on a clip are one clip, not five (the table's rows use the same test).
     """
     if not records:
         return "n/a", None
     right = sum(bool(r["correct"]) for r in records)
     n_clips = clips_of(records)
-    if n_clips < MIN_CLIPS or right in (0, len(records)) or _degenerate(interval):
+    if n_clips < MIN_CLIPS or n_clips < len(records) or right in (0, len(records)) or _degenerate(interval):
         p = exact_p(records)
         return _exact_verdict(records, p, n_clips, alpha=alpha), p
     return chance_verdict(interval), None

@@ -160,7 +160,7 @@ class OpenAIAudioLM(ChatLM):
         seed: Any = None,
         reasoning_effort: Any = None,
         top_p: Any = None,
-        greedy: Any = None,
+        greedy: Any = _DEFAULT,
         stop_token_ids: Any = None,
         extra_body: Any = None,
         empty_retries: Any = 1,
@@ -217,9 +217,11 @@ class OpenAIAudioLM(ChatLM):
             log.warning("%s: temperature=%s on %s: Google recommends the default 1.0 for Gemini 3 (lower values may "
                         "loop or degrade the reasoning); sent as set", self.name, temperature, self.model)
         self.temperature = None if _unset(temperature) else float_arg(temperature, "temperature")
-        if greedy is None and self.profile == "level":
+        if greedy is _DEFAULT and self.profile == "level":
             greedy = "none"                  # Gemini 3: top_p and the rest at the maker's defaults
-        self.greedy = default_greedy if greedy is None else ("none" if _unset(greedy) else str(greedy).strip().lower())
+        # greedy=none reaches here as None (lm-eval's reading): nothing, not the route's default
+        self.greedy = (default_greedy if greedy is _DEFAULT
+                       else "none" if _unset(greedy) else str(greedy).strip().lower())
         if self.greedy not in GREEDY:
             raise ModelArgumentError(f"greedy must be one of {', '.join(GREEDY)}, got {greedy!r}")
         self.stop_token_ids = _token_ids(stop_token_ids)

@@ -54,14 +54,19 @@ def parse_thinking(value: Any, name: str = "thinking") -> str:
 
 
 def parse_budget(value: Any) -> int | None:
-    """``reasoning_budget``: None for ``auto``, else a whole number >= 0 (``none``/``off``: 0)."""
-    if value is None or str(value).strip().lower() == "auto":
+    """``reasoning_budget``: None for ``auto``, else a whole number >= 0 (``none``/``off``: 0; lm-eval
+    reads ``reasoning_budget=none`` as Python's None, which is ``none`` too: the default is ``"auto"``)."""
+    if value is None or value is False:
+        return 0
+    if str(value).strip().lower() == "auto":
         return None
     if str(value).strip().lower() in ("none", "off", "false", ""):
         return 0
     try:
         n = int(value)
-    except (TypeError, ValueError):
+        if value is True or (isinstance(value, float) and value != n):
+            raise ValueError(value)     # lm-eval reads 1.5 as a float: never cut to a whole number
+    except (TypeError, ValueError, OverflowError):
         raise ModelArgumentError(f"--model_args reasoning_budget must be 'auto', 'none' or a whole number >= 0, "
                                  f"got {value!r}") from None
     if n < 0:
