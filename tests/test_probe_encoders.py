@@ -299,3 +299,72 @@ def test_shuffled_control_permutes_the_train_labels_of_the_best_layer(tmp_path, 
     assert not np.array_equal(seen[0][1], seen[1][1])                   # a new permutation each time
     assert out[0]["accuracy"] == pytest.approx(0.5) and (out[0]["accuracy_min"], out[0]["accuracy_max"]) == (0.25, 0.75)
     assert out[0]["n_train"] == 20 and out[0]["seconds"] == 3.0
+
+
+# ----------------------------------------------------------------------------- a new encoder in one file
+def _rms_encoder_class():
+    """A user's encoder module in a few lines: frame RMS in dB (layer 1) and its frame-to-frame change (layer 2)."""
+    from analysis.probe.encoders import Encoder
+
+    class Rms(Encoder):
+        name = "test-rms"
+        distribution = "vocalgrad"
+        install = "pip install vocalgrad"
+        sample_rate = 8000
+        layer_names = ("rms dB", "rms change")
+
+        def __init__(self, weights):
+            super().__init__()
+            self.weights = weights
+
+        def weights_files(self):
+            return [self.weights]
+
+        def _load(self):
+            self.loaded_on = self.device
+
+        def sequences(self, y, layers):
+            frames = y[: len(y) // 80 * 80].reshape(-1, 80)
+            db = 10 * np.log10((frames ** 2).mean(axis=1, keepdims=True) + 1e-8)
+            return {1: db, 2: np.diff(db, axis=0, prepend=db[:1])}
+
+    return Rms
+
+
+def test_a_registered_encoder_runs_through_the_probe(tmp_path, monkeypatch):
+    """An encoder added in one module (registry) gets resampling, pooling, cache, probes and provenance."""
+    from analysis.probe import encoders
+    from analysis.probe.encoder_run import run_encoder_probe
+
+    weights = tmp_path / "rms.bin"
+    weights.write_bytes(b"no weights")
+    monkeypatch.setitem(encoders.ENCODERS, "test-rms", lambda: _rms_encoder_class()(weights))
+    hub = ph.make_probe_hub(tmp_path / "hub", categories=("volume",), sources=3)
+    res = run_encoder_probe(data=str(hub), out=tmp_path / "out", encoder="test-rms", stages="encoder",
+                            epochs=30, plots=False, progress=False)
+    rows = {(r["stage"], r["layer"]): r for r in res["rows"]}
+    assert set(rows) == {("encoder", 1), ("encoder", 2), ("shuffled", 1)}
+    assert rows[("encoder", 1)]["accuracy"] == 1.0 and rows[("encoder", 1)]["dim"] == 16
+    assert res["provenance"]["weights"] == [{"file": "rms.bin", "sha256": hashlib.sha256(b"no weights").hexdigest(),
+                                             "bytes": 10}]
+    assert res["computed"]["encoder"] == 8 + 6                          # 4 train + 3 test sources x 2 clips, once each
+
+
+def test_an_entry_point_encoder_is_found_by_name(tmp_path, monkeypatch):
+    from analysis.probe import encoders
+
+    weights = tmp_path / "w.bin"
+    weights.write_bytes(b"x")
+
+    class EP:
+        name, value = "test-rms-ep", "pkg.mod:Rms"
+
+        def load(self):
+            return lambda: _rms_encoder_class()(weights)
+
+    monkeypatch.setattr(encoders, "_entry_point", lambda name: EP() if name == "test-rms-ep" else None)
+    enc = encoders.get_encoder("test-rms-ep")
+    assert enc.n_layers == 2 and enc.name == "test-rms"
+    monkeypatch.setattr(encoders, "_entry_point", lambda name: type("E", (EP,), {"load": lambda self: dict})())
+    with pytest.raises(ValueError, match="must name an analysis.probe.encoders.Encoder subclass or factory"):
+        encoders.get_encoder("anything")
