@@ -350,6 +350,23 @@ def test_a_registered_encoder_runs_through_the_probe(tmp_path, monkeypatch):
     assert res["computed"]["encoder"] == 8 + 6                          # 4 train + 3 test sources x 2 clips, once each
 
 
+def test_bad_encoder_arguments_are_one_line_and_write_nothing(tmp_path, capsys):
+    from vocalgrad_commands.cli import main
+
+    hub = ph.make_probe_hub(tmp_path / "hub", categories=("volume",), sources=1)
+    for extra, says in ((["--encoder", "torchcrepe:small"], "unknown encoder and no such folder"),
+                        (["--encoder", "silero-vad", "--layers", "0,3"], "silero-vad's layers are 1..5 (conv1,"),
+                        (["--encoder", "silero-vad", "--layers", "6"], "silero-vad's layers are 1..5"),
+                        (["--encoder", "silero-vad", "--layers", "x"], "silero-vad's layers are 1..5"),
+                        (["--encoder", "silero-vad", "--stages", "mel,lm_text"], "choose from mel, encoder"),
+                        (["--encoder", "silero-vad", "--model", "m"], "leave out --model")):
+        out = tmp_path / "out"
+        assert main(["probe", "--data", str(hub), "--out", str(out), *extra]) != 0
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err, err
+        assert not out.exists()
+
+
 def test_an_entry_point_encoder_is_found_by_name(tmp_path, monkeypatch):
     from analysis.probe import encoders
 

@@ -44,9 +44,13 @@ def _encoder_side(name: str, layers: str | Sequence[int], cache_root: Path, data
     from .encoders import get_encoder
 
     enc = get_encoder(name)
-    layer_list = parse_layers(layers, enc.n_layers)
+    try:
+        layer_list = parse_layers(layers, enc.n_layers)
+    except ValueError:
+        layer_list = [0]
     if 0 in layer_list:
-        raise ValueError(f"--layers: encoder layers are 1..{enc.n_layers} ({', '.join(enc.layer_names)})")
+        raise ValueError(f"--layers {layers}: {enc.name}'s layers are 1..{enc.n_layers} "
+                         f"({', '.join(enc.layer_names)}), or all")
     fp = {"data": source_id(data), **enc.identity(), "segments": N_SEGMENTS}
     cache = FeatureCache(cache_root, f"encoder-{name}-{fingerprint_digest(fp)[:8]}", fp)
     return ModelSide(cache, layer_list, enc.name, LazyFeatures(lambda: enc.load(device))), enc
@@ -132,10 +136,10 @@ def run_encoder_probe(*, data: str, out, encoder: str, categories: Sequence[str]
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    cache_root = Path(cache_dir) if cache_dir else Path(out) / "cache"
+    side, enc = _encoder_side(encoder, layers, cache_root, data, device)   # a bad name or layer: nothing written
     cats, out = prepare_run(data, categories, out)
-    cache_root = Path(cache_dir) if cache_dir else out / "cache"
     mel_cache = log_mel_cache(cache_root, data) if "mel" in stage_list else None
-    side, enc = _encoder_side(encoder, layers, cache_root, data, device)
     prov = enc.provenance()
     computed = {"mel": 0, "model": 0, "encoder": 0}
     t0 = time.perf_counter()
