@@ -101,7 +101,7 @@ def test_one_run_gives_one_row_with_its_metrics_counts_and_files(tmp_path):
     assert "acc_stderr" not in ev.task_metrics["pitch"] and "alias" not in ev.task_metrics["pitch"]
     assert set(ev.task_metrics["pitch"]) == {"acc", "acc_parsed", "balanced_acc", "acc_increase", "acc_decrease",
                                              "increase_ratio", "increase_ratio_all", "unparsed_rate",
-                                             "ambiguous_rate", "error_rate", "exact_match_rate"}
+                                             "ambiguous_rate", "error_rate", "blocked_rate", "exact_match_rate"}
     assert ev.files == [rfile, rfile.parent / f"samples_vocalgrad_pitch_{S1}.jsonl",
                         rfile.parent / f"samples_vocalgrad_volume_{S1}.jsonl"]
     assert len(ev.records) == 48 and sum(r["correct"] for r in ev.records) == 24 + 12
