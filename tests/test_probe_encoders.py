@@ -385,3 +385,13 @@ def test_an_entry_point_encoder_is_found_by_name(tmp_path, monkeypatch):
     monkeypatch.setattr(encoders, "_entry_point", lambda name: type("E", (EP,), {"load": lambda self: dict})())
     with pytest.raises(ValueError, match="must name an analysis.probe.encoders.Encoder subclass or factory"):
         encoders.get_encoder("anything")
+
+
+def test_the_package_run_probe_hands_an_encoder_to_the_encoder_run_and_refuses_model_settings(tmp_path):
+    import analysis.probe as probe
+
+    with pytest.raises(ValueError, match="exclusive"):
+        probe.run_probe(encoder="pesto", model="org/m", data=str(tmp_path), out=tmp_path / "o")
+    with pytest.raises(TypeError, match="does not take processor"):
+        probe.run_probe(encoder="pesto", processor="p", data=str(tmp_path), out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()

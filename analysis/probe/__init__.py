@@ -14,8 +14,20 @@ from .pooling import N_SEGMENTS, pool_segments
 __all__ = ["N_SEGMENTS", "pool_segments", "register_cli", "run_probe"]
 
 
-def run_probe(**kwargs):
-    """See :func:`analysis.probe.run.run_probe`."""
-    from .run import run_probe as _run
+def run_probe(*, encoder: str | None = None, **kwargs):
+    """See :func:`analysis.probe.run.run_probe`; with ``encoder``, a pretrained audio encoder instead of a
+    model (:func:`analysis.probe.encoder_run.run_encoder_probe`, stages ``mel`` and ``encoder``)."""
+    if encoder is None:
+        from .run import run_probe as _run
 
-    return _run(**kwargs)
+        return _run(**kwargs)
+    if kwargs.pop("model", None) is not None:
+        raise ValueError("--model and --encoder are exclusive: probe one network per run")
+    from .encoder_run import run_encoder_probe
+
+    keep = ("data", "out", "categories", "stages", "layers", "device", "cache_dir", "probe_device", "epochs",
+            "plots", "progress")
+    extra = sorted(k for k, v in kwargs.items() if k not in keep and v is not None)
+    if extra:
+        raise TypeError(f"run_probe(encoder=...) does not take {', '.join(extra)} (model settings)")
+    return run_encoder_probe(encoder=encoder, **{k: v for k, v in kwargs.items() if k in keep})

@@ -233,7 +233,7 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
               batch_size: int = 8, audio_first: bool = False, system_prompt: str | None = None,
               model_class: str | None = None, trust_remote_code: bool = False, cache_dir=None,
               probe_device: str | None = None, epochs: int = 200, plots: bool = True,
-              progress: bool = True, adapter: str | None = None, encoder: str | None = None) -> dict[str, Any]:
+              progress: bool = True, adapter: str | None = None) -> dict[str, Any]:
     """Run ``vocalgrad probe``: features, probes, ``probe.csv`` / ``probe.md`` / figures.
 
     Parameters
@@ -261,9 +261,6 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
     adapter : str, optional
         peft adapter folder put on the model (``vocalgrad finetune``'s ``RUN/adapter``); part of
         the feature-cache key.
-    encoder : str, optional
-        A pretrained audio encoder instead of ``model``
-        (:func:`analysis.probe.encoder_run.run_encoder_probe`; stages ``mel`` and ``encoder``).
 
     Returns
     -------
@@ -271,14 +268,6 @@ def run_probe(*, data: str, out, model: Any = None, processor: Any = None,
         ``rows`` (one dict per probe), ``files`` (written paths), ``computed`` (clips computed
         per producer), ``extract_seconds`` and ``probe_seconds``.
     """
-    if encoder is not None:
-        if model is not None:
-            raise ValueError("--model and --encoder are exclusive: probe one network per run")
-        from .encoder_run import run_encoder_probe
-
-        return run_encoder_probe(data=data, out=out, encoder=encoder, categories=categories, stages=stages,
-                                 layers=layers, device=device, cache_dir=cache_dir, probe_device=probe_device,
-                                 epochs=epochs, plots=plots, progress=progress)
     stage_list = parse_stages(stages)
     model_stages = _check_inputs(data, stage_list, model)
     cats, out = prepare_run(data, categories, out)
