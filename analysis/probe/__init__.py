@@ -23,10 +23,11 @@ def run_probe(*, encoder: str | None = None, **kwargs):
         return _run(**kwargs)
     if kwargs.pop("model", None) is not None:
         raise ValueError("--model and --encoder are exclusive: probe one network per run")
+    import inspect
+
     from .encoder_run import run_encoder_probe
 
-    keep = ("data", "out", "categories", "stages", "layers", "device", "cache_dir", "probe_device", "epochs",
-            "plots", "progress")
+    keep = set(inspect.signature(run_encoder_probe).parameters) - {"encoder"}
     extra = sorted(k for k, v in kwargs.items() if k not in keep and v is not None)
     if extra:
         raise TypeError(f"run_probe(encoder=...) does not take {', '.join(extra)} (model settings)")
