@@ -211,12 +211,16 @@ def test_eval_unknown_task_is_one_line(capsys):
     ("openai", {"model": "m", "concurrency": "many"}, "--model_args concurrency must be a whole number"),
     ("openai", {"model": "m", "timeout": "inf"}, "--model_args timeout must be a finite number"),
     ("openai", {}, "vocalgrad-openai needs model=<name>"),
+    ("worker", {"cmd": "w", "timeout": "0"}, "--model_args timeout must be a finite number > 0, got '0'"),
+    ("worker", {"cmd": "w", "timeout": -1}, "--model_args timeout must be a finite number > 0, got -1"),
+    ("worker", {"cmd": "w", "startup_timeout": "nan"}, "--model_args startup_timeout must be a finite number > 0"),
 ])
 def test_model_args_of_the_wrong_type_are_one_line(model, args, said, capsys):
     from harness_tasks.models.baselines import ChanceLM, ConstantLM
     from harness_tasks.models.openai import OpenAIAudioLM
+    from harness_tasks.models.worker import WorkerLM
 
-    cls = {"chance": ChanceLM, "constant": ConstantLM, "openai": OpenAIAudioLM}[model]
+    cls = {"chance": ChanceLM, "constant": ConstantLM, "openai": OpenAIAudioLM, "worker": WorkerLM}[model]
     assert run_command("vocalgrad-eval", lambda: cls(**args)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and said in err[0]

@@ -52,7 +52,8 @@ from generation.audio import resample
 from ..clip_audio import encode_wav
 from ..parsing import error_answer
 from ..workers.protocol import PREFIX, PROTOCOL_VERSION
-from .base import FatalAdapterError, ModelArgumentError, Query, VocalGradLM, float_arg, int_arg, layout
+from .args import bounded
+from .base import FatalAdapterError, ModelArgumentError, Query, VocalGradLM, int_arg, layout
 from .chat import ChatLM
 
 log = logging.getLogger("vocalgrad")
@@ -84,8 +85,8 @@ class WorkerLM(ChatLM):
         self.cwd = cwd
         self.audio_mode = audio
         self.sample_rate = int_arg(sample_rate or 0, "sample_rate")
-        self.timeout = float_arg(timeout, "timeout")
-        self.startup_timeout = float_arg(startup_timeout, "startup_timeout")
+        self.timeout = bounded(timeout, "timeout", low=0, low_open=True)
+        self.startup_timeout = bounded(startup_timeout, "startup_timeout", low=0, low_open=True)
         self.proc: subprocess.Popen | None = None
         self.hello: dict[str, Any] | None = None
         self._msgs: queue.Queue = queue.Queue()
