@@ -1,0 +1,184 @@
+"""The pitch trackers' decoded-f0 layer and its pooling (docs/probe.md, "Encoders").
+
+The pooling (:func:`pool_voiced_f0`) is checked on hand-made sequences at its near misses (a
+segment with one voiced frame, none, an even count, fewer frames than segments); the layer is
+checked on the weights the wheels ship: it equals each package's own end-to-end decoding at the
+true rate (a wrong rate or a layer off by one fails), it sits at the tone's absolute pitch, a
+harmonic glide up gives a rising sequence of 16 values and one down a falling one, silence and
+noise give zeros. Clips are short (0.6 s): the whole file takes about half a minute on one core.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.probe.pooling import pool_segments, pool_voiced_f0
+
+NAN = np.nan
+
+
+# ----------------------------------------------------------------------------- pooling (no torch)
+def test_pool_voiced_f0_at_its_near_misses():
+    # 32 frames -> 16 segments of two frames; the voiced frames' clip median is 8 (values 2..14, 8 of them)
+    x = np.full(32, NAN)
+    x[[0, 1]] = [2.0, 4.0]              # segment 0: two voiced frames, a tie -> their mean 3
+    x[2] = 6.0                          # segment 1: exactly one voiced frame (6), the other unvoiced
+    #                                     segment 2: none voiced -> 0
+    x[[6, 7]] = [10.0, 12.0]            # segment 3: 11
+    x[[30, 31]] = [14.0, 14.0]          # segment 15: 14
+    x[9] = 9.0                          # segment 4: one voiced frame
+    got = pool_voiced_f0(x)
+    clip = np.median([2, 4, 6, 9, 10, 12, 14, 14])                     # 9.5: an even count, the middle two
+    want = np.zeros(16, dtype=np.float32)
+    want[[0, 1, 3, 4, 15]] = np.array([3, 6, 11, 9, 14]) - clip
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.float32 and got.shape == (16,)
+    np.testing.assert_array_equal(pool_voiced_f0(x[:, None]), want)      # (T, 1) as the layer gives it
+    # the planted mistakes give other numbers: unvoiced frames as 0, no clip median, the mean of segment medians
+    zeros = np.nan_to_num(x)
+    assert not np.array_equal(pool_voiced_f0(np.where(zeros == 0, 0.0, zeros)), want)   # 0 is "voiced at 1 Hz"
+    assert want[2] == 0 and want[0] == 3 - 9.5 and clip != np.mean([3, 6, 11, 9, 14])
+
+
+def test_pool_voiced_f0_without_voiced_frames_and_short_clips():
+    np.testing.assert_array_equal(pool_voiced_f0(np.full(40, NAN)), np.zeros(16, np.float32))
+    one = np.full(40, NAN)
+    one[17] = 7.5                        # a clip with one voiced frame: every value 0 (it is its own median)
+    np.testing.assert_array_equal(pool_voiced_f0(one), np.zeros(16, np.float32))
+    short = np.array([1.0, NAN, 3.0, 5.0])                             # fewer frames than segments
+    got = pool_voiced_f0(short)
+    assert [float(v) for v in got] == [-2.0] * 4 + [0.0] * 4 + [0.0] * 4 + [2.0] * 4
+    with pytest.raises(ValueError, match="empty sequence"):
+        pool_voiced_f0(np.zeros(0))
+    with pytest.raises(ValueError, match=r"shape \(T,\) or \(T, 1\)"):
+        pool_voiced_f0(np.zeros((10, 2)))
+
+
+def test_the_pitch_tracker_hook_pools_only_the_f0_layer_by_voiced_medians():
+    from analysis.probe.encoders.f0 import F0_LAYER, PitchTracker
+
+    class Fake(PitchTracker):
+        name, sample_rate, layer_names = "fake", 100, ("latent", F0_LAYER)
+
+        def weights_files(self):
+            return []
+
+        def _load(self):
+            pass
+
+        def sequences(self, y, layers):
+            f0 = np.where(y > 0, np.log2(1 + np.abs(y)), NAN).astype(np.float32)[:, None]
+            return {1: np.stack([y, -y], axis=1), 2: f0}
+
+    y = np.linspace(-1, 2, 48).astype(np.float32)
+    feats = Fake().features(y, 100, [1, 2])
+    seqs = Fake().sequences(y, [1, 2])
+    np.testing.assert_array_equal(feats[1], pool_segments(seqs[1]))        # the layer before: mean-pooled
+    np.testing.assert_array_equal(feats[2], pool_voiced_f0(seqs[2]))
+    assert feats[2].shape == (16,) and feats[2][0] == 0 and feats[2][-1] > 0
+
+
+# ----------------------------------------------------------------------------- real weights
+torch = pytest.importorskip("torch")
+
+from analysis.probe.encoders import EncoderUnavailable, get_encoder  # noqa: E402
+from analysis.probe.encoders.f0 import F0_LAYER  # noqa: E402
+
+SR_IN = 48000
+TRACKERS = ["pesto", "torchcrepe:tiny", "torchcrepe:full", "fcpe"]
+LOW, HIGH = 180.0, 270.0                 # a fifth: 0.585 octaves
+
+
+def _encoder(name):
+    enc = get_encoder(name)
+    try:
+        return enc.load()
+    except EncoderUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _glide(f_start, f_end, seconds=0.6, sr=SR_IN):
+    """Harmonic tone (3 partials) whose f0 moves exponentially from ``f_start`` to ``f_end``."""
+    t = np.arange(int(seconds * sr)) / sr
+    phase = 2 * np.pi * np.cumsum(f_start * (f_end / f_start) ** (t / seconds)) / sr
+    return (0.3 * sum(np.sin(k * phase) / k for k in (1, 2, 3))).astype(np.float32)
+
+
+def _at16k(y):
+    from generation.audio import resample
+
+    return resample(y, SR_IN, 16000)
+
+
+@pytest.mark.parametrize("name", TRACKERS)
+def test_f0_layer_is_the_last_after_the_unchanged_network_layers(name):
+    enc = get_encoder(name)
+    n_net = {"pesto": 8, "torchcrepe:tiny": 7, "torchcrepe:full": 7, "fcpe": 8}[name]
+    assert enc.n_layers == n_net + 1 and enc.layer_names[-1] == F0_LAYER and enc.f0_layer == n_net + 1
+
+
+@pytest.mark.parametrize("name", TRACKERS)
+def test_f0_layer_follows_a_glide_up_and_down(name):
+    enc = _encoder(name)
+    f0 = enc.f0_layer
+    per_segment = np.log2(HIGH / LOW) / 16                               # octaves per segment
+    for start, end, sign in ((LOW, HIGH, 1), (HIGH, LOW, -1)):
+        got = enc.features(_glide(start, end), SR_IN, [f0])[f0]
+        assert got.shape == (16,)
+        np.testing.assert_array_equal(enc.features(_glide(start, end), SR_IN, [f0])[f0], got)   # deterministic
+        slope = np.polyfit(np.arange(16), got, 1)[0]
+        assert sign * slope == pytest.approx(per_segment, rel=0.25), f"{name} {start}->{end}: {np.round(got, 3)}"
+        assert abs(np.median(got)) < 0.05                                  # the clip median is subtracted
+
+
+def _package_log2_f0(name, enc, y16, monkeypatch):
+    """The package's own end-to-end f0 of a 16-kHz clip, thresholded as the docs say: (frames,) log2 Hz or NaN."""
+    audio = torch.as_tensor(y16)
+    if name == "pesto":
+        import pesto
+
+        _, hz, conf, _ = pesto.predict(audio, 16000)                     # reduction "alwa", 10-ms steps
+        hz, voiced = hz.numpy(), conf.numpy() >= 0.5
+    elif name.startswith("torchcrepe"):
+        tc = enc._tc
+        monkeypatch.setattr(tc.convert, "dither", lambda cents: cents)     # its random dither: the bin centre
+        pitch, per = tc.predict(audio[None], 16000, 320, model=name.split(":")[1], return_periodicity=True)
+        per = tc.threshold.Silence(-60.0)(per, audio[None], 16000, 320)
+        hz = tc.threshold.At(0.21)(pitch, per)[0].numpy()
+        voiced = ~np.isnan(hz)
+    else:
+        hz = enc.infer.infer(audio[None, :, None], 16000)[0, :, 0].numpy()   # its defaults; unvoiced: 0 Hz
+        voiced = hz > 0
+    return np.where(voiced, np.log2(np.where(voiced, hz, 1.0)), np.nan)
+
+
+@pytest.mark.parametrize("name", ["pesto", "torchcrepe:tiny", "fcpe"])
+def test_f0_layer_equals_the_package_decoding_at_the_true_rate(name, monkeypatch):
+    enc = _encoder(name)
+    y16 = _at16k(_glide(LOW, HIGH))
+    got = enc.sequences(y16, [enc.f0_layer])[enc.f0_layer]
+    want = _package_log2_f0(name, enc, y16, monkeypatch)
+    assert got.shape == (len(want), 1)
+    np.testing.assert_array_equal(np.isnan(got[:, 0]), np.isnan(want))
+    np.testing.assert_allclose(got[:, 0], want, rtol=0, atol=1e-4)
+    voiced = got[~np.isnan(got[:, 0]), 0]
+    assert len(voiced) >= 0.6 * len(got)
+    # absolute pitch: the glide's median f0 is their geometric mean (220 Hz), within 50 cents
+    assert abs(1200 * (np.median(voiced) - np.log2(np.sqrt(LOW * HIGH)))) < 50
+
+
+@pytest.mark.parametrize("name", ["pesto", "torchcrepe:tiny", "fcpe"])
+def test_f0_layer_of_silence_and_noise_is_zero(name):
+    enc = _encoder(name)
+    f0 = enc.f0_layer
+    silence = np.zeros(int(0.6 * SR_IN), np.float32)
+    np.testing.assert_array_equal(enc.features(silence, SR_IN, [f0])[f0], np.zeros(16, np.float32))
+    noise = (0.1 * np.random.default_rng(0).standard_normal(int(0.6 * SR_IN))).astype(np.float32)
+    seq = enc.sequences(_at16k(noise), [f0])[f0][:, 0]
+    pooled = enc.features(noise, SR_IN, [f0])[f0]
+    if name == "fcpe":                   # FCPE calls white noise voiced at a steady ~215 Hz: near zero
+        assert np.nanstd(seq) < 0.02 and np.abs(pooled).max() < 0.05
+    else:
+        assert np.isnan(seq).all()
+        np.testing.assert_array_equal(pooled, np.zeros(16, np.float32))
