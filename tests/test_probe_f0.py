@@ -20,25 +20,30 @@ NAN = np.nan
 
 # ----------------------------------------------------------------------------- pooling (no torch)
 def test_pool_voiced_f0_at_its_near_misses():
-    # 32 frames -> 16 segments of two frames; the voiced frames' clip median is 8 (values 2..14, 8 of them)
-    x = np.full(32, NAN)
-    x[[0, 1]] = [2.0, 4.0]              # segment 0: two voiced frames, a tie -> their mean 3
-    x[2] = 6.0                          # segment 1: exactly one voiced frame (6), the other unvoiced
+    # 48 frames -> 16 segments of three frames
+    x = np.full(48, NAN)
+    x[[0, 1, 2]] = [1.0, 2.0, 9.0]      # segment 0: three voiced, median 2 (their mean would be 4)
+    x[4] = 6.0                          # segment 1: exactly one voiced frame (6), two unvoiced
     #                                     segment 2: none voiced -> 0
-    x[[6, 7]] = [10.0, 12.0]            # segment 3: 11
-    x[[30, 31]] = [14.0, 14.0]          # segment 15: 14
-    x[9] = 9.0                          # segment 4: one voiced frame
+    x[[9, 11]] = [10.0, 12.0]           # segment 3: two voiced, a tie -> their mean 11
+    x[[45, 46, 47]] = [14.0, 14.0, 15.0]  # segment 15: 14
     got = pool_voiced_f0(x)
-    clip = np.median([2, 4, 6, 9, 10, 12, 14, 14])                     # 9.5: an even count, the middle two
+    clip = np.median([1, 2, 9, 6, 10, 12, 14, 14, 15])                  # 10 over all voiced frames
     want = np.zeros(16, dtype=np.float32)
-    want[[0, 1, 3, 4, 15]] = np.array([3, 6, 11, 9, 14]) - clip
+    want[[0, 1, 3, 15]] = np.array([2, 6, 11, 14]) - clip
     np.testing.assert_array_equal(got, want)
     assert got.dtype == np.float32 and got.shape == (16,)
     np.testing.assert_array_equal(pool_voiced_f0(x[:, None]), want)      # (T, 1) as the layer gives it
-    # the planted mistakes give other numbers: unvoiced frames as 0, no clip median, the mean of segment medians
-    zeros = np.nan_to_num(x)
-    assert not np.array_equal(pool_voiced_f0(np.where(zeros == 0, 0.0, zeros)), want)   # 0 is "voiced at 1 Hz"
-    assert want[2] == 0 and want[0] == 3 - 9.5 and clip != np.mean([3, 6, 11, 9, 14])
+    # the numbers the planted mistakes would give differ: unvoiced frames in a median, no clip
+    # median, the segment means, the median of the segment medians instead of the clip's
+    assert clip != np.median(np.nan_to_num(x)) and clip != np.median([2, 6, 11, 14]) and want[0] != 4 - clip
+
+
+def test_pool_voiced_f0_even_counts_take_the_mean_of_the_middle_two():
+    x = np.full(32, NAN)                # 16 segments of two frames
+    x[[0, 1]] = [2.0, 4.0]              # a tie within the segment: 3
+    x[[30, 31]] = [6.0, 10.0]           # 8; the clip's four voiced frames: median (4 + 6) / 2 = 5
+    np.testing.assert_array_equal(pool_voiced_f0(x), np.array([-2] + [0] * 14 + [3], dtype=np.float32))
 
 
 def test_pool_voiced_f0_without_voiced_frames_and_short_clips():
@@ -126,7 +131,8 @@ def test_f0_layer_follows_a_glide_up_and_down(name):
     for start, end, sign in ((LOW, HIGH, 1), (HIGH, LOW, -1)):
         got = enc.features(_glide(start, end), SR_IN, [f0])[f0]
         assert got.shape == (16,)
-        np.testing.assert_array_equal(enc.features(_glide(start, end), SR_IN, [f0])[f0], got)   # deterministic
+        if name != "torchcrepe:full":    # deterministic (torchcrepe's own f0 is dithered at random); full: same code
+            np.testing.assert_array_equal(enc.features(_glide(start, end), SR_IN, [f0])[f0], got)
         slope = np.polyfit(np.arange(16), got, 1)[0]
         assert sign * slope == pytest.approx(per_segment, rel=0.25), f"{name} {start}->{end}: {np.round(got, 3)}"
         assert abs(np.median(got)) < 0.05                                  # the clip median is subtracted
@@ -166,6 +172,35 @@ def test_f0_layer_equals_the_package_decoding_at_the_true_rate(name, monkeypatch
     assert len(voiced) >= 0.6 * len(got)
     # absolute pitch: the glide's median f0 is their geometric mean (220 Hz), within 50 cents
     assert abs(1200 * (np.median(voiced) - np.log2(np.sqrt(LOW * HIGH)))) < 50
+
+
+def test_voicing_thresholds_at_their_near_misses(monkeypatch):
+    """Each tracker's voicing decision just below, at and just above its documented threshold."""
+    # PESTO: confidence >= 0.5 (its confidence classifier replaced by fixed values)
+    enc = _encoder("pesto")
+    conf = torch.tensor([0.4999, 0.5, 0.5001, 0.9, 0.1])
+    monkeypatch.setattr(enc.model.confidence, "forward", lambda energy: conf)
+    act = torch.zeros(5, 384)
+    act[:, 200] = 1.0
+    got = enc.decode(act, torch.ones(5, 10))[:, 0]
+    assert np.isnan(got).tolist() == [True, False, False, False, True]
+    assert got[1] == pytest.approx(np.log2(440 * 2 ** ((200 / 3 - 69) / 12)), abs=1e-5)   # 3 bins per semitone
+    # CREPE: periodicity (the posterior at the decoded bin) >= 0.21 where the audio is not silent
+    enc = _encoder("torchcrepe:tiny")
+    y = (0.3 * np.random.default_rng(0).standard_normal(1600)).astype(np.float32)   # loud: 1 + 1600 // 320 frames
+    probs = torch.full((6, 360), -5.0)                                  # the Viterbi path stays on bin 150
+    probs[:, 150] = torch.tensor([0.209, 0.211, 0.5, 0.209, 0.9, 0.211])
+    got = enc.decode(probs, y)[:, 0]
+    assert np.isnan(got).tolist() == [True, False, False, True, False, False]
+    assert got[1] == pytest.approx((150 * 20 + 1997.3794084376191) / 1200 + np.log2(10), abs=1e-5)
+    got = enc.decode(probs, np.zeros_like(y))[:, 0]                   # silent audio: all unvoiced
+    assert np.isnan(got).all()
+    # FCPE: the latent's peak > 0.006 (the package masks <= threshold), f0 >= the checkpoint's f0_min
+    enc = _encoder("fcpe")
+    latent = torch.zeros(1, 4, 360)
+    latent[0, :, 180] = torch.tensor([0.006, 0.0061, 0.5, 0.0059])
+    got = enc.decode(latent)[:, 0]
+    assert np.isnan(got).tolist() == [True, False, False, True]
 
 
 @pytest.mark.parametrize("name", ["pesto", "torchcrepe:tiny", "fcpe"])
