@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import _probe_helpers as ph
 from analysis.probe.pooling import pool_segments, pool_voiced_f0
 
 NAN = np.nan
@@ -87,7 +88,7 @@ def test_the_pitch_tracker_hook_pools_only_the_f0_layer_by_voiced_medians():
 # ----------------------------------------------------------------------------- real weights
 torch = pytest.importorskip("torch")
 
-from analysis.probe.encoders import EncoderUnavailable, get_encoder  # noqa: E402
+from analysis.probe.encoders import get_encoder  # noqa: E402
 from analysis.probe.encoders.f0 import F0_LAYER  # noqa: E402
 
 SR_IN = 48000
@@ -95,25 +96,11 @@ TRACKERS = ["pesto", "torchcrepe:tiny", "torchcrepe:full", "fcpe"]
 LOW, HIGH = 180.0, 270.0                 # a fifth: 0.585 octaves
 
 
-def _encoder(name):
-    enc = get_encoder(name)
-    try:
-        return enc.load()
-    except EncoderUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 def _glide(f_start, f_end, seconds=0.6, sr=SR_IN):
     """Harmonic tone (3 partials) whose f0 moves exponentially from ``f_start`` to ``f_end``."""
     t = np.arange(int(seconds * sr)) / sr
     phase = 2 * np.pi * np.cumsum(f_start * (f_end / f_start) ** (t / seconds)) / sr
     return (0.3 * sum(np.sin(k * phase) / k for k in (1, 2, 3))).astype(np.float32)
-
-
-def _at16k(y):
-    from generation.audio import resample
-
-    return resample(y, SR_IN, 16000)
 
 
 @pytest.mark.parametrize("name", TRACKERS)
@@ -125,7 +112,7 @@ def test_f0_layer_is_the_last_after_the_unchanged_network_layers(name):
 
 @pytest.mark.parametrize("name", TRACKERS)
 def test_f0_layer_follows_a_glide_up_and_down(name):
-    enc = _encoder(name)
+    enc = ph.loaded_encoder(name)
     f0 = enc.f0_layer
     per_segment = np.log2(HIGH / LOW) / 16                               # octaves per segment
     for start, end, sign in ((LOW, HIGH, 1), (HIGH, LOW, -1)):
@@ -161,8 +148,8 @@ def _package_log2_f0(name, enc, y16, monkeypatch):
 
 @pytest.mark.parametrize("name", ["pesto", "torchcrepe:tiny", "fcpe"])
 def test_f0_layer_equals_the_package_decoding_at_the_true_rate(name, monkeypatch):
-    enc = _encoder(name)
-    y16 = _at16k(_glide(LOW, HIGH))
+    enc = ph.loaded_encoder(name)
+    y16 = ph.to_16k(_glide(LOW, HIGH), SR_IN)
     got = enc.sequences(y16, [enc.f0_layer])[enc.f0_layer]
     want = _package_log2_f0(name, enc, y16, monkeypatch)
     assert got.shape == (len(want), 1)
@@ -177,7 +164,7 @@ def test_f0_layer_equals_the_package_decoding_at_the_true_rate(name, monkeypatch
 def test_voicing_thresholds_at_their_near_misses(monkeypatch):
     """Each tracker's voicing decision just below, at and just above its documented threshold."""
     # PESTO: confidence >= 0.5 (its confidence classifier replaced by fixed values)
-    enc = _encoder("pesto")
+    enc = ph.loaded_encoder("pesto")
     conf = torch.tensor([0.4999, 0.5, 0.5001, 0.9, 0.1])
     monkeypatch.setattr(enc.model.confidence, "forward", lambda energy: conf)
     act = torch.zeros(5, 384)
@@ -186,7 +173,7 @@ def test_voicing_thresholds_at_their_near_misses(monkeypatch):
     assert np.isnan(got).tolist() == [True, False, False, False, True]
     assert got[1] == pytest.approx(np.log2(440 * 2 ** ((200 / 3 - 69) / 12)), abs=1e-5)   # 3 bins per semitone
     # CREPE: periodicity (the posterior at the decoded bin) >= 0.21 where the audio is not silent
-    enc = _encoder("torchcrepe:tiny")
+    enc = ph.loaded_encoder("torchcrepe:tiny")
     y = (0.3 * np.random.default_rng(0).standard_normal(1600)).astype(np.float32)   # loud: 1 + 1600 // 320 frames
     probs = torch.full((6, 360), -5.0)                                  # the Viterbi path stays on bin 150
     probs[:, 150] = torch.tensor([0.209, 0.211, 0.5, 0.209, 0.9, 0.211])
@@ -196,7 +183,7 @@ def test_voicing_thresholds_at_their_near_misses(monkeypatch):
     got = enc.decode(probs, np.zeros_like(y))[:, 0]                   # silent audio: all unvoiced
     assert np.isnan(got).all()
     # FCPE: the latent's peak > 0.006 (the package masks <= threshold), f0 >= the checkpoint's f0_min
-    enc = _encoder("fcpe")
+    enc = ph.loaded_encoder("fcpe")
     latent = torch.zeros(1, 4, 360)
     latent[0, :, 180] = torch.tensor([0.006, 0.0061, 0.5, 0.0059])
     got = enc.decode(latent)[:, 0]
@@ -205,12 +192,12 @@ def test_voicing_thresholds_at_their_near_misses(monkeypatch):
 
 @pytest.mark.parametrize("name", ["pesto", "torchcrepe:tiny", "fcpe"])
 def test_f0_layer_of_silence_and_noise_is_zero(name):
-    enc = _encoder(name)
+    enc = ph.loaded_encoder(name)
     f0 = enc.f0_layer
     silence = np.zeros(int(0.6 * SR_IN), np.float32)
     np.testing.assert_array_equal(enc.features(silence, SR_IN, [f0])[f0], np.zeros(16, np.float32))
     noise = (0.1 * np.random.default_rng(0).standard_normal(int(0.6 * SR_IN))).astype(np.float32)
-    seq = enc.sequences(_at16k(noise), [f0])[f0][:, 0]
+    seq = enc.sequences(ph.to_16k(noise, SR_IN), [f0])[f0][:, 0]
     pooled = enc.features(noise, SR_IN, [f0])[f0]
     if name == "fcpe":                   # FCPE calls white noise voiced at a steady ~215 Hz: near zero
         assert np.nanstd(seq) < 0.02 and np.abs(pooled).max() < 0.05
