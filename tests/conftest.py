@@ -22,11 +22,19 @@ slower, never red (tests/_timing.py; other waits call ``_timing.hang_guard``).
 
 4. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
 files that read the demo run on one worker, and the demo is built once and must stay unchanged.
+
+5. One compute thread per process: ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to 1 (a value set
+by the caller is kept) and torch's intra-op pool follows, in the test processes and every command they
+start. The suite runs one process per core (``-n 2`` on 2 cores); a second torch thread per process only
+competes with the other worker (or with other jobs on a busy machine), and its spin-waiting costs CPU
+time: the tiny-model training test took 62 CPU-s with torch's default two threads, 8 with one.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 
 import pytest
 
@@ -50,6 +58,19 @@ def torchcodec_load_error() -> str | None:
     except (RuntimeError, OSError) as exc:
         return str(exc).splitlines()[0]
     return None
+
+
+#: Compute threads of the test processes and of the commands they start, unless the caller set them.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pytest_configure(config):
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    if "torch" in sys.modules:          # imported before this hook (a plugin): set its pool now
+        threads = os.environ["OMP_NUM_THREADS"]
+        if threads.isdigit() and int(threads) > 0:
+            sys.modules["torch"].set_num_threads(int(threads))
 
 
 def pytest_report_header(config):
