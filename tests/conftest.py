@@ -164,9 +164,25 @@ def demo_session(tmp_path_factory):
 # below also share a worker: those that read the session's demo, which one worker then builds and keeps
 # while the other runs everything else (the file lock in tests/_demo_session.py makes a split safe, not free).
 XDIST_FILE_GROUPS = {"tests/test_wheel.py": "demo-session", "tests/test_docs_run.py": "demo-session"}
-# Work units handed out first, longest first (xdist otherwise orders them by their number of tests): a long
-# unit started last would leave the other worker idle at the end.
-XDIST_FIRST = ("demo-session",)
+# Work units handed out first, longest first (xdist otherwise orders them by their number of tests, so a
+# long file of few tests came last and left the other worker idle at the end): the units of more than about
+# 20 CPU-s, by their CPU seconds in a run of the test command (2 workers, one thread each; Dec 2026).
+XDIST_FIRST = (
+    "demo-session",
+    "tests/test_answer_log.py",
+    "tests/test_finetune.py",
+    "tests/test_lmms_eval.py",
+    "tests/test_distributed.py",
+    "tests/test_models_worker.py",
+    "tests/test_warmup.py",
+    "tests/test_probe.py",
+    "tests/test_eval_cli.py",
+    "tests/test_attributes.py",
+    "tests/test_models_hf_variants.py",
+    "tests/test_attributes_tutorial.py",
+    "tests/test_render.py",
+    "tests/test_sweep.py",
+)
 
 
 def load_file_groups_scheduler():
