@@ -35,10 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import vocalgrad  # noqa: E402
 
-#: (name, shared voice sd, category-specific voice sd) on the logit scale.
-SCENARIOS = (("voice shared, sd 0.75 + 0.375", 0.75, 0.375),
-             ("voice per category, sd 0.25 + 0.75", 0.25, 0.75),
-             ("voice per category, sd 0.25 + 1.0", 0.25, 1.0))
+#: (name, shared voice sd, category-specific voice sd, the small category's) on the logit scale.
+SCENARIOS = (("voice shared, sd 0.75 + 0.375", 0.75, 0.375, 0.375),
+             ("voice per category, sd 0.25 + 0.75", 0.25, 0.75, 0.75),
+             ("voice per category, sd 0.25 + 1.0", 0.25, 1.0, 1.0),
+             ("small category's voices differ most, sd 0.25 + 0.5, its own 1.5", 0.25, 0.5, 1.5))
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(60)
 
 
@@ -46,10 +47,11 @@ def _expit(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def truth(base: np.ndarray, shared: float, own: float) -> float:
-    """The mean over categories of each category's accuracy over voices in general."""
-    sd = math.hypot(shared, own)
-    per = [float(np.sum(_WEIGHTS * _expit(a + sd * _NODES)) / np.sum(_WEIGHTS)) for a in base]
+def truth(base: np.ndarray, shared: float, own: float, small_own: float) -> float:
+    """The mean over categories of each category's accuracy over voices in general (the first is the small
+    one, whose voices spread by ``small_own`` on their own)."""
+    sds = [math.hypot(shared, small_own if j == 0 else own) for j in range(len(base))]
+    per = [float(np.sum(_WEIGHTS * _expit(a + sd * _NODES)) / np.sum(_WEIGHTS)) for a, sd in zip(base, sds)]
     return float(np.mean(per))
 
 
@@ -60,7 +62,7 @@ def category_bases(n_categories: int) -> np.ndarray:
 
 
 def simulate_records(rng: np.random.Generator, *, sources: int, small: int, shared: float, own: float,
-                     categories=vocalgrad.CATEGORY_NAMES, others=(20, 40)) -> list[dict]:
+                     small_own: float, categories=vocalgrad.CATEGORY_NAMES, others=(20, 40)) -> list[dict]:
     """Scored records of one run: the first category on ``small`` voices, the others on 20-40 each."""
     base = category_bases(len(categories))
     u = rng.normal(0.0, shared, size=sources)
@@ -69,7 +71,7 @@ def simulate_records(rng: np.random.Generator, *, sources: int, small: int, shar
     for j, cat in enumerate(categories):
         k = small if j == 0 else int(rng.integers(others[0], min(others[1], sources) + 1))
         voices = np.sort(rng.choice(sources, size=k, replace=False))
-        w = rng.normal(0.0, own, size=k)
+        w = rng.normal(0.0, small_own if j == 0 else own, size=k)
         right = rng.random((k, len(conds))) < _expit(base[j] + u[voices] + w)[:, None]
         for i, s in enumerate(voices):
             sid = f"spk{s:03d}"
@@ -81,18 +83,19 @@ def simulate_records(rng: np.random.Generator, *, sources: int, small: int, shar
     return recs
 
 
-def coverage(*, sims: int, sources: int, small: int, shared: float, own: float, seed: int = 1234,
-             categories=vocalgrad.CATEGORY_NAMES) -> dict[str, float]:
+def coverage(*, sims: int, sources: int, small: int, shared: float, own: float, small_own: float,
+             seed: int = 1234, categories=vocalgrad.CATEGORY_NAMES) -> dict[str, float]:
     """Share of ``sims`` runs whose displayed overall interval over voices covers the truth, its mean width
     and the share withheld."""
     from analysis.report.stats import intervals
 
-    rng = np.random.default_rng([seed, sources, small, int(shared * 1000), int(own * 1000)])
-    target = truth(category_bases(len(categories)), shared, own)
+    rng = np.random.default_rng([seed, sources, small, int(shared * 1000), int(own * 1000), int(small_own * 1000)])
+    target = truth(category_bases(len(categories)), shared, own, small_own)
     covered = withheld = 0
     widths = []
     for _ in range(sims):
-        recs = simulate_records(rng, sources=sources, small=small, shared=shared, own=own, categories=categories)
+        recs = simulate_records(rng, sources=sources, small=small, shared=shared, own=own, small_own=small_own,
+                                categories=categories)
         lo, hi = intervals(recs, "acc", draws=1, macro_by="category")["clustered"]
         if math.isnan(lo):
             withheld += 1
@@ -109,17 +112,20 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sims", type=positive_int, default=400, help="runs per scenario (default 400)")
-    p.add_argument("--sources", type=positive_int, default=40, help="voices in the run (default 40)")
+    p.add_argument("--sources", type=positive_int, nargs="+", default=[40], help="voices in the run (default 40)")
     p.add_argument("--small", type=positive_int, nargs="+", default=[4],
                    help="voices of the small category (default 4)")
     p.add_argument("--seed", type=int, default=1234)
     args = p.parse_args(argv)
-    for small in args.small:
-        for name, shared, own in SCENARIOS:
+    if min(args.sources) < 20 or max(args.small) > min(args.sources):
+        p.error(f"argument --sources: every run needs at least 20 voices and at least --small's {max(args.small)}")
+    for sources, small in ((n, k) for n in args.sources for k in args.small):
+        for name, shared, own, small_own in SCENARIOS:
             t0 = time.process_time()
-            r = coverage(sims=args.sims, sources=args.sources, small=small, shared=shared, own=own, seed=args.seed)
+            r = coverage(sims=args.sims, sources=sources, small=small, shared=shared, own=own,
+                         small_own=small_own, seed=args.seed)
             se = math.sqrt(max(r["coverage"] * (1 - r["coverage"]), 1e-12) / max(r["shown"], 1))
-            print(f"{small} voices in one category, 20-40 in the others, {args.sources} in all; {name}: coverage "
+            print(f"{small} voices in one category, 20-{min(40, sources)} in the others, {sources} in all; {name}: coverage "
                   f"{100 * r['coverage']:.1f} % (±{100 * se:.1f}) of {r['shown']} runs, mean width "
                   f"{100 * r['width']:.1f} points, truth {100 * r['truth']:.1f} % [{time.process_time() - t0:.0f} "
                   "CPU-s]", flush=True)
