@@ -109,17 +109,18 @@ def cluster_interval(records: Sequence[Mapping[str, Any]], metric: str = "acc", 
 def strata_df(per: np.ndarray, whole: np.ndarray, present: np.ndarray) -> float:
     """Degrees of freedom of a mean over strata whose clusters are few in some stratum (Satterthwaite).
 
-    The jackknife variance of the mean over ``G`` strata is the sum of each stratum's part, the squared
-    change of its figure when each of its clusters is left out; a stratum of ``n_g`` clusters estimates its
-    part on ``n_g - 1`` degrees of freedom, so
+    Each stratum's part ``V_g`` of the jackknife variance of the mean over ``G`` strata is the sum of the
+    squared changes of its figure (over ``G``) when each of its clusters is left out (the parts add up to the
+    variance when no cluster spans two strata; here they only set the degrees of freedom). A stratum of
+    ``n_g`` clusters estimates its part on ``n_g - 1`` degrees of freedom, so
 
         df = (sum_g V_g)^2 / sum_g (V_g^2 / (n_g - 1)).
 
     When every stratum has every cluster (the benchmark's design) this is at least ``k - 1`` and
     :func:`jackknife_t` keeps ``k - 1``; a stratum of 4 clusters among strata of 20-40 that carries much of
-    the variance brings it towards 3 (docs/statistics.md: coverage 90.8 % before, measured by
-    ``benchmarks/uneven_categories_coverage.py``). Strata of one cluster carry no estimate of their part and
-    are left out.
+    the variance brings it towards 3 (docs/statistics.md, measured by
+    ``benchmarks/uneven_categories_coverage.py``: coverage 91.5-92.3 % with ``k - 1``, 93.0-95.0 % with
+    this). Strata of one cluster carry no estimate of their part and are left out.
 
     Parameters
     ----------
