@@ -125,10 +125,10 @@ def main(argv=None) -> int:
             r = coverage(sims=args.sims, sources=sources, small=small, shared=shared, own=own,
                          small_own=small_own, seed=args.seed)
             se = math.sqrt(max(r["coverage"] * (1 - r["coverage"]), 1e-12) / max(r["shown"], 1))
-            print(f"{small} voices in one category, 20-{min(40, sources)} in the others, {sources} in all; {name}: coverage "
-                  f"{100 * r['coverage']:.1f} % (±{100 * se:.1f}) of {r['shown']} runs, mean width "
-                  f"{100 * r['width']:.1f} points, truth {100 * r['truth']:.1f} % [{time.process_time() - t0:.0f} "
-                  "CPU-s]", flush=True)
+            print(f"{small} voices in one category, 20-{min(40, sources)} in the others, {sources} in all; {name}: "
+                  f"coverage {100 * r['coverage']:.1f} % (±{100 * se:.1f}) of {r['shown']} runs, mean width "
+                  f"{100 * r['width']:.1f} points, withheld in {100 * r['withheld']:.0f} %, truth "
+                  f"{100 * r['truth']:.1f} % [{time.process_time() - t0:.0f} CPU-s]", flush=True)
     return 0
 
 

@@ -91,9 +91,9 @@ def intervals(records: Sequence[dict[str, Any]], metric: str = "acc", *, draws: 
     mean over that key's values (:data:`harness_tasks.metrics.OVERALL_RULE`).
 
     Records whose clips (their ``id``) hold several answers (a human row: one per annotator) get as
-    ``binomial`` the clustered interval with the clips (:func:`clip_key`) as the units, from 2 clips: five annotators
-    answering one clip are one clip, not five independent answers (resampling the answers gave 60 answers
-    on 12 clips an interval as narrow as 60 clips'; docs/statistics.md).
+    ``binomial`` the clustered interval with the clips (:func:`clip_key`) as the units, from 2 clips in each
+    category: five annotators answering one clip are one clip, not five independent answers (resampling
+    the answers gave 60 answers on 12 clips an interval as narrow as 60 clips'; docs/statistics.md).
     """
     records = list(records)
     if all("id" in r for r in records) and clips_of(records) < len(records):
