@@ -33,14 +33,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import vocalgrad  # noqa: E402
+from calibration_designs import logistic as _expit, population_accuracy  # noqa: E402
 
 #: (categories, clips per category, annotators): the note's 60 answers on 12 clips, and two larger tests.
 DESIGNS = ((1, 12, 5), (4, 12, 3), (9, 10, 5))
-_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(60)
-
-
-def _expit(x):
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 def bases(n_categories: int) -> np.ndarray:
@@ -51,8 +47,7 @@ def bases(n_categories: int) -> np.ndarray:
 
 def truth(n_categories: int, clip_sd: float) -> float:
     """The mean over categories of each category's accuracy over its clips."""
-    return float(np.mean([np.sum(_WEIGHTS * _expit(a + clip_sd * _NODES)) / np.sum(_WEIGHTS)
-                          for a in bases(n_categories)]))
+    return float(np.mean(population_accuracy(bases(n_categories), clip_sd)))
 
 
 def simulate_records(rng: np.random.Generator, *, categories: int, clips: int, annotators: int,

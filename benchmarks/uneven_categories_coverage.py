@@ -34,25 +34,20 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import vocalgrad  # noqa: E402
+from calibration_designs import logistic as _expit, population_accuracy  # noqa: E402
 
 #: (name, shared voice sd, category-specific voice sd, the small category's) on the logit scale.
 SCENARIOS = (("voice shared, sd 0.75 + 0.375", 0.75, 0.375, 0.375),
              ("voice per category, sd 0.25 + 0.75", 0.25, 0.75, 0.75),
              ("voice per category, sd 0.25 + 1.0", 0.25, 1.0, 1.0),
              ("small category's voices differ most, sd 0.25 + 0.5, its own 1.5", 0.25, 0.5, 1.5))
-_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(60)
-
-
-def _expit(x):
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 def truth(base: np.ndarray, shared: float, own: float, small_own: float) -> float:
     """The mean over categories of each category's accuracy over voices in general (the first is the small
     one, whose voices spread by ``small_own`` on their own)."""
     sds = [math.hypot(shared, small_own if j == 0 else own) for j in range(len(base))]
-    per = [float(np.sum(_WEIGHTS * _expit(a + sd * _NODES)) / np.sum(_WEIGHTS)) for a, sd in zip(base, sds)]
-    return float(np.mean(per))
+    return float(np.mean([population_accuracy(np.array([a]), sd)[0] for a, sd in zip(base, sds)]))
 
 
 def category_bases(n_categories: int) -> np.ndarray:
