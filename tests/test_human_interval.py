@@ -145,3 +145,18 @@ def test_a_category_on_one_voice_or_one_clip_withholds_the_interval_that_average
 def _uneven_on(small: int) -> list[dict]:
     return uneven_sim.simulate_records(np.random.default_rng(3), sources=24, small=small, shared=0.5, own=0.5,
                                        small_own=0.5, categories=vocalgrad.CATEGORY_NAMES[:3])
+
+
+def test_the_terminal_line_names_a_human_rows_clip_interval_for_what_it_is():
+    """From 20 sources the headline is over voices and the clip interval stands beside it: a human row's is
+    "clips as units", a model's (one answer per clip) the "clip bootstrap"."""
+    from analysis.report.markdown import headline_line
+
+    def row(annotators):
+        return [_rec(f"{cat}-{i}", cat, i % 4 != 0, source=f"s{i:02d}", annotator=f"a{k}")
+                for cat in ("pitch", "volume") for i in range(24) for k in range(annotators)]
+
+    human = analyse_evaluation(Evaluation("human", "human", "", variant="default", records=row(3)), draws=200)
+    model = analyse_evaluation(Evaluation("m", "m", "", variant="default", records=row(1)), draws=200)
+    assert "(these voices, clips as units: [" in headline_line(human["overall"])
+    assert "(these voices, clip bootstrap: [" in headline_line(model["overall"])
