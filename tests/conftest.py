@@ -23,8 +23,8 @@ slower, never red (tests/_timing.py; other waits call ``_timing.hang_guard``).
 4. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
 files that read the demo run on one worker, and the demo is built once and must stay unchanged.
 
-5. One compute thread per process: ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to 1 (a value set
-by the caller is kept) and torch's intra-op pool follows, in the test processes and every command they
+5. One compute thread per process: ``OMP_NUM_THREADS`` defaults to 1 and ``MKL_NUM_THREADS`` to the same (a
+value set by the caller is kept) and torch's intra-op pool follows, in the test processes and every command they
 start. The suite runs one process per core (``-n 2`` on 2 cores); a second torch thread per process only
 competes with the other worker (or with other jobs on a busy machine), and its spin-waiting costs CPU
 time: the tiny-model training test took 62 CPU-s with torch's default two threads, 8 with one.
@@ -65,12 +65,12 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def pytest_configure(config):
-    for name in THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
-    if "torch" in sys.modules:          # imported before this hook (a plugin): set its pool now
-        threads = os.environ["OMP_NUM_THREADS"]
-        if threads.isdigit() and int(threads) > 0:
-            sys.modules["torch"].set_num_threads(int(threads))
+    threads = os.environ.get(THREAD_VARIABLES[0]) or "1"      # unset or empty: 1
+    for name in THREAD_VARIABLES:           # MKL's the same number (torch takes the smaller of the two)
+        if not os.environ.get(name):
+            os.environ[name] = threads
+    if "torch" in sys.modules and threads.isdigit() and int(threads) > 0:   # imported before this hook
+        sys.modules["torch"].set_num_threads(int(threads))
 
 
 def pytest_report_header(config):

@@ -133,3 +133,23 @@ def test_the_limit_scan_sees_each_form_and_its_neighbours():
     assert hits("deadline = time.monotonic() + 30\nend = time.time() + hang_guard(5)") == []
     assert hits("subprocess.run(cmd, timeout=5)\np.communicate(timeout=5)\np.wait(timeout=0.5)") == []  # scaled
     assert hits("lm = OpenAIAudioLM(model='m', timeout=0)") == []                             # no limit at all
+
+
+def test_the_tests_and_their_commands_run_one_compute_thread_unless_told_otherwise():
+    """conftest sets OMP_NUM_THREADS/MKL_NUM_THREADS (1, unless the caller set them) for the test processes and
+    the commands they start, and torch's pool follows: two workers on two cores never spin-wait on each other."""
+    import os
+    import subprocess
+    import sys
+
+    import conftest
+
+    torch = pytest.importorskip("torch")
+    threads = {os.environ[name] for name in conftest.THREAD_VARIABLES}
+    assert len(threads) == 1                                        # the same number for both
+    threads = int(threads.pop())
+    assert 1 <= torch.get_num_threads() <= threads                  # torch caps it at the cores
+    assert threads > 1 or torch.get_num_threads() == 1              # the test command's case: exactly one
+    child = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+                           capture_output=True, text=True, timeout=120)
+    assert child.stdout.strip() == str(torch.get_num_threads()), child.stderr[-2000:]
