@@ -165,23 +165,32 @@ def demo_session(tmp_path_factory):
 # while the other runs everything else (the file lock in tests/_demo_session.py makes a split safe, not free).
 XDIST_FILE_GROUPS = {"tests/test_wheel.py": "demo-session", "tests/test_docs_run.py": "demo-session"}
 # Work units handed out first, longest first (xdist otherwise orders them by their number of tests, so a
-# long file of few tests came last and left the other worker idle at the end): the units of more than about
-# 20 CPU-s, by their CPU seconds in a run of the test command (2 workers, one thread each; Dec 2026).
+# long file of few tests came last and left the other worker idle at the end): the demo readers, then the
+# files that took 20 s or more in a run of the test command on the shared 2-core machine (Dec 2026; 2 workers,
+# one thread each; wall seconds, CPU seconds in the comment).
 XDIST_FIRST = (
-    "demo-session",
-    "tests/test_answer_log.py",
-    "tests/test_finetune.py",
-    "tests/test_lmms_eval.py",
-    "tests/test_distributed.py",
-    "tests/test_models_worker.py",
-    "tests/test_warmup.py",
-    "tests/test_probe.py",
-    "tests/test_eval_cli.py",
-    "tests/test_attributes.py",
-    "tests/test_models_hf_variants.py",
-    "tests/test_attributes_tutorial.py",
-    "tests/test_render.py",
-    "tests/test_sweep.py",
+    "demo-session",                            # 756 s (351 CPU-s): the session's demo, then every document
+    "tests/test_finetune.py",                  # 120 s (59)
+    "tests/test_answer_log.py",                # 107 s (52)
+    "tests/test_reference_match.py",           # 63 s (12)
+    "tests/test_render.py",                    # 62 s (32)
+    "tests/test_warmup.py",                    # 57 s (29)
+    "tests/test_sweep.py",                     # 55 s (14)
+    "tests/test_models_worker.py",             # 38 s (12)
+    "tests/test_distributed.py",               # 34 s (24)
+    "tests/test_attributes.py",                # 33 s (17)
+    "tests/test_lmms_eval.py",                 # 33 s (16)
+    "tests/test_models_provider_profiles.py",  # 30 s (3)
+    "tests/test_hub_build.py",                 # 30 s (15)
+    "tests/test_authors_mechanics.py",         # 29 s (14)
+    "tests/test_probe.py",                     # 26 s (13)
+    "tests/test_attributes_tutorial.py",       # 25 s (13)
+    "tests/test_eval_cli.py",                  # 25 s (13)
+    "tests/test_hub_publish.py",               # 24 s (11)
+    "tests/test_models_hf_variants.py",        # 24 s (12)
+    "tests/test_models_openai.py",             # 22 s (4)
+    "tests/test_model_families.py",            # 21 s (6)
+    "tests/test_label_validity.py",            # 20 s (11)
 )
 
 
