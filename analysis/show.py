@@ -330,21 +330,29 @@ def figure_png(catalog, clip_id: str, *, dpi: int = 100, compress_level: int = 6
     return buf.getvalue()
 
 
-def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 100, say=None) -> Path:
+def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 100, say=None,
+              force: bool = False) -> Path:
     """Write the inspector figure of one clip to ``out`` (PNG; temp name then rename); ``out`` a
     folder: ``out/CLIP_ID.png``. Returns the path written. A step that takes longer than
     :data:`SLOW_AFTER` seconds says what it does (:func:`slow_step`; ``say`` receives the lines).
+
+    An existing file there is replaced only when ``show`` wrote it and nobody changed it since
+    (:mod:`analysis.show_out`), or with ``force``; holding the same bytes, it is left untouched.
 
     Raises
     ------
     KeyError
         Unknown clip id (the message suggests close ids).
+    generation.option_types.OutFolderError
+        ``out`` may not be written (one line naming the user's path), before the drawing.
     """
     import difflib
 
+    from generation.option_types import OutFolderError
     from generation.warmup import enable_numba_cache
 
     from .listen.catalog import open_catalog
+    from .show_out import mark_png, png_path, replace_problem
 
     enable_numba_cache()  # librosa's kernels from the render's cache, not compiled again (before librosa loads)
     with slow_step(f"reading {data}", say=say):
@@ -352,34 +360,15 @@ def show_clip(clip_id: str, data, out, *, config: str | None = None, dpi: int = 
     if clip_id not in catalog:
         close = difflib.get_close_matches(clip_id, list(catalog.clips), n=3, cutoff=0.6)
         raise KeyError(f"clip {clip_id!r} is not in {data}" + (f"; did you mean {', '.join(close)}?" if close else ""))
-    out = _png_path(Path(out), clip_id)
-    with slow_step(_drawing_message(), say=say):
-        png = figure_png(catalog, clip_id, dpi=dpi)
-    atomic_write_bytes(out, png)
-    return out
-
-
-def _png_path(out: Path, clip_id: str) -> Path:
-    """Where ``--out OUT`` writes the picture: OUT, or OUT/CLIP_ID.png for a folder (as cp takes one).
-
-    Raises
-    ------
-    generation.option_types.OutFolderError
-        One line naming the user's path: a symbolic link loop, a path below a file (was: ``[Errno 17]
-        File exists``), or OUT/CLIP_ID.png a folder (was: the error named the temporary file).
-    """
-    from generation.option_types import OutFolderError, out_folder_problem
-
     given = out
-    if out.is_dir():
-        out = out / f"{clip_id}.png"
-        if out.is_dir():
-            raise OutFolderError(f"--out {given}: {out} is a folder, where the picture goes; remove it or give "
-                                 "another --out (a .png file or a folder)")
-        return out
-    problem = out_folder_problem(out, what=f"--out {given}")
-    if problem and not out.is_file():  # an existing file is replaced by the picture, as cp does
+    out = png_path(Path(out), clip_id)
+    problem = replace_problem(out, given, force=force)
+    if problem:
         raise OutFolderError(problem)
+    with slow_step(_drawing_message(), say=say):
+        png = mark_png(figure_png(catalog, clip_id, dpi=dpi))
+    if not (out.is_file() and out.stat().st_size == len(png) and out.read_bytes() == png):  # the same: no-op
+        atomic_write_bytes(out, png)
     return out
 
 
@@ -437,6 +426,9 @@ def register_cli(sub) -> None:
                    "the authors' published release (metadata.csv)")
     p.add_argument("--out", default=None, help="PNG to write, or a folder to write CLIP_ID.png into "
                    "(default CLIP_ID.png)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing file at --out that `vocalgrad show` did not write (or that was edited "
+                        "since); a picture it wrote is replaced without it")
     p.add_argument("--config", help="Hub folder only: config holding the clip (default: the categories)")
     p.add_argument("--dpi", type=dpi, default=100,
                    help=f"resolution of the PNG in dots per inch, 10-{MAX_DPI} (default %(default)d)")
@@ -448,7 +440,7 @@ def _cli(args) -> int:
 
     try:
         out = show_clip(args.clip_id, args.data, args.out or f"{args.clip_id}.png", config=args.config,
-                        dpi=args.dpi)
+                        dpi=args.dpi, force=args.force)
     except KeyError as exc:
         print(f"vocalgrad show: error: {exc.args[0]}", file=sys.stderr)
         return 2

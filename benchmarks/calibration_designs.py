@@ -80,7 +80,7 @@ class Design:
         return out
 
 
-def _population(eta: np.ndarray, sd: float) -> np.ndarray:
+def population_accuracy(eta: np.ndarray, sd: float) -> np.ndarray:
     """E over u ~ N(0, sd^2) of logistic(eta + u), per entry (computed once per distinct logit)."""
     if sd == 0:
         return logistic(eta)
@@ -120,7 +120,7 @@ def accuracy_intervals(rng, *, sources: int, sd: float, draws: int) -> dict[str,
     recs = d.records(parsed, right)
     keep = 1 - UNPARSED
     cond = keep * _macro(d, p)
-    pop = keep * _macro(d, _population(eta, sd))
+    pop = keep * _macro(d, population_accuracy(eta, sd))
     kw = {"draws": draws, "seed": int(rng.integers(2**31))}
     cat0 = [r for r in recs if r["category"] == CATS[0]]
     binomial = bootstrap_ci(recs, "acc", macro_by="category", **kw)
@@ -151,7 +151,7 @@ def clustered_accuracy(rng, *, sources: int, sd: float, draws: int = 0,
     eta = d.eta()
     u = rng.normal(0.0, sd, sources) if sd > 0 else np.zeros(sources)
     parsed, right = d.answers(rng, logistic(eta + u[d.src]))
-    pop = (1 - UNPARSED) * _macro(d, _population(eta, sd))
+    pop = (1 - UNPARSED) * _macro(d, population_accuracy(eta, sd))
     return {"accuracy, clustered (jackknife t)": _covers(
         cluster_interval(d.records(parsed, right), "acc", macro_by="category"), pop)}
 
@@ -167,7 +167,7 @@ def paired_intervals(rng, *, sources: int, sd: float, draws: int) -> dict[str, b
     _, rb = d.answers(rng, pb)
     keep = 1 - UNPARSED
     cond = keep * float(np.mean(pa - pb))
-    pop = keep * float(np.mean(_population(eta_a, sd) - _population(eta_b, sd)))
+    pop = keep * float(np.mean(population_accuracy(eta_a, sd) - population_accuracy(eta_b, sd)))
     seed = int(rng.integers(2**31))
     clusters = [d.source_ids[s] for s in d.src.tolist()]
     out = {

@@ -47,7 +47,8 @@ class StatSettings:
     alpha: float = 0.05
     min_clusters: int = 20
     min_clips: int = 10
-    binomial: str = "percentile bootstrap resampling clips independently (the paper's interval)"
+    binomial: str = ("percentile bootstrap resampling clips independently (the paper's interval); where clips hold "
+                     "several answers (a human row), the delete-one-clip jackknife t interval (clips are the units)")
     clustered: str = ("delete-one-source jackknife standard error with a Student t quantile on sources - 1 "
                       "degrees of freedom (source utterances are the independent units)")
     chance_flags: str = "exact two-sided binomial test per row, Holm-adjusted over the rows of each table"

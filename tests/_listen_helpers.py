@@ -23,6 +23,7 @@ import pytest
 import soundfile as sf
 
 import vocalgrad
+from _timing import hang_guard
 
 _ARROW = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
 CHROMIUM = "/usr/bin/chromium"
@@ -92,7 +93,7 @@ def serving(app, host: str = "127.0.0.1"):
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(5)
+        thread.join(hang_guard(5))
 
 
 @contextlib.contextmanager
@@ -116,7 +117,7 @@ def chromium(tmp_path, *, logs: bool = False):
     if logs:
         opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-    driver.set_page_load_timeout(30)
+    driver.set_page_load_timeout(hang_guard(30))
     try:
         yield driver
     finally:

@@ -22,11 +22,19 @@ slower, never red (tests/_timing.py; other waits call ``_timing.hang_guard``).
 
 4. The session's demo (``demo_session``) and parallel runs (pytest-xdist, ``-n N --dist loadfile``): the
 files that read the demo run on one worker, and the demo is built once and must stay unchanged.
+
+5. One compute thread per process: ``OMP_NUM_THREADS`` defaults to 1 and ``MKL_NUM_THREADS`` to the same (a
+value set by the caller is kept) and torch's intra-op pool follows, in the test processes and every command they
+start. The suite runs one process per core (``-n 2`` on 2 cores); a second torch thread per process only
+competes with the other worker (or with other jobs on a busy machine), and its spin-waiting costs CPU
+time: the tiny-model training test took 62 CPU-s with torch's default two threads, 8 with one.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 
 import pytest
 
@@ -50,6 +58,19 @@ def torchcodec_load_error() -> str | None:
     except (RuntimeError, OSError) as exc:
         return str(exc).splitlines()[0]
     return None
+
+
+#: Compute threads of the test processes and of the commands they start, unless the caller set them.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pytest_configure(config):
+    threads = os.environ.get(THREAD_VARIABLES[0]) or "1"      # unset or empty: 1
+    for name in THREAD_VARIABLES:           # MKL's the same number (torch takes the smaller of the two)
+        if not os.environ.get(name):
+            os.environ[name] = threads
+    if "torch" in sys.modules and threads.isdigit() and int(threads) > 0:   # imported before this hook
+        sys.modules["torch"].set_num_threads(int(threads))
 
 
 def pytest_report_header(config):
@@ -143,9 +164,34 @@ def demo_session(tmp_path_factory):
 # below also share a worker: those that read the session's demo, which one worker then builds and keeps
 # while the other runs everything else (the file lock in tests/_demo_session.py makes a split safe, not free).
 XDIST_FILE_GROUPS = {"tests/test_wheel.py": "demo-session", "tests/test_docs_run.py": "demo-session"}
-# Work units handed out first, longest first (xdist otherwise orders them by their number of tests): a long
-# unit started last would leave the other worker idle at the end.
-XDIST_FIRST = ("demo-session",)
+# Work units handed out first, longest first (xdist otherwise orders them by their number of tests, so a
+# long file of few tests came last and left the other worker idle at the end): the demo readers, then the
+# files that took 20 s or more in a run of the test command on the shared 2-core machine (Dec 2026; 2 workers,
+# one thread each; wall seconds, CPU seconds in the comment).
+XDIST_FIRST = (
+    "demo-session",                            # 756 s (351 CPU-s): the session's demo, then every document
+    "tests/test_finetune.py",                  # 120 s (59)
+    "tests/test_answer_log.py",                # 107 s (52)
+    "tests/test_reference_match.py",           # 63 s (12)
+    "tests/test_render.py",                    # 62 s (32)
+    "tests/test_warmup.py",                    # 57 s (29)
+    "tests/test_sweep.py",                     # 55 s (14)
+    "tests/test_models_worker.py",             # 38 s (12)
+    "tests/test_distributed.py",               # 34 s (24)
+    "tests/test_attributes.py",                # 33 s (17)
+    "tests/test_lmms_eval.py",                 # 33 s (16)
+    "tests/test_models_provider_profiles.py",  # 30 s (3)
+    "tests/test_hub_build.py",                 # 30 s (15)
+    "tests/test_authors_mechanics.py",         # 29 s (14)
+    "tests/test_probe.py",                     # 26 s (13)
+    "tests/test_attributes_tutorial.py",       # 25 s (13)
+    "tests/test_eval_cli.py",                  # 25 s (13)
+    "tests/test_hub_publish.py",               # 24 s (11)
+    "tests/test_models_hf_variants.py",        # 24 s (12)
+    "tests/test_models_openai.py",             # 22 s (4)
+    "tests/test_model_families.py",            # 21 s (6)
+    "tests/test_label_validity.py",            # 20 s (11)
+)
 
 
 def load_file_groups_scheduler():

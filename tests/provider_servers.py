@@ -40,6 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import soundfile as sf
+from _timing import hang_guard
 
 __all__ = ["DripServer", "GeminiServer", "OpenAIServer", "listen"]
 
@@ -347,7 +348,7 @@ class DripServer:
         reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n" + b" " * 4000
         with conn:
             try:
-                conn.settimeout(5)
+                conn.settimeout(hang_guard(5))
                 data = b""
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(1 << 16)

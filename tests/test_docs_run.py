@@ -11,9 +11,12 @@ by a marker, with the reason (``tests/_docs_blocks.py``; ``python tests/_docs_bl
 and command), and the document shows the offline form beside it. A renamed flag, sub-command or output
 folder makes a block fail here.
 
-One shortcut, which changes no result: a ``vocalgrad render --source demo --sources 1 --out DIR`` (test
-split) into a new folder starts from a copy of the demo's render of the same source, so the render only
-checks and completes it (renders are deterministic and resumable).
+Two shortcuts, which change no result: a ``vocalgrad render --source demo --sources 1 --out DIR`` into a
+new folder starts from a copy of a finished render of the same clips (the test split: the demo's; the train
+split: the first one a document or the demo's next commands made in this session), so the render only
+checks and completes it (renders are deterministic and resumable); and the documents share one
+``$VOCALGRAD_CACHE``, as a reader's commands share ``~/.cache/vocalgrad`` (the report's clip pictures,
+cached by content, are drawn once; the answer log is off).
 """
 
 from __future__ import annotations
@@ -40,11 +43,14 @@ CHECKOUT_ENTRIES = ("README.md", "pyproject.toml", "dataset_card.md", "vocalgrad
 FENCE_LANGS = {"bash", "sh", "shell", "python", "text", "json", "bibtex", "yaml", "toml", "csv", "markdown", "console"}
 
 
-def _env(sandbox: Path, demo: Path) -> dict:
+def _env(sandbox: Path, demo: Path, cache: Path) -> dict:
+    """The environment of a document's commands; ``cache`` is ``$VOCALGRAD_CACHE``, one for all documents
+    (as a reader has one ``~/.cache/vocalgrad``: the report's clip pictures are drawn once; answers are not
+    logged)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOCALGRAD_")}
     env.update(PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}", PYTHONPATH=str(ROOT),
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MPLBACKEND="Agg",
-               VOCALGRAD_CACHE=str(sandbox.parent / "cache"),
+               VOCALGRAD_CACHE=str(cache),
                VOCALGRAD_ANSWER_LOG="none", OMP_NUM_THREADS="1")
     return env
 
@@ -57,7 +63,7 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: int = 900) -> subprocess
 def _checkout_demo(root: Path) -> SimpleNamespace:
     runs = []
     for extra in (["--no-eval"], []):
-        p = _run(["vocalgrad", *DEMO_ARGS, *extra], root, _env(root, root / "demo_out"))
+        p = _run(["vocalgrad", *DEMO_ARGS, *extra], root, _env(root, root / "demo_out", root / "cache"))
         assert p.returncode == 0, p.stderr[-3000:]
         runs.append(p.stderr)
         if extra:
@@ -92,12 +98,35 @@ def demo_out(demo_run) -> Path:
     return demo_run[0]
 
 
-def _seed_render(cmd: str, sandbox: Path, demo: Path) -> None:
-    """A test-split render of one demo source into a new folder starts from the demo's render."""
-    m = re.match(r"vocalgrad render --source demo(?: --split test)? --sources 1 --out (\S+?)/?$", cmd)
-    if m and not (sandbox / m.group(1)).exists():
-        (sandbox / m.group(1)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(demo / "render", sandbox / m.group(1), copy_function=os.link)
+@pytest.fixture(scope="session")
+def docs_cache(tmp_path_factory) -> Path:
+    """``$VOCALGRAD_CACHE`` of every document's commands."""
+    return tmp_path_factory.mktemp("docs-cache")
+
+
+RENDER_ONE_SOURCE = re.compile(r"vocalgrad render --source demo(?: --split (test|train))? --sources 1 "
+                               r"--out (\S+?)/?(?: --split (test|train))?$")
+#: Finished train-split renders of one demo source made in this session (all the same clips).
+TRAIN_RENDERS: list[Path] = []
+
+
+def _seed_render(cmd: str, sandbox: Path, demo: Path) -> tuple[str, Path] | None:
+    """A render of one demo source into a new folder starts from a finished render of the same clips: the
+    demo's (test split) or the session's first train-split render. Returns (split, folder) of such a render."""
+    m = RENDER_ONE_SOURCE.match(cmd)
+    if not m or (m.group(1) and m.group(3)):
+        return None
+    split, out = m.group(1) or m.group(3) or "test", sandbox / m.group(2)
+    seed = demo / "render" if split == "test" else next(iter(TRAIN_RENDERS), None)
+    if seed is not None and not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(seed, out, copy_function=os.link)
+    return split, out
+
+
+def _keep_train_renders(renders: list) -> None:
+    """After the commands that made them succeeded: the train-split renders seed later ones."""
+    TRAIN_RENDERS.extend(out for split, out in renders if split == "train")
 
 
 def _sandbox(tmp_path: Path, demo: Path) -> Path:
@@ -110,23 +139,24 @@ def _sandbox(tmp_path: Path, demo: Path) -> Path:
     return sandbox
 
 
-def _bash_script(block: db.Block, sandbox: Path, demo: Path) -> tuple[str, list[str]]:
+def _bash_script(block: db.Block, sandbox: Path, demo: Path) -> tuple[str, list[str], list]:
+    """The block's script, the commands left out (with why) and its renders of one demo source."""
     lines = ["set -eo pipefail", "trap 'echo \"docs-test: failed: $BASH_COMMAND\" >&2' ERR"]
-    left_out = []
+    left_out, renders = [], []
     for cmd, why in db.plan(block):
         if why:
             left_out.append(f"{cmd[:100]}  <- {why}")
             continue
-        _seed_render(cmd, sandbox, demo)
+        renders += [r for r in [_seed_render(cmd, sandbox, demo)] if r]
         lines.append(cmd)
-    return "\n".join(lines) + "\n", left_out
+    return "\n".join(lines) + "\n", left_out, renders
 
 
 @pytest.mark.timeout(2400)
 @pytest.mark.parametrize("doc", DOCS, ids=[str(p.relative_to(ROOT)) for p in DOCS])
-def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
+def test_the_commands_of_a_document_run(doc, demo_out, docs_cache, tmp_path):
     sandbox = _sandbox(tmp_path, demo_out)
-    env = _env(sandbox, demo_out)
+    env = _env(sandbox, demo_out, docs_cache)
     ran, skipped = [], []
     printed = None  # what the last run block printed (stdout and stderr)
     for block in db.blocks(doc):
@@ -146,13 +176,15 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
             p = subprocess.run([sys.executable, "-"], input=block.prepared(), cwd=sandbox, env=env,
                                capture_output=True, text=True, timeout=900)
         else:
-            script, left_out = _bash_script(block, sandbox, demo_out)
+            script, left_out, renders = _bash_script(block, sandbox, demo_out)
             skipped += [f"{block.id}: {x}" for x in left_out]
             if script.count("\n") <= 2:
                 continue
             p = _run(["bash", "-c", script], sandbox, env)
         assert p.returncode == 0, (f"{block.id} ({block.lang}) failed:\n{block.prepared()}\n--- stderr (end):\n"
                                    f"{p.stderr[-4000:]}\n--- stdout (end):\n{p.stdout[-1500:]}")
+        if block.runner == "bash":
+            _keep_train_renders(renders)
         ran.append(block.id)
         printed = p.stdout + p.stderr
     if not ran:
@@ -160,7 +192,7 @@ def test_the_commands_of_a_document_run(doc, demo_out, tmp_path):
 
 
 @pytest.mark.timeout(900)
-def test_the_demo_ends_with_next_commands_that_run(demo_run, tmp_path, monkeypatch):
+def test_the_demo_ends_with_next_commands_that_run(demo_run, docs_cache, tmp_path, monkeypatch):
     """The demo's last lines are the next commands, offline on its Hub folder; they run as printed."""
     from vocalgrad_commands.demo import next_commands
 
@@ -175,8 +207,10 @@ def test_the_demo_ends_with_next_commands_that_run(demo_run, tmp_path, monkeypat
     assert printed[0].startswith("VOCALGRAD_DATASET=demo_out/hub vocalgrad-eval") and "--limit 8" in printed[0]
     assert all("--sources" in c for c in printed if "vocalgrad render" in c)
     sandbox = _sandbox(tmp_path, demo)
-    p = _run(["bash", "-c", "set -eo pipefail\n" + "\n".join(printed)], sandbox, _env(sandbox, demo))
+    renders = [r for r in (_seed_render(cmd, sandbox, demo) for cmd in printed) if r]
+    p = _run(["bash", "-c", "set -eo pipefail\n" + "\n".join(printed)], sandbox, _env(sandbox, demo, docs_cache))
     assert p.returncode == 0, p.stderr[-3000:]
+    _keep_train_renders(renders)
     assert (sandbox / "report" / "report.md").is_file() and (sandbox / "clip.png").is_file()
     assert len(list((sandbox / "build-train" / "clips").rglob("*.flac"))) == 216
 
@@ -235,3 +269,30 @@ def test_the_rules_leave_out_what_a_test_machine_cannot_do():
     assert "Hub dataset" in db.skip_reason("vocalgrad-eval --model vocalgrad-oracle --tasks vocalgrad --limit 2", b)
     assert db.skip_reason("vocalgrad finetune --model tiny --data $HUB --out runs/a", b) is None
     assert db.commands("a \\\n  --b c  # note\nd && e\n") == ["a --b c", "d", "e"]
+
+
+def test_only_a_render_of_the_same_clips_is_seeded(tmp_path, monkeypatch):
+    """The render shortcut: one demo source, test split from the demo's render, train split from the session's
+    first finished train render; anything else (another size, split, rate, category set) renders in full."""
+    demo = tmp_path / "demo"
+    (demo / "render").mkdir(parents=True)
+    (demo / "render" / "a.flac").write_bytes(b"test")
+    sandbox = tmp_path / "work"
+    monkeypatch.setattr(sys.modules[__name__], "TRAIN_RENDERS", [])
+    for cmd in ("vocalgrad render --source demo --sources 2 --out b/", "vocalgrad render --source demo --split beep "
+                "--sources 1 --out b/", "vocalgrad render --source demo --split test --sources 1 --out b/ --split test",
+                "vocalgrad render --source demo --sources 1 --out b/ --sample-rate 16000",
+                "vocalgrad render --source tones --sources 1 --out b/"):
+        assert _seed_render(cmd, sandbox, demo) is None, cmd
+    assert not sandbox.exists()
+    assert _seed_render("vocalgrad render --source demo --sources 1 --out t1/", sandbox, demo) == ("test", sandbox / "t1")
+    assert (sandbox / "t1" / "a.flac").read_bytes() == b"test"
+    assert _seed_render("vocalgrad render --source demo --sources 1 --out tr/ --split train", sandbox, demo) == \
+        ("train", sandbox / "tr")
+    assert not (sandbox / "tr").exists()                       # no train render yet: this one renders in full
+    (sandbox / "tr").mkdir()
+    (sandbox / "tr" / "b.flac").write_bytes(b"train")
+    _keep_train_renders([("test", sandbox / "t1"), ("train", sandbox / "tr")])
+    assert _seed_render("vocalgrad render --source demo --split train --sources 1 --out x/tr2", sandbox, demo) == \
+        ("train", sandbox / "x" / "tr2")
+    assert [p.name for p in (sandbox / "x" / "tr2").iterdir()] == ["b.flac"]

@@ -19,6 +19,7 @@ import vocalgrad as vg
 from tests._sources_helpers import speech_like as _speech_like
 from vocalgrad_commands.cli import main
 from generation.cli_errors import explain, run_command
+from _timing import hang_guard
 
 SR = 48000
 
@@ -267,7 +268,7 @@ def test_listen_deeply_nested_json_is_a_400(listen_render, tmp_path):
     app = ListenApp(open_catalog(listen_render), "a", tmp_path / "a.jsonl")
     body = "[" * 2000 + "]" * 2000
     with serving(app) as url:
-        conn = http.client.HTTPConnection(url.split("//")[1], timeout=10)
+        conn = http.client.HTTPConnection(url.split("//")[1], timeout=hang_guard(10))
         conn.request("POST", "/api/answer", body, {"X-Listen-Token": app.request_token,
                                                    "Content-Type": "application/json"})
         resp = conn.getresponse()
@@ -290,13 +291,13 @@ def test_listen_says_nothing_when_a_browser_resets_a_connection(listen_render, t
     with serving(app) as url:
         host, port = url.split("//")[1].split(":")
         for _ in range(3):
-            sock = socket.create_connection((host, int(port)), timeout=5)
+            sock = socket.create_connection((host, int(port)), timeout=hang_guard(5))
             sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # an unfinished request, then a reset (RST)
             time.sleep(0.05)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             sock.close()
         time.sleep(0.3)
-        with urllib.request.urlopen(url + "/", timeout=10) as resp:  # still serving
+        with urllib.request.urlopen(url + "/", timeout=hang_guard(10)) as resp:  # still serving
             assert resp.status == 200
     err = capfd.readouterr().err
     assert "Traceback" not in err and "ConnectionResetError" not in err and len(err.strip().splitlines()) <= 3

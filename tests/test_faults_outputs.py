@@ -110,9 +110,9 @@ WRITERS = {**{k: v for k, v in OUT_WRITERS.items() if k != "listen --answers"}, 
            "hub": ["hub", "DATA", "--out", "OUT", "--allow-partial"]}
 
 
-#: show's --out names the PNG itself (an existing file is replaced, as cp does) or a folder: only a path
-#: under a file is refused.
-CASES = [(w, under) for w in sorted(WRITERS) for under in (False, True) if under or w != "show"]
+#: show's --out names the PNG itself or a folder: an existing file it did not write is refused too
+#: (tests/test_show_out.py: its own picture is replaced).
+CASES = [(w, under) for w in sorted(WRITERS) for under in (False, True)]
 
 
 @pytest.mark.parametrize("writer,under", CASES, ids=[f"{w}-{'under a file' if u else 'a file'}" for w, u in CASES])
@@ -173,11 +173,10 @@ def test_show_to_a_png_under_a_file_is_one_line_without_errno(small_render, tmp_
         "can be written below it; give a folder or a new path"]
 
 
-@pytest.mark.parametrize("out", ["pics", "pics/c.png", "new/c.png", "old.png"])
+@pytest.mark.parametrize("out", ["pics", "pics/c.png", "new/c.png"])
 def test_show_writes_where_it_may(out, small_render, tmp_path, capsys):
-    """The near misses: an empty folder, a PNG in a folder, a new folder, an existing PNG (replaced)."""
+    """The near misses: an empty folder, a PNG in a folder, a new folder (an existing PNG: test_show_out.py)."""
     (tmp_path / "pics").mkdir()
-    (tmp_path / "old.png").write_bytes(b"old")
     assert main(["show", CLIP, "--data", str(small_render), "--out", str(tmp_path / out)]) == 0
     written = tmp_path / out / f"{CLIP}.png" if out == "pics" else tmp_path / out
     assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -67,7 +67,8 @@ def test_scopes_select_lm_head_or_every_linear_layer_of_the_lm(tiny, arch):
 def test_training_learns_the_direction_and_the_saved_adapter_reloads_exactly(tiny, tmp_path):
     from harness_tasks.models.families import Item, load
 
-    cfg = _cfg(tiny, scope="all_linear", learning_rate=3e-3, grad_accum=1, epochs=6, lora_dropout=0.0)
+    # checkpoints at steps 50, 100 and 150 (each one every step doubled the test's CPU time); removed at the end
+    cfg = _cfg(tiny, scope="all_linear", learning_rate=3e-3, grad_accum=1, epochs=6, lora_dropout=0.0, save_every=50)
     res = run_finetune(cfg, tmp_path / "run", progress=False)
     losses = [h["loss"] for h in res["history"]]
     assert res["data"]["n_train"] == 30 and res["data"]["n_val"] == 10 and len(losses) == 180

@@ -172,7 +172,7 @@ def test_human_records_feed_the_metrics(tmp_path):
 # ---------------------------------------------------------------------------------------------
 def _req(url, method, path, body=None, headers=None, raw=None):
     host, port = url.split("//")[1].split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn = http.client.HTTPConnection(host, int(port), timeout=hang_guard(10))
     if raw is not None:
         conn.sock = None
         conn.connect()

@@ -9,14 +9,16 @@ import pytest
 from analysis.listen import ListenApp, open_catalog
 
 from _listen_helpers import chromium, make_render, serving
+from _timing import hang_guard
 
 pytestmark = pytest.mark.timeout(180)
 
 
 def _wait(driver, cond, timeout=20):
+    """Waits until ``cond`` holds; ``timeout`` (for a free machine, scaled by its load) only ends a hang."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: cond(d))
+    return WebDriverWait(driver, hang_guard(timeout), poll_frequency=0.05).until(lambda d: cond(d))
 
 
 def _text(driver, el_id):

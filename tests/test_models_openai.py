@@ -20,6 +20,7 @@ import pytest
 import soundfile as sf
 
 from _harness_helpers import default_signals
+from _timing import hang_guard
 from harness_tasks.clip_audio import ClipAudio
 from harness_tasks.models.base import Answer
 from harness_tasks.models.answer_log import AnswerLog
@@ -43,6 +44,7 @@ class Server:
     def __init__(self):
         self.script: list[str] = []   # actions consumed one per request: ok, 429, 500, 400, malformed, slow, nocontent
         self.default = "ok"
+        self.slow_seconds = 1.0        # how long a "slow" reply takes
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         outer = self
@@ -57,7 +59,7 @@ class Server:
                     outer.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
                     action = outer.script.pop(0) if outer.script else outer.default
                 if action == "slow":
-                    time.sleep(1.0)
+                    time.sleep(outer.slow_seconds)
                     action = "ok"
                 if action in ("429", "500", "400"):
                     self.send_response(int(action))
@@ -123,7 +125,7 @@ class Req:
 
 def make(server, tmp_path, **kw):
     args = dict(model="tiny-audio", base_url=server.url, cache=str(tmp_path / "cache"), backoff=0.01,
-                max_retries=3, timeout=5, concurrency=4)
+                max_retries=3, timeout=hang_guard(5), concurrency=4)
     args.update(kw)
     return OpenAIAudioLM(**args)
 
@@ -152,7 +154,9 @@ def test_audio_url_and_audio_first(server, tmp_path):
 @pytest.mark.parametrize("failure", ["429", "500", "malformed", "nocontent", "slow"])
 def test_transient_failures_are_retried(server, tmp_path, failure):
     server.script = [failure, failure]
-    lm = make(server, tmp_path, concurrency=1, timeout=0.5, cache="none")
+    timeout = hang_guard(0.5)          # a reply that comes: in time, however busy the machine
+    server.slow_seconds = 2 * timeout  # a slow reply: always past the client's limit
+    lm = make(server, tmp_path, concurrency=1, timeout=timeout, cache="none")
     out = lm.generate_until([Req(PROMPT, ramp_clip("decrease", "x"))], disable_tqdm=True)
     assert classify_answer(out[0]) == ("decrease", "parsed")
     assert len(server.requests) == 3 and lm.n_errors == 0

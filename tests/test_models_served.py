@@ -13,6 +13,7 @@ pytest.importorskip("pydantic")
 
 from serving_servers import THOUGHT_WORDS, SGLangServer, VLLMServer  # noqa: E402
 from test_models_openai import PROMPT, Req, ramp_clip  # noqa: E402
+from _timing import hang_guard  # noqa: E402
 
 from harness_tasks.models.base import FatalAdapterError, ModelArgumentError  # noqa: E402
 from harness_tasks.models.openai import OpenAIAudioLM  # noqa: E402
@@ -36,7 +37,7 @@ def servers():
 
 
 def _lm(server, **kw):
-    args = dict(model=server.model, base_url=server.url, answer_log="none", timeout=10, max_retries=0, concurrency=1)
+    args = dict(model=server.model, base_url=server.url, answer_log="none", timeout=hang_guard(10), max_retries=0, concurrency=1)
     return OpenAIAudioLM(**{**args, **kw})
 
 

@@ -212,10 +212,20 @@ def test_silero_net_equals_the_packaged_torchscript_model():
     assert len(seqs[1]) == -(-len(y) // 512)
 
 
-def test_importing_silero_keeps_torch_threads():
+def test_importing_silero_keeps_torch_threads(monkeypatch):
+    """silero_vad's import sets torch to one thread; the probe keeps the caller's count. The caller has 2
+    here (the suite runs with one, which would hide a lost restore) and silero_vad is imported afresh."""
+    import sys
+
+    for name in [m for m in sys.modules if m == "silero_vad" or m.startswith("silero_vad.")]:
+        monkeypatch.delitem(sys.modules, name)
     threads = torch.get_num_threads()
-    get_encoder("silero-vad").weights_files()
-    assert torch.get_num_threads() == threads
+    torch.set_num_threads(2)
+    try:
+        get_encoder("silero-vad").weights_files()
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
 
 
 # ----------------------------------------------------------------------------- the probe pipeline

@@ -16,6 +16,7 @@ import soundfile as sf
 import vocalgrad as vg
 from generation.render import render as _render
 from generation.sources import SourceOptions
+from _timing import hang_guard
 
 SMALL = ("--allow-small", "--min-duration", "0.5")
 
@@ -196,7 +197,7 @@ def test_stale_temp_of_a_zombie_is_removed(tmp_path):
     from generation.render_files import clean_stale_temps, pid_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
-    deadline = time.time() + 30
+    deadline = time.time() + hang_guard(30)
     while time.time() < deadline and Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
         time.sleep(0.05)  # exited, not yet waited for: a zombie
     assert pid_alive(os.getpid()) and not pid_alive(child.pid)

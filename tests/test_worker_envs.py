@@ -23,6 +23,7 @@ from packaging.version import Version
 
 from harness_tasks.workers import envs, kimi_audio, mimo_audio, step_audio2
 from harness_tasks.workers.protocol import ENV_MARKER, environment
+from _timing import hang_guard
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "worker_env.sh"
@@ -132,7 +133,7 @@ def _pip_env() -> dict:
 def registry():
     url = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/") + "/pip/"
     try:
-        urllib.request.urlopen(url, timeout=15).close()
+        urllib.request.urlopen(url, timeout=hang_guard(15)).close()
     except Exception as exc:  # no network here: say so
         pytest.skip(f"the package registry ({url}) cannot be reached: {type(exc).__name__}: {exc}")
     return url

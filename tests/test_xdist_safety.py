@@ -118,3 +118,29 @@ def test_the_longest_unit_is_handed_out_first():
     sched.assigned_work, sched.registered_collections = {}, {node: ids}
     sched._assign_work_unit(node)
     assert sent == [[3, 4]] and list(sched.workqueue) == ["tests/test_a.py"]
+
+
+def test_the_long_units_come_first_in_their_order():
+    """Every unit of ``XDIST_FIRST`` exists (a renamed file would silently fall back to xdist's order) and
+    they are handed out in the listed order, before any other, whatever their number of tests."""
+    pytest.importorskip("xdist")
+    from collections import OrderedDict
+
+    root = Path(__file__).parents[1]
+    groups = set(conftest.XDIST_FILE_GROUPS.values())
+    assert all(unit in groups or (root / unit).is_file() for unit in conftest.XDIST_FIRST), conftest.XDIST_FIRST
+    assert len(set(conftest.XDIST_FIRST)) == len(conftest.XDIST_FIRST)
+    cls = conftest.load_file_groups_scheduler()
+    sched = cls.__new__(cls)
+    sent = []
+    node = type("Node", (), {"send_runtest_some": lambda self, idx: sent.append(idx)})()
+    first, second = conftest.XDIST_FIRST[1:3]
+    ids = [f"tests/test_many.py::t{i}" for i in range(5)] + [f"{second}::a", f"{second}::b", f"{first}::a",
+                                                              "tests/test_docs_run.py::t"]
+    sched.workqueue = OrderedDict()
+    for nodeid in ids:                                  # xdist's order: the unit with the most tests first
+        sched.workqueue.setdefault(sched._split_scope(nodeid), {})[nodeid] = False
+    sched.assigned_work, sched.registered_collections = {}, {node: ids}
+    for _ in range(4):
+        sched._assign_work_unit(node)
+    assert sent == [[8], [7], [5, 6], [0, 1, 2, 3, 4]]   # the demo readers, then the listed files in order

@@ -26,7 +26,7 @@ from harness_tasks.stat_settings import STATS
 
 from .stats import (ALPHA, DRAWS, SEED, binomial_p, chance_flags, chance_flags_clustered, intervals,
                     mcnemar_clustered, mcnemar_exact, mcnemar_midp, paired_bootstrap_diff, paired_clustered_diff)
-from .stats import MAX_ERROR_RATE, MIN_CLIPS, error_verdict
+from .stats import MAX_ERROR_RATE, MIN_CLIPS, clip_key, error_verdict
 from .verdicts import clip_verdict, clips_of, exact_p, few_sources, headline, voices_verdict
 
 __all__ = ["analyse", "analyse_evaluation", "compare", "few_sources", "top_outputs"]
@@ -65,6 +65,26 @@ def _group(records, *, draws: int, seed: int) -> dict[str, Any]:
     out["verdict_clustered"] = voices_verdict(records, ci["acc"]["clustered"], out["n_sources"])
     _settle(out)
     return out
+
+
+def _lone_categories(recs, overall: dict) -> list[str]:
+    """The warning for categories answered on one source (from MIN_CLUSTERS sources) or, in a human row, on
+    one clip: the intervals of figures that average the categories are withheld there
+    (:func:`harness_tasks.cluster_ci.cluster_interval`)."""
+    human = overall["n_clips"] < overall["n"]
+    if not human and overall["n_sources"] < MIN_CLUSTERS:
+        return []
+    units: dict[str, set] = {}
+    for r in recs:
+        units.setdefault(r["category"], set()).add(clip_key(r) if human else r["source_id"])
+    lone = sorted(c for c, u in units.items() if len(u) == 1)
+    if not lone or len(units) < 2:
+        return []
+    unit = "clip" if human else "source"
+    which = "95 % CI these voices" if human else "interval over voices"
+    return [f"{', '.join(lone)} answered on 1 {unit} only: one {unit} tells nothing of a category's spread, so the "
+            f"overall {which} is withheld (n/a), as in every row that averages categories one of which holds one "
+            f"{unit}; the category rows and the exact tests stand. Answer each category on 2 {unit}s or more"]
 
 
 def _settle(g: dict) -> None:
@@ -149,6 +169,7 @@ def analyse_evaluation(ev: Evaluation, *, draws: int = DRAWS, seed: int = SEED, 
         out["warnings"].append(
             f"only {overall['n_sources']} source utterance(s): no clustered intervals (resampling fewer than "
             f"{MIN_CLUSTERS} sources does not give one); the binomial intervals and exact tests stand")
+    out["warnings"] += _lone_categories(recs, overall)
     out["overall"] = overall
     if overall["error_rate"] > MAX_ERROR_RATE:
         out["warnings"].append(

@@ -94,11 +94,12 @@ def headline_cells(g: dict) -> list[str]:
 def headline_line(ov: dict) -> str:
     """The terminal line's figures of a row: ``[lo, hi] above chance over voices (these voices, clip bootstrap:
     [lo, hi] above chance)``; below MIN_CLUSTERS sources ``[lo, hi] above chance on these voices; no claim over
-    voices (4 sources; ...)``."""
+    voices (4 sources; ...)``; a human row's clip interval is ``clips as units``."""
     h = ov["headline"]
     text = f"{ci(h['ci'])} {headline_text(h, why=True)}"
     if h["over"] != THESE_VOICES:
-        text += f" (these voices, clip bootstrap: {ci(ov['ci']['acc']['binomial'])} {ov['verdict']})"
+        how = "clips as units" if ov.get("n_clips", 0) < ov.get("n", 0) else "clip bootstrap"
+        text += f" (these voices, {how}: {ci(ov['ci']['acc']['binomial'])} {ov['verdict']})"
     return text
 
 

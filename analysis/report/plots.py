@@ -117,8 +117,9 @@ def plot_model(model: dict[str, Any], path: Path) -> Path:
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), gridspec_kw={"width_ratios": [3, 2]})
     ov = model["overall"]
     lo, hi = ov["headline"]["ci"]
-    fig.suptitle(f"{model['label']} — accuracy {_pct(ov['acc']):.1f} % "
-                 f"[{_pct(lo):.1f}, {_pct(hi):.1f}] on {ov['n']} clips ({headline_text(ov['headline'])})",
+    shown = "" if any(v is None or math.isnan(v) for v in (lo, hi)) else f" [{_pct(lo):.1f}, {_pct(hi):.1f}]"
+    fig.suptitle(f"{model['label']} — accuracy {_pct(ov['acc']):.1f} %{shown} on {ov['n']} clips "
+                 f"({headline_text(ov['headline'])})",
                  fontsize=12, fontweight="bold")
     _acc_panel(axes[0, 0], model["by_category"], "accuracy per category", rotate=True)
     handles, labels = axes[0, 0].get_legend_handles_labels()

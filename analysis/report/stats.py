@@ -39,6 +39,8 @@ __all__ = [
     "chance_flags",
     "chance_flags_clustered",
     "chance_verdict",
+    "clip_key",
+    "clips_of",
     "holm",
     "intervals",
     "mcnemar_clustered",
@@ -62,6 +64,20 @@ MIN_CLIPS = STATS.min_clips
 TOO_FEW = "too few clips"
 
 
+def clip_key(record: Mapping[str, Any]) -> tuple:
+    """A clip's key, (category, clip id): the unit of a row whose clips hold several answers (a human row)."""
+    return (record.get("category"), record.get("id"))
+
+
+def clips_of(records: Sequence[Mapping[str, Any]]) -> int:
+    """Distinct clips (:func:`clip_key`) of the records: a human row holds several answers per clip."""
+    return len({clip_key(r) for r in records})
+
+
+#: Record key under which :func:`intervals` groups a human row's answers by clip (on copies of the records).
+_CLIP = "_clip"
+
+
 def intervals(records: Sequence[dict[str, Any]], metric: str = "acc", *, draws: int = DRAWS,
               seed: int = SEED, cluster: str = "source_id",
               macro_by: str | None = None) -> dict[str, list[float]]:
@@ -73,9 +89,20 @@ def intervals(records: Sequence[dict[str, Any]], metric: str = "acc", *, draws: 
     accounts for the 24 conditions of a source being correlated, and is ``[nan, nan]`` from fewer than
     :data:`~harness_tasks.metrics.MIN_CLUSTERS` sources. ``macro_by``: interval of the unweighted
     mean over that key's values (:data:`harness_tasks.metrics.OVERALL_RULE`).
+
+    Records whose clips (their ``id``) hold several answers (a human row: one per annotator) get as
+    ``binomial`` the clustered interval with the clips (:func:`clip_key`) as the units, from 2 clips in each
+    category: five annotators answering one clip are one clip, not five independent answers (resampling
+    the answers gave 60 answers on 12 clips an interval as narrow as 60 clips'; docs/statistics.md).
     """
+    records = list(records)
+    if all("id" in r for r in records) and clips_of(records) < len(records):
+        binomial = cluster_interval([{**r, _CLIP: clip_key(r)} for r in records], metric, cluster=_CLIP,
+                                    macro_by=macro_by, min_clusters=2)
+    else:
+        binomial = bootstrap_ci(records, metric, draws=draws, seed=seed, macro_by=macro_by)
     return {
-        "binomial": list(bootstrap_ci(records, metric, draws=draws, seed=seed, macro_by=macro_by)),
+        "binomial": list(binomial),
         "clustered": list(cluster_interval(records, metric, cluster=cluster, macro_by=macro_by)),
     }
 

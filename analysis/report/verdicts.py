@@ -31,7 +31,7 @@ from typing import Any
 
 from harness_tasks.metrics import MIN_CLUSTERS
 
-from .stats import ALPHA, MIN_CLIPS, NOT_DIFFERENT, TOO_FEW, chance_verdict, mcnemar_clustered
+from .stats import ALPHA, MIN_CLIPS, NOT_DIFFERENT, TOO_FEW, chance_verdict, clip_key, clips_of, mcnemar_clustered
 
 __all__ = ["OVER_VOICES", "THESE_VOICES", "clip_verdict", "clips_of", "exact_p", "few_sources", "headline",
            "headline_text", "no_claim_reason", "short_verdict", "voices_verdict"]
@@ -65,15 +65,6 @@ def _surplus(records: Sequence[Mapping[str, Any]], unit) -> list[int]:
     return [d[k] for k in sorted(d, key=str)]
 
 
-def _clip(r: Mapping[str, Any]) -> tuple:
-    return (r.get("category"), r.get("id"))
-
-
-def clips_of(records: Sequence[Mapping[str, Any]]) -> int:
-    """Distinct clips (category, clip id) of the records: a human row holds several answers per clip."""
-    return len({_clip(r) for r in records})
-
-
 def exact_p(records: Sequence[Mapping[str, Any]], *, by: str = "clip") -> float:
     """Exact two-sided p-value of "right as often as wrong", with clips (``by="clip"``) or source utterances
     (``by="source"``) as the units: the sign-flip test of the units' right-minus-wrong counts
@@ -82,7 +73,7 @@ def exact_p(records: Sequence[Mapping[str, Any]], *, by: str = "clip") -> float:
     no records."""
     if not records:
         return math.nan
-    unit = _clip if by == "clip" else (lambda r: r["source_id"])
+    unit = clip_key if by == "clip" else (lambda r: r["source_id"])
     return mcnemar_clustered(_surplus(records, unit))
 
 
@@ -108,8 +99,9 @@ def clip_verdict(records: Sequence[Mapping[str, Any]], interval, *,
     cannot be computed: fewer than :data:`MIN_CLIPS` distinct clips, every answer right or every answer wrong,
     or a degenerate interval. There the exact test over clips (:func:`exact_p`) decides, and a row of fewer
     than :data:`MIN_CLIPS` clips it does not reject reads ``"too few clips"``. So it does for a row whose clips
-    hold several answers (a human row): the clip bootstrap resamples its answers as if independent, and five
-    annotators agreeing on a clip are one clip, not five (the table's rows use the same test).
+    hold several answers (a human row): five annotators agreeing on a clip are one clip, not five, and the
+    sign-flip test over clips is exact where its interval (clustered by clip,
+    :func:`~analysis.report.stats.intervals`) is a large-sample one (the table's rows use the same test).
     """
     if not records:
         return "n/a", None
