@@ -322,6 +322,43 @@ def test_a_selection_of_calibration_cells_keeps_their_seeds_from_the_whole_plan(
     assert seen == [3] and "threshold 20, slope 2, lapse 0.2, volume-like sweep 6-42" == some[0]["truth"]
 
 
+def test_the_lapse_cells_hold_every_shape_observer_and_size_and_the_older_ones_keep_their_seeds():
+    from analysis.report import psychometric_sim as ps
+
+    cov = ps._plan(False)[0]
+    old = ((0.5, 0.0), (0.5, 0.2), (0.8, 0.2))   # calibrated first: their seeds (1000 * plan index) are in the docs
+    new = ((0.5, 0.1), (0.8, 0.0))                # added later, after every older cell
+    want = [({**shape, "lapse": lapse, "increase_share": share}, s)
+            for group in (old, new) for shape in ps.SHAPES for share, lapse in group for s in (10, 20, 100)]
+    at = [i for i, (obs, _) in enumerate(cov) if "shape" in obs]
+    assert at == list(range(12, 12 + 45)) and [cov[i] for i in at] == want
+
+
+def test_the_command_runs_only_the_cells_its_sources_lapse_and_share_options_keep(monkeypatch, tmp_path):
+    import json
+
+    from analysis.report import psychometric_sim as ps
+
+    shape = ps.SHAPES[0]
+    cells = [({**shape, "lapse": 0.1, "increase_share": 0.5}, 10), ({**shape, "lapse": 0.1, "increase_share": 0.5}, 20),
+             ({**shape, "lapse": 0.0, "increase_share": 0.8}, 10), ({**shape, "lapse": 0.0, "increase_share": 0.5}, 10),
+             ({"threshold": 3.0, "beta": 3.0, "lapse": 0.0, "increase_share": 0.8}, 10)]
+    monkeypatch.setattr(ps, "_plan", lambda quick: (cells, [], 2, 10, 0, 9))
+
+    def run(*args):
+        out = tmp_path / "cells.json"
+        assert ps.main(["--quick", "--workers", "1", "--json", str(out), *args]) == 0
+        return {c["truth"] + " | " + c["design"] for c in json.loads(out.read_text())["cells"]
+                if c["method"].startswith("threshold (")}
+
+    lapse0_biased = run("--only", "lapse", "--lapse", "0", "--increase-share", "0.8")
+    assert lapse0_biased == {"threshold 3, slope 3, 80 % 'increase', lapse 0, pitch-like sweep 1-8 | "
+                             "10 sources, sources alike"}
+    assert run("--lapse", "0.1", "--sources", "20") == {"threshold 3, slope 3, lapse 0.1, pitch-like sweep 1-8 | "
+                                                         "20 sources, sources alike"}
+    assert len(run("--sources", "10")) == 4 and len(run("--lapse", "0.01")) == 0
+
+
 def test_the_chance_tests_reference_shuffles_the_observed_answers_among_the_clips():
     # a permutation test: every draw keeps the observed number of "increase" answers (a draw from the observed
     # share would not, and rejected a biased coin in 7.3 % of runs at 10 sources instead of 5 %)

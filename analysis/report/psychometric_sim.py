@@ -186,6 +186,11 @@ def _plan(quick: bool):
     for shape in SHAPES:
         for share, lapse in ((0.5, 0.0), (0.5, 0.2), (0.8, 0.2)):
             cov += [({**shape, "lapse": lapse, "increase_share": share}, s) for s in (10, 20, 100)]
+    # two more observers on every shape (appended, so the cells above keep their seeds): an unbiased one
+    # lapsing 10 % and a biased one (80 % "increase") that never lapses
+    for shape in SHAPES:
+        for share, lapse in ((0.5, 0.1), (0.8, 0.0)):
+            cov += [({**shape, "lapse": lapse, "increase_share": share}, s) for s in (10, 20, 100)]
     # the chance test's size at every number of sources, for a coin and a biased coin
     size += [({"threshold": None, "lapse": 0.0, "increase_share": share}, s, "chance")
              for share, s in ((0.5, 10), (0.5, 100), (0.8, 10), (0.8, 100))]
@@ -292,6 +297,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write the cells finished so far to this file after each one")
     ap.add_argument("--only", choices=("lapse", "chance"), default=None,
                     help="only the lapse cells (the three sweep shapes) or only the chance test's cells")
+    ap.add_argument("--sources", type=int, nargs="+", default=None, help="only the cells with these numbers of sources")
+    ap.add_argument("--lapse", type=float, nargs="+", default=None, help="only the observers with these lapse rates")
+    ap.add_argument("--increase-share", type=float, nargs="+", default=None,
+                    help="only the observers giving this share of 'increase' answers at no change (0.5: unbiased)")
     a = ap.parse_args(argv)
     t0 = time.time()
 
@@ -303,8 +312,14 @@ def main(argv=None) -> int:
             os.replace(tmp, a.json)
 
     only = {"lapse": lambda obs, s, which: "shape" in obs,
-            "chance": lambda obs, s, which: which == "chance"}.get(a.only)
-    cells = calibration_cells(a.quick, a.workers, progress=save, select=only)
+            "chance": lambda obs, s, which: which == "chance"}.get(a.only, lambda *_: True)
+
+    def select(obs, s, which):
+        return (only(obs, s, which) and (a.sources is None or s in a.sources)
+                and (a.lapse is None or obs.get("lapse", 0.02) in a.lapse)
+                and (a.increase_share is None or obs.get("increase_share", 0.5) in a.increase_share))
+
+    cells = calibration_cells(a.quick, a.workers, progress=save, select=select)
     save(cells)
     print(format_table(cells))
     print(f"\n({time.time() - t0:.0f} s)")
