@@ -179,6 +179,58 @@ def test_dry_run_counts_what_a_paid_run_would_send_and_sends_nothing(gemini_serv
     assert "4 requests (2 more already in the answer log)" in capsys.readouterr().out
 
 
+class _EffortServer(OpenAIServer):
+    """Answers as Google's OpenAI endpoint answers a reasoning_effort it does not take (its error wrapped in a list)."""
+
+    def handle(self, path, headers, body, action):
+        if isinstance(body, dict) and body.get("reasoning_effort") == "minimal":
+            return 400, [{"error": {"code": 400, "status": "INVALID_ARGUMENT", "message":
+                                    "Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none"}}], {}
+        return super().handle(path, headers, body, action)
+
+
+@pytest.mark.parametrize("effort,stops", [("minimal", True), ("low", False)])
+def test_a_refused_reasoning_effort_stops_the_run_in_one_line(monkeypatch, effort, stops):
+    """One line naming the field and what to do, not one error answer per clip; the value it takes runs."""
+    monkeypatch.setenv("VG_OPENAI_KEY", "sk-test")
+    server = _EffortServer()
+    try:
+        lm = OpenAIAudioLM(model="gpt-audio-1.5", provider="openai", base_url=server.url, api_key_env="VG_OPENAI_KEY",
+                           answer_log="none", reasoning_effort=effort, backoff=0.01, concurrency=1)
+        if not stops:
+            assert _answers(lm, _requests("e")) == DIRECTIONS and lm.n_errors == 0
+            return
+        with pytest.raises(FatalAdapterError) as err:
+            lm.generate_until([Req(PROMPT, ramp_clip("increase", f"e{i}")) for i in range(12)], disable_tqdm=True)
+        message = str(err.value)
+        assert "\n" not in message and "reasoning_effort" in message and "HTTP 400" in message
+        assert "Valid values are: high, low, medium, none" in message and "thinking_level" in message
+        assert len(server.requests) < 12
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("message,sent,field", [
+    # Google's OpenAI endpoint (reported on its forum): the field unquoted after "Invalid"
+    ("Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none",
+     ["max_tokens", "reasoning_effort"], "reasoning_effort"),
+    ("invalid reasoning_effort: minimal.", ["reasoning_effort"], "reasoning_effort"),       # any case
+    ("Invalid reasoning_effort: minimal.", ["max_tokens"], None),                            # not sent: not ours
+    ("Invalid JSON payload received.", ["max_tokens", "reasoning_effort"], None),            # no field, no colon
+    ("Invalid argument: max_tokens too large", ["max_tokens"], None),                        # "argument" is no field
+    # the level named instead of the field that set it
+    ("Thinking level MEDIUM is not supported for this model. Please retry with other thinking level",
+     ["max_tokens", "reasoning_effort"], "reasoning_effort"),
+    ("Thinking level MEDIUM is not supported for this model.", ["reasoning_effort", "thinking_level"],
+     "thinking_level"),                                                                      # both sent: the level
+    ("Thinking level MEDIUM is not supported for this model.", ["max_tokens"], None),        # neither sent
+])
+def test_a_refused_reasoning_effort_is_named(message, sent, field):
+    from harness_tasks.models.providers.base import refused_field
+
+    assert refused_field(message, sent) == field
+
+
 @pytest.mark.parametrize("message,param,violations,field", [
     ("Unrecognized request argument supplied: min_p", None, [], "min_p"),
     ("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",

@@ -109,13 +109,21 @@ def refused_field(message: str, sent: Iterable[str], param: str | None = None,
         last = re.sub(r"\[\d+\]", "", str(path)).split(".")[-1]
         if last in spelled:
             return spelled[last]
+    m = re.search(r"\binvalid ([\w.]+): ", message, re.IGNORECASE)   # Google's OpenAI endpoint: "Invalid x: v."
+    if m and m.group(1).split(".")[-1] in spelled:
+        return spelled[m.group(1).split(".")[-1]]
     low = message.lower()
     if "penalty is not enabled" in low:                      # Gemini 2.5 and later
         return next((s for s in sent if s.endswith("penalty")), "frequency_penalty")
-    if "thinking" in low and ("budget" in low or "level" in low) and any("thinking" in s for s in sent):
+    if "thinking" in low and ("budget" in low or "level" in low):
         # "The thinking budget 99999 is invalid ...", "Thinking level MINIMAL is not supported for this model."
+        # Google's OpenAI endpoint maps reasoning_effort onto the level, and names the level in its refusal.
         key = "thinking_level" if "level" in low else "thinking_budget"
-        return next((s for s in sent if s == key), next(s for s in sent if "thinking" in s))
+        thinking = [s for s in sent if "thinking" in s]
+        if thinking:
+            return next((s for s in thinking if s == key), thinking[0])
+        if "reasoning_effort" in sent:
+            return "reasoning_effort"
     for s in sorted(spelled, key=len, reverse=True):          # a sent field quoted in the message
         if re.search(rf"['\"`]{re.escape(s)}['\"`]", message):
             return spelled[s]

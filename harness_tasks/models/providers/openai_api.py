@@ -246,4 +246,7 @@ class ChatCompletions(Provider):
         if field in ("max_tokens", "max_completion_tokens"):
             other = "max_completion_tokens" if field == "max_tokens" else "max_tokens"
             return f"leave it out with {field}=none and set {other}=task"
+        if field == "reasoning_effort":
+            return ("the server refuses this reasoning_effort for this model: pick one its message lists, or leave "
+                    "it out (Gemini: extra_body's thinking_level names the level directly)")
         return "leave it out of --model_args (or extra_body), or set provider= to the server's kind"
