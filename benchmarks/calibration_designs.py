@@ -16,6 +16,7 @@ is what the binomial interval claims to cover (its randomness is the answers', n
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -41,8 +42,27 @@ _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(60)
 _GH_W = _GH_W / _GH_W.sum()
 
 
+#: A category's conditions, (tier, trajectory, direction), in the builder's order.
+CONDITIONS = tuple((t, tr, d) for t in TIERS for tr in vocalgrad.TRAJECTORIES for d in DIRS)
+
+
 def logistic(x):
     return 1.0 / (1.0 + np.exp(-x))
+
+
+def parsed_record(source_id: str, category: str, tier: str, trajectory: str, direction: str, right,
+                  **extra) -> dict:
+    """One parsed answer of a simulated observer, scored as the report reads it (its clip id included): the
+    gold direction when ``right``, the other one when not; ``extra`` keys are added (an annotator)."""
+    pred = direction if right else DIRS[1 - DIRS.index(direction)]
+    return {"id": vocalgrad.clip_id(source_id, category, trajectory, tier, direction), "category": category,
+            "tier": tier, "trajectory": trajectory, "direction": direction, "source_id": source_id, "pred": pred,
+            "status": "parsed", "exact": True, "correct": bool(right), **extra}
+
+
+def share_se(share: float, n: int) -> float:
+    """Monte-Carlo standard error of a share measured over ``n`` runs (as over one run when ``n`` is 0)."""
+    return math.sqrt(max(share * (1 - share), 1e-12) / max(n, 1))
 
 
 class Design:

@@ -33,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import vocalgrad  # noqa: E402
+from calibration_designs import CONDITIONS, parsed_record, share_se  # noqa: E402
 
 CLAIMS = ("above chance", "below chance")
 
@@ -47,15 +48,9 @@ def simulate_records(rng: np.random.Generator, *, sources: int = 20, sd: float =
         sid = f"spk{s:03d}"
         for j, cat in enumerate(categories):
             p = 1.0 / (1.0 + math.exp(-(u[s] + w[s, j])))
-            for tier in vocalgrad.TIERS:
-                for traj in vocalgrad.TRAJECTORIES:
-                    for d in vocalgrad.DIRECTIONS:
-                        right = bool(rng.random() < p)
-                        pred = d if right else ("decrease" if d == "increase" else "increase")
-                        recs.append({"id": vocalgrad.clip_id(sid, cat, traj, tier, d), "category": cat,
-                                     "tier": tier, "trajectory": traj, "direction": d, "source_id": sid,
-                                     "raw": pred, "pred": pred, "status": "parsed", "exact": True,
-                                     "retried": False, "correct": right})
+            for tier, traj, d in CONDITIONS:
+                rec = parsed_record(sid, cat, tier, traj, d, rng.random() < p, retried=False)
+                recs.append({**rec, "raw": rec["pred"]})
     return recs
 
 
@@ -100,7 +95,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         r = false_claim_rates(sd=sd, sims=args.sims, sources=args.sources, categories=cats, draws=args.draws,
                               seed=args.seed)
-        se = {k: math.sqrt(max(v * (1 - v), 1e-12) / args.sims) for k, v in r.items()}
+        se = {k: share_se(v, args.sims) for k, v in r.items()}
         print(f"sd {sd:g}, {args.sources} voices x {len(cats)} categories, {args.sims} runs: false claims - "
               + ", ".join(f"{k} {100 * v:.1f} % (±{100 * se[k]:.1f})" for k, v in r.items())
               + f" [{time.perf_counter() - t0:.0f} s]", flush=True)

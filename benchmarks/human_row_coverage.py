@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import vocalgrad  # noqa: E402
-from calibration_designs import logistic as _expit, population_accuracy  # noqa: E402
+from calibration_designs import CONDITIONS, logistic as _expit, parsed_record, population_accuracy, share_se  # noqa: E402,E501
 
 #: (categories, clips per category, annotators): the note's 60 answers on 12 clips, and two larger tests.
 DESIGNS = ((1, 12, 5), (4, 12, 3), (9, 10, 5))
@@ -53,22 +53,15 @@ def truth(n_categories: int, clip_sd: float) -> float:
 def simulate_records(rng: np.random.Generator, *, categories: int, clips: int, annotators: int,
                      clip_sd: float) -> list[dict]:
     """Scored records of one human row (module docstring): one record per annotator and clip."""
-    conds = [(t, tr, d) for t in vocalgrad.TIERS for tr in vocalgrad.TRAJECTORIES for d in vocalgrad.DIRECTIONS]
     recs = []
     for j, a in enumerate(bases(categories)):
         cat = vocalgrad.CATEGORY_NAMES[j]
         p = _expit(a + rng.normal(0.0, clip_sd, size=clips))
         right = rng.random((clips, annotators)) < p[:, None]
         for k in range(clips):
-            tier, traj, d = conds[k % len(conds)]
-            sid = f"spk{k:03d}"
-            cid = vocalgrad.clip_id(sid, cat, traj, tier, d)
-            for who in range(annotators):
-                ok = bool(right[k, who])
-                pred = d if ok else ("decrease" if d == "increase" else "increase")
-                recs.append({"id": cid, "category": cat, "tier": tier, "trajectory": traj, "direction": d,
-                             "source_id": sid, "annotator": f"a{who}", "pred": pred, "status": "parsed",
-                             "exact": True, "correct": ok})
+            tier, traj, d = CONDITIONS[k % len(CONDITIONS)]
+            recs += [parsed_record(f"spk{k:03d}", cat, tier, traj, d, right[k, who], annotator=f"a{who}")
+                     for who in range(annotators)]
     return recs
 
 
@@ -114,7 +107,7 @@ def main(argv=None) -> int:
             t0 = time.process_time()
             r = coverage(sims=args.sims, categories=categories, clips=clips, annotators=annotators, clip_sd=sd,
                          draws=args.draws, seed=args.seed)
-            se = {k: math.sqrt(max(r[k] * (1 - r[k]), 1e-12) / max(r["shown"], 1)) for k in ("clips", "answers")}
+            se = {k: share_se(r[k], r["shown"]) for k in ("clips", "answers")}
             print(f"{categories} x {clips} clips x {annotators} annotators, clip sd {sd:g}, {r['shown']} rows: "
                   f"clips as units {100 * r['clips']:.1f} % (±{100 * se['clips']:.1f}, width "
                   f"{100 * r['width_clips']:.1f}), answers resampled (old) {100 * r['answers']:.1f} % "

@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import vocalgrad  # noqa: E402
-from calibration_designs import logistic as _expit, population_accuracy  # noqa: E402
+from calibration_designs import CONDITIONS, logistic as _expit, parsed_record, population_accuracy, share_se  # noqa: E402,E501
 
 #: (name, shared voice sd, category-specific voice sd, the small category's) on the logit scale.
 SCENARIOS = (("voice shared, sd 0.75 + 0.375", 0.75, 0.375, 0.375),
@@ -61,20 +61,15 @@ def simulate_records(rng: np.random.Generator, *, sources: int, small: int, shar
     """Scored records of one run: the first category on ``small`` voices, the others on 20-40 each."""
     base = category_bases(len(categories))
     u = rng.normal(0.0, shared, size=sources)
-    conds = [(t, tr, d) for t in vocalgrad.TIERS for tr in vocalgrad.TRAJECTORIES for d in vocalgrad.DIRECTIONS]
     recs = []
     for j, cat in enumerate(categories):
         k = small if j == 0 else int(rng.integers(others[0], min(others[1], sources) + 1))
         voices = np.sort(rng.choice(sources, size=k, replace=False))
         w = rng.normal(0.0, small_own if j == 0 else own, size=k)
-        right = rng.random((k, len(conds))) < _expit(base[j] + u[voices] + w)[:, None]
+        right = rng.random((k, len(CONDITIONS))) < _expit(base[j] + u[voices] + w)[:, None]
         for i, s in enumerate(voices):
-            sid = f"spk{s:03d}"
-            for (tier, traj, d), ok in zip(conds, right[i]):
-                pred = d if ok else ("decrease" if d == "increase" else "increase")
-                recs.append({"id": vocalgrad.clip_id(sid, cat, traj, tier, d), "category": cat, "tier": tier,
-                             "trajectory": traj, "direction": d, "source_id": sid, "pred": pred,
-                             "status": "parsed", "exact": True, "correct": bool(ok)})
+            recs += [parsed_record(f"spk{s:03d}", cat, tier, traj, d, ok)
+                     for (tier, traj, d), ok in zip(CONDITIONS, right[i])]
     return recs
 
 
@@ -119,7 +114,7 @@ def main(argv=None) -> int:
             t0 = time.process_time()
             r = coverage(sims=args.sims, sources=sources, small=small, shared=shared, own=own,
                          small_own=small_own, seed=args.seed)
-            se = math.sqrt(max(r["coverage"] * (1 - r["coverage"]), 1e-12) / max(r["shown"], 1))
+            se = share_se(r["coverage"], r["shown"])
             print(f"{small} voices in one category, 20-{min(40, sources)} in the others, {sources} in all; {name}: "
                   f"coverage {100 * r['coverage']:.1f} % (±{100 * se:.1f}) of {r['shown']} runs, mean width "
                   f"{100 * r['width']:.1f} points, withheld in {100 * r['withheld']:.0f} %, truth "
