@@ -126,8 +126,8 @@ def strata_df(per: np.ndarray, whole: np.ndarray, present: np.ndarray) -> float:
     When every stratum has every cluster (the benchmark's design) this is at least ``k - 1`` and
     :func:`jackknife_t` keeps ``k - 1``; a stratum of 4 clusters among strata of 20-40 that carries much of
     the variance brings it towards 3 (docs/statistics.md, measured by
-    ``benchmarks/uneven_categories_coverage.py``: coverage 91.5-92.3 % with ``k - 1``, 93.0-95.0 % with
-    this). Strata of one cluster carry no estimate of their part and are left out.
+    ``benchmarks/uneven_categories_coverage.py``, where that stratum's clusters differ most: coverage
+    91.5-92.3 % with ``k - 1``, 93.0-95.0 % with this). Strata of one cluster carry no estimate of their part and are left out.
 
     Parameters
     ----------

@@ -80,13 +80,13 @@ def pool_voiced_f0(log_f0: np.ndarray, n_segments: int = N_SEGMENTS) -> np.ndarr
         x = x[:, 0]
     if x.ndim != 1:
         raise ValueError(f"expected one value per frame, shape (T,) or (T, 1), got {np.shape(log_f0)}")
+    bounds = segment_bounds(len(x), n_segments)         # refuses an empty sequence, as pool_segments
     out = np.zeros(n_segments, dtype=np.float32)
     voiced = ~np.isnan(x)
     if not voiced.any():
-        segment_bounds(len(x), n_segments)              # the same refusal of an empty sequence
         return out
     clip = np.median(x[voiced])
-    for s, (a, b) in enumerate(segment_bounds(len(x), n_segments)):
+    for s, (a, b) in enumerate(bounds):
         seg = x[a:b][voiced[a:b]]
         if len(seg):
             out[s] = np.median(seg) - clip

@@ -17,6 +17,7 @@ analysis.report.psychometric_sim [--quick] [--workers N]`` prints the table (doc
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -142,13 +143,18 @@ def _size_job(args) -> tuple:
     return (p <= ALPHA, p <= ALPHA and f.threshold <= mags.max(), False)
 
 
+def _setting(obs: dict, key: str):
+    """An observer's ``key``, or :func:`simulate`'s default for it where the cell leaves it out."""
+    return obs[key] if key in obs else inspect.signature(simulate).parameters[key].default
+
+
 def _describe(obs: dict) -> str:
     if obs.get("threshold") is None:
         what = "coin"
     else:
-        what = f"threshold {obs['threshold']:g}, slope {obs.get('beta', TRUE_BETA):g}"
-    extra = [f"{100 * obs['increase_share']:.0f} % 'increase'" if obs.get("increase_share", 0.5) != 0.5 else "",
-             f"lapse {obs.get('lapse', 0.02):g}",
+        what = f"threshold {obs['threshold']:g}, slope {_setting(obs, 'beta'):g}"
+    extra = [f"{100 * obs['increase_share']:.0f} % 'increase'" if _setting(obs, "increase_share") != 0.5 else "",
+             f"lapse {_setting(obs, 'lapse'):g}",
              f"unparsed {obs['unparsed']:g}" if obs.get("unparsed") else "",
              obs["shape"] if "shape" in obs else
              f"sweep {', '.join(f'{m:g}' for m in obs['mags'])}" if "mags" in obs else ""]
@@ -316,8 +322,8 @@ def main(argv=None) -> int:
 
     def select(obs, s, which):
         return (only(obs, s, which) and (a.sources is None or s in a.sources)
-                and (a.lapse is None or obs.get("lapse", 0.02) in a.lapse)
-                and (a.increase_share is None or obs.get("increase_share", 0.5) in a.increase_share))
+                and (a.lapse is None or _setting(obs, "lapse") in a.lapse)
+                and (a.increase_share is None or _setting(obs, "increase_share") in a.increase_share))
 
     cells = calibration_cells(a.quick, a.workers, progress=save, select=select)
     save(cells)
