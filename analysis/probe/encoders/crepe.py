@@ -5,9 +5,12 @@ ends, each frame mean-centred and scaled to unit variance: CREPE hears no loudne
 :data:`HOP` samples. Layers 1-6 are the six conv blocks (conv, ReLU, batch norm, max-pool), each
 averaged over the frame's remaining positions into one value per channel; layer 7 is the
 classifier's output, the 360-bin pitch posteriorgram (20 cents per bin); layer 8 the decoded f0
-(:mod:`.f0`): ``torchcrepe.postprocess`` of layer 7 with the default Viterbi decoder (50-2,006
-Hz; each frame's bin centre, without the package's random dither), voiced where the periodicity, after ``threshold.Silence(-60)``, is >= 0.21
-(``threshold.At(0.21)``), as the package's README recommends.
+(:mod:`.f0`): ``torchcrepe.postprocess`` of layer 7 with the default Viterbi decoder over the range
+the package's README gives for speech, 50-550 Hz (each frame's bin centre, without the package's
+random dither), voiced where the periodicity, after ``threshold.Silence(-60)``, is >= 0.21
+(``threshold.At(0.21)``), as the README recommends. Over ``predict``'s full default range (to
+2,006 Hz) the Viterbi path of a low voice with pauses sits at the top of the range with no frame
+voiced (the row-normalised transitions favour the edge bins): docs/probe.md has the check.
 """
 
 from __future__ import annotations
@@ -19,13 +22,13 @@ import numpy as np
 from .base import import_package, package_file
 from .f0 import F0_LAYER, PitchTracker, log2_f0
 
-__all__ = ["Crepe", "FMIN", "HOP", "PERIODICITY", "SILENCE_DB"]
+__all__ = ["Crepe", "FMAX", "FMIN", "HOP", "PERIODICITY", "SILENCE_DB"]
 
 #: Hop in samples at 16 kHz (20 ms; torchcrepe's default is 10 ms: half the cost, the same 16 segments).
 HOP = 320
 _PAD1 = (0, 0, 254, 254)
-#: Lowest f0 the decoder allows (``torchcrepe.predict``'s default; the highest is its ``MAX_FMAX``).
-FMIN = 50.0
+#: The decoder's f0 range in Hz: torchcrepe's README's "reasonable range for speech".
+FMIN, FMAX = 50.0, 550.0
 #: Voicing: periodicity threshold (``threshold.At``) and silence level (``threshold.Silence``), torchcrepe's README.
 PERIODICITY = 0.21
 SILENCE_DB = -60.0
@@ -96,6 +99,10 @@ class Crepe(PitchTracker):
                     out[self.f0_layer] = self.decode(probs, y)
         return out
 
+    def decoder_settings(self) -> dict:
+        return {"decoder": "viterbi", "fmin": FMIN, "fmax": FMAX, "hop": HOP, "periodicity": PERIODICITY,
+                "silence_db": SILENCE_DB}
+
     def decode(self, probs, y: np.ndarray) -> np.ndarray:
         """Decoded f0 (:mod:`.f0`) of a ``(frames, 360)`` posteriorgram of the 16-kHz clip ``y``."""
         import torch
@@ -108,7 +115,7 @@ class Crepe(PitchTracker):
             bins, _ = tc.decode.viterbi(logits)
             return bins, tc.convert.cents_to_frequency(tc.CENTS_PER_BIN * bins + CENTS_BIN0)
 
-        pitch, periodicity = tc.postprocess(probs.T[None].clone(), FMIN, tc.MAX_FMAX, viterbi_bin_centres,
+        pitch, periodicity = tc.postprocess(probs.T[None].clone(), FMIN, FMAX, viterbi_bin_centres,
                                             return_periodicity=True)
         audio = torch.as_tensor(np.asarray(y, dtype=np.float32))[None]
         periodicity = tc.threshold.Silence(SILENCE_DB)(periodicity, audio, tc.SAMPLE_RATE, HOP, pad=True)

@@ -3,10 +3,13 @@
 A pitch tracker's last layer (:data:`F0_LAYER`, after its network's own layers, whose numbers
 stay as they were) is the f0 that its package decodes from the network's output by default, one
 value per frame: log2 of f0 in Hz where the package's voicing calls the frame voiced, NaN where
-not. Each adapter writes down its decoder; the choices were fixed before any probe result:
+not. Each adapter writes down its decoder (:meth:`PitchTracker.decoder_settings`, part of the feature
+cache's key); the choices were fixed before any probe result, but for one range, below:
 
 - ``torchcrepe``: ``torchcrepe.postprocess`` with the package's default decoder
-  (``torchcrepe.decode.viterbi``) and ``torchcrepe.predict``'s default range (50-2,006 Hz),
+  (``torchcrepe.decode.viterbi``) over its README's range for speech (50-550 Hz; first fixed as
+  ``predict``'s default 50-2,006 Hz, changed when the decoded f0 of the unshifted demo sources
+  was found at the top of that range: docs/probe.md),
   each frame at its bin's centre (the package adds random dither of up to one bin, 20 cents, from
   numpy's global generator; left out so that the layer is deterministic);
   voicing from the periodicity as the package's README recommends: ``threshold.Silence(-60)``
@@ -51,6 +54,16 @@ class PitchTracker(Encoder):
     @property
     def f0_layer(self) -> int:
         return self.n_layers
+
+    def decoder_settings(self) -> dict:
+        """The settings of the f0 decoding (recorded in the output; a change re-extracts the features)."""
+        raise NotImplementedError
+
+    def identity(self) -> dict:
+        return {**super().identity(), "decoder": self.decoder_settings()}
+
+    def provenance(self) -> dict:
+        return {**super().provenance(), "decoder": self.decoder_settings()}
 
     def pool(self, layer: int, seq: np.ndarray, n_segments: int = N_SEGMENTS) -> np.ndarray:
         if layer == self.f0_layer:

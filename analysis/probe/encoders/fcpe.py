@@ -83,6 +83,9 @@ class Fcpe(PitchTracker):
                     out[self.f0_layer] = self.decode(latent)
         return out
 
+    def decoder_settings(self) -> dict:
+        return {"decoder": "local_argmax", "threshold": THRESHOLD}
+
     def decode(self, latent) -> np.ndarray:
         """Decoded f0 (:mod:`.f0`) of a ``(1, frames, 360)`` latent, as ``InferCFNaiveMelPE.infer``."""
         net = self.infer.model

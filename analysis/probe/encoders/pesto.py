@@ -90,6 +90,9 @@ class Pesto(PitchTracker):
                     out[self.f0_layer] = self.decode(act, energy)
         return out
 
+    def decoder_settings(self) -> dict:
+        return {"reduction": REDUCTION, "confidence": CONFIDENCE, "step_ms": STEP_MS}
+
     def decode(self, act, energy) -> np.ndarray:
         """Decoded f0 (:mod:`.f0`) from the activations and the CQT energy of one clip's frames."""
         from pesto.utils import reduce_activations
