@@ -14,7 +14,8 @@ unshifted source, against the change the render planned. Prints, per tracker, by
 - ``reads label``: share where the clip's own change has the label's sign (what a probe of the decoded
   f0 alone can reach; the voice's intonation, ``source``, works against it on small shifts);
 - ``source``: mean intonation change of the unshifted sources (semitones);
-- ``voiced``: mean voiced share of the span on the clips and on the sources.
+- ``voiced``: mean voiced share of the span on the clips and on the sources;
+- ``src Hz``: the sources' median voiced f0 (the median over the group's sources).
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 def _table(summary: list[dict], by: str) -> None:
     print(f"  {by:<16}{'n':>5}{'follows':>9}{'slope':>7}{'reads label':>13}{'source st':>11}"
-          f"{'voiced':>8}{'src voiced':>12}")
+          f"{'voiced':>8}{'src voiced':>12}{'src Hz':>8}")
     for s in summary:
         print(f"  {str(s[by]):<16}{s['n']:>5}{s['follows']:>9.3f}{s['slope']:>7.2f}{s['reads_label']:>13.3f}"
-              f"{s['source']:>11.2f}{s['voiced']:>8.2f}{s['source_voiced']:>12.2f}")
+              f"{s['source']:>11.2f}{s['voiced']:>8.2f}{s['source_voiced']:>12.2f}{s['source_hz']:>8.0f}")
 
 
 def main(argv=None) -> int:

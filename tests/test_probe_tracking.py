@@ -34,6 +34,8 @@ def test_half_change_keeps_the_span_and_voiced_frames_only():
     # the span's end is inclusive: frame 18 (1.8 s) joins the late half at offset 1.8, not at 1.79
     assert half_change(f, rate, 0.2, 1.8)[0] == pytest.approx(12.0 * np.median([1, 1, 1, 1, 1, 1, 1, 1, np.log2(5)]))
     assert half_change(f, rate, 0.2, 1.79)[0] == pytest.approx(12.0)
+    # an even split: 100, 200 | 200, 200 is half an octave (the halves share no frame)
+    assert half_change(np.log2([100.0, 200.0, 200.0, 200.0]), 1.0, 0.0, 3.0)[0] == pytest.approx(6.0)
     g = f.copy()
     g[10:18] = np.nan                                             # a half without a voiced frame
     change, voiced = half_change(g, rate, 0.2, 1.7)
@@ -96,9 +98,10 @@ def test_a_real_tracker_separates_the_shift_from_the_voice_s_intonation(tmp_path
     assert up["clip"] == pytest.approx(2.0, abs=0.25)
     assert up["clip"] - up["source"] == pytest.approx(up["planned"], abs=0.3) and up["planned"] == pytest.approx(3.0)
     assert up["voiced"] > 0.5 and up["source_voiced"] > 0.5
+    assert 1200 * abs(np.log2(up["source_hz"] / (150.0 * 2 ** (-1 / 12)))) < 50    # the voice's median: -1 st
     assert math.isnan(rows["lost"]["clip"]) and rows["lost"]["voiced"] == 0.0
     (s,) = summarise(list(rows.values()))
-    assert s["follows"] == 0.5 and s["reads_label"] == 0.5
+    assert s["follows"] == 0.5 and s["reads_label"] == 0.5 and s["source_hz"] == up["source_hz"]
 
 
 def test_track_render_refuses_a_tracker_without_a_decoded_f0_layer_and_a_missing_source(tmp_path):

@@ -89,7 +89,8 @@ def _decoded(enc, path: Path) -> np.ndarray:
 def track_render(render, encoder, *, category: str = "pitch", limit: int | None = None,
                  progress: bool = True) -> list[dict]:
     """One row per clip of ``category`` in a render folder: the tracker's ``clip``, ``source`` and
-    ``planned`` changes (semitones), its voiced shares, and the clip's label, tier and speaker.
+    ``planned`` changes (semitones), its voiced shares, the source's median voiced f0 (Hz,
+    ``source_hz``), and the clip's label, tier and speaker.
 
     Parameters
     ----------
@@ -115,7 +116,7 @@ def track_render(render, encoder, *, category: str = "pitch", limit: int | None 
     rows = rd.rows([category])[:limit]
     if not rows:
         raise ValueError(f"{rd.path}: no {category} clips in its manifest")
-    sources: dict[str, tuple[float, float]] = {}
+    sources: dict[str, tuple[float, float, float]] = {}
     out = []
     bar = progress_bar(len(rows), 0, f"{enc.name} {category}", progress)
     for r in rows:
@@ -125,14 +126,16 @@ def track_render(render, encoder, *, category: str = "pitch", limit: int | None 
             path = rd.source_path(sid)
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: source of clip {r['clip_id']} is missing (re-run the render)")
-            sources[sid] = half_change(_decoded(enc, path), enc.frame_rate,
-                                       float(r["source_onset_sec"]), float(r["source_offset_sec"]))
+            f0 = _decoded(enc, path)
+            sources[sid] = (*half_change(f0, enc.frame_rate, float(r["source_onset_sec"]),
+                                         float(r["source_offset_sec"])),
+                            float(2.0 ** np.nanmedian(f0)) if not np.isnan(f0).all() else math.nan)
         clip, voiced = half_change(_decoded(enc, rd.clip_path(r)), enc.frame_rate,
                                    float(r["onset_sec"]), float(r["offset_sec"]))
         out.append({"tracker": enc.name, "clip_id": r["clip_id"], "speaker": r["speaker_id"], "tier": r["tier"],
                     "trajectory": r["trajectory"], "label": r["direction"], "clip": clip, "source": sources[sid][0],
                     "planned": planned_half_change(float(r["value_start"]), float(r["value_end"]), r["trajectory"]),
-                    "voiced": voiced, "source_voiced": sources[sid][1]})
+                    "voiced": voiced, "source_voiced": sources[sid][1], "source_hz": sources[sid][2]})
     bar.close()
     return out
 
@@ -149,7 +152,8 @@ def summarise(rows: list[dict], by: str = "speaker") -> list[dict]:
     ``planned``; a clip with a NaN counts as not following); ``reads_label`` (share where ``clip`` alone
     has the label's sign); ``slope`` (least squares of ``clip - source`` on ``planned`` over the
     clips where both are numbers; 1 is a perfect tracker); ``source`` (mean intonation change,
-    semitones); ``voiced`` and ``source_voiced`` (mean voiced shares).
+    semitones); ``voiced`` and ``source_voiced`` (mean voiced shares); ``source_hz`` (median of the
+    sources' median voiced f0, where rows have it).
     """
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
@@ -167,5 +171,7 @@ def summarise(rows: list[dict], by: str = "speaker") -> list[dict]:
             "slope": slope, "source": float(np.nanmean([r["source"] for r in rs])),
             "voiced": float(np.mean([r["voiced"] for r in rs])),
             "source_voiced": float(np.mean([r["source_voiced"] for r in rs])),
+            "source_hz": float(np.nanmedian([r.get("source_hz", math.nan) for r in rs]))
+            if any(not math.isnan(r.get("source_hz", math.nan)) for r in rs) else math.nan,
         })
     return out
