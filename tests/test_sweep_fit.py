@@ -322,6 +322,32 @@ def test_a_selection_of_calibration_cells_keeps_their_seeds_from_the_whole_plan(
     assert seen == [3] and "threshold 20, slope 2, lapse 0.2, volume-like sweep 6-42" == some[0]["truth"]
 
 
+def test_more_simulations_per_cell_keep_the_fewer_ones_seeds_as_their_first(monkeypatch):
+    """A cell rerun with more simulations (80 -> 500 in docs/statistics.md) starts with the earlier run's own seeds,
+    and its simulations are its own: no seed is shared with the next cell whatever the count."""
+    from analysis.report import psychometric_sim as ps
+
+    cells = [({"threshold": 3.0, "lapse": 0.0}, 10), ({"threshold": 3.0, "lapse": 0.2}, 10),
+             ({"threshold": 3.0, "lapse": 0.1}, 20)]
+
+    def seeds(n_cov):
+        got = []
+
+        def job(args):
+            got.append((args[0]["lapse"], args[1], args[3]))
+            return True, True, 3.0, 3.0, 0.1
+
+        monkeypatch.setattr(ps, "_plan", lambda quick: (cells, [], n_cov, 20, 0, 9))
+        monkeypatch.setattr(ps, "_coverage_job", job)
+        out = ps.calibration_cells(True, workers=1, select=lambda obs, s, which: obs["lapse"] > 0)
+        assert [c["n_sims"] for c in out] == [n_cov] * 6
+        return {cell: [s for lapse, n, s in got if (lapse, n) == cell] for cell in ((0.2, 10), (0.1, 20))}
+
+    few, many = seeds(3), seeds(5)
+    assert all(many[cell][:3] == few[cell] and len(many[cell]) == 5 for cell in few)
+    assert many[(0.2, 10)] == [1000, 1001, 1002, 1003, 1004] and not set(many[(0.2, 10)]) & set(many[(0.1, 20)])
+
+
 def test_the_lapse_cells_hold_every_shape_observer_and_size_and_the_older_ones_keep_their_seeds():
     from analysis.report import psychometric_sim as ps
 
