@@ -3,13 +3,14 @@ and a real tracker (FCPE's packaged weights) telling a shift from a voice's own 
 
 from __future__ import annotations
 
+import csv
 import math
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from analysis.probe.tracking import half_change, planned_half_change, summarise, track_render
+from analysis.probe.tracking import half_change, main, planned_half_change, summarise, track_render
 from tests._hub_helpers import write_manifest
 
 
@@ -82,7 +83,7 @@ def _row(**kw):
     return {**row, **kw}
 
 
-def test_a_real_tracker_separates_the_shift_from_the_voice_s_intonation(tmp_path):
+def test_a_real_tracker_separates_the_shift_from_the_voice_s_intonation(tmp_path, capsys):
     """FCPE on a falling voice (-2 semitones over the span: -1 between the halves), shifted by a planned
     linear -3 -> +3 (+3 between the halves): the clip alone rises 2, clip minus source 3; a silent clip
     (the voice lost) is NaN and does not follow."""
@@ -102,9 +103,19 @@ def test_a_real_tracker_separates_the_shift_from_the_voice_s_intonation(tmp_path
     assert math.isnan(rows["lost"]["clip"]) and rows["lost"]["voiced"] == 0.0
     (s,) = summarise(list(rows.values()))
     assert s["follows"] == 0.5 and s["reads_label"] == 0.5 and s["source_hz"] == up["source_hz"]
+    # python -m analysis.probe.tracking: the tables and every row in a CSV, written whole
+    out = tmp_path / "rows.csv"
+    assert main([str(tmp_path), "--trackers", "fcpe", "--csv", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("fcpe: 2 pitch clips of ") and " high " in text and " v " in text
+    lines = [line.split() for line in text.splitlines() if line.strip().startswith("all ")]
+    assert [w[:2] for w in lines] == [["all", "n"], ["all", "2"]] and lines[1][2] == "0.500"      # header, then the row
+    with open(out) as fh:
+        assert sorted(r["clip_id"] for r in csv.DictReader(fh)) == ["lost", "up"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("rows")) == ["rows.csv"]
 
 
-def test_track_render_refuses_a_tracker_without_a_decoded_f0_layer_and_a_missing_source(tmp_path):
+def test_track_render_refuses_a_tracker_without_a_decoded_f0_layer_and_a_missing_source(tmp_path, capsys):
     with pytest.raises(ValueError, match="not a pitch tracker"):
         track_render(tmp_path, "resemblyzer", progress=False)
     (tmp_path / "clips" / "pitch").mkdir(parents=True)
@@ -115,3 +126,8 @@ def test_track_render_refuses_a_tracker_without_a_decoded_f0_layer_and_a_missing
     write_manifest(tmp_path, [_row(category="volume")])
     with pytest.raises(ValueError, match="no pitch clips"):
         track_render(tmp_path, "fcpe", progress=False)
+    # the command: one line naming what is wrong, exit status 2
+    assert main([str(tmp_path), "--trackers", "fcpe"]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path}: no pitch clips in its manifest\n"
+    assert main([str(tmp_path / "absent"), "--trackers", "fcpe"]) == 2
+    assert "manifest" in capsys.readouterr().err

@@ -14,17 +14,21 @@ clip, without any probe:
 - a tracker follows the shift where ``clip - source`` agrees with ``planned``; the label alone
   is readable from ``clip`` only where ``planned`` outweighs ``source``.
 
-Used by ``benchmarks/f0_tracking.py``; docs/probe.md has its figures for the demo build.
+Run it as ``python -m analysis.probe.tracking RENDER [RENDER ...] [--trackers LIST] [--limit N]
+[--csv FILE]`` (:func:`main`); docs/probe.md has its figures for the demo build.
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["half_change", "planned_half_change", "track_render", "summarise"]
+__all__ = ["half_change", "main", "planned_half_change", "track_render", "summarise"]
 
 #: Cells of the normalised time grid (value at each cell's centre) on which the planned shift's half medians are taken.
 _GRID = 2000
@@ -175,3 +179,51 @@ def summarise(rows: list[dict], by: str = "speaker") -> list[dict]:
             if any(not math.isnan(r.get("source_hz", math.nan)) for r in rs) else math.nan,
         })
     return out
+
+
+def _print_table(summary: list[dict], by: str) -> None:
+    print(f"  {by:<16}{'n':>5}{'follows':>9}{'slope':>7}{'reads label':>13}{'source st':>11}"
+          f"{'voiced':>8}{'src voiced':>12}{'src Hz':>8}")
+    for s in summary:
+        print(f"  {str(s[by]):<16}{s['n']:>5}{s['follows']:>9.3f}{s['slope']:>7.2f}{s['reads_label']:>13.3f}"
+              f"{s['source']:>11.2f}{s['voiced']:>8.2f}{s['source_voiced']:>12.2f}{s['source_hz']:>8.0f}")
+
+
+def main(argv=None) -> int:
+    """Print, per tracker, the summaries over all clips, by tier and by speaker (columns: ``follows``,
+    ``slope``, ``reads label``, ``source st`` the mean intonation change in semitones, the voiced
+    shares of clips and sources, ``src Hz`` the sources' median f0); ``--csv`` writes every row."""
+    ap = argparse.ArgumentParser(prog="python -m analysis.probe.tracking",
+                                 description="Do the pitch trackers follow the shift of each pitch clip?")
+    ap.add_argument("renders", nargs="+", help="render folders (vocalgrad render) with pitch clips and sources/")
+    ap.add_argument("--trackers", default="pesto,torchcrepe:tiny,fcpe", help="comma-separated pitch trackers")
+    ap.add_argument("--limit", type=int, default=None, help="first N pitch clips of each folder")
+    ap.add_argument("--csv", type=Path, default=None, help="write one row per clip and tracker here")
+    args = ap.parse_args(argv)
+    from vocalgrad import VocalGradError
+
+    rows = []
+    try:
+        for name in [n.strip() for n in args.trackers.split(",") if n.strip()]:
+            for render in args.renders:
+                rows += track_render(render, name, limit=args.limit)
+    except (ValueError, OSError, VocalGradError) as exc:     # a wrong name, folder or file: one line
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for tracker in dict.fromkeys(r["tracker"] for r in rows):
+        mine = [dict(r, all="all") for r in rows if r["tracker"] == tracker]
+        print(f"{tracker}: {len(mine)} pitch clips of {', '.join(map(str, args.renders))}")
+        for by in ("all", "tier", "speaker"):
+            _print_table(summarise(mine, by=by), by)
+    if args.csv:
+        tmp = args.csv.with_name(args.csv.name + ".partial")
+        with open(tmp, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        tmp.replace(args.csv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
