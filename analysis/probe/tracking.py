@@ -93,8 +93,8 @@ def _decoded(enc, path: Path) -> np.ndarray:
 def track_render(render, encoder, *, category: str = "pitch", limit: int | None = None,
                  progress: bool = True) -> list[dict]:
     """One row per clip of ``category`` in a render folder: the tracker's ``clip``, ``source`` and
-    ``planned`` changes (semitones), its voiced shares, the source's median voiced f0 (Hz,
-    ``source_hz``), and the clip's label, tier and speaker.
+    ``planned`` changes (semitones), its voiced shares, the median voiced f0 of the whole source
+    (Hz, ``source_hz``), and the clip's label, tier and speaker.
 
     Parameters
     ----------
@@ -103,7 +103,7 @@ def track_render(render, encoder, *, category: str = "pitch", limit: int | None 
     encoder : str or :class:`analysis.probe.encoders.f0.PitchTracker`
         A pitch tracker (``pesto``, ``torchcrepe:tiny``, ``torchcrepe:full``, ``fcpe``).
     limit : int, optional
-        First ``limit`` clips only (manifest order).
+        First ``limit`` clips only (in clip-id order).
     """
     from generation.render_dir import RenderDir
 
@@ -122,25 +122,24 @@ def track_render(render, encoder, *, category: str = "pitch", limit: int | None 
         raise ValueError(f"{rd.path}: no {category} clips in its manifest")
     sources: dict[str, tuple[float, float, float]] = {}
     out = []
-    bar = progress_bar(len(rows), 0, f"{enc.name} {category}", progress)
-    for r in rows:
-        bar.update(1)
-        sid = r["source_id"]
-        if sid not in sources:
-            path = rd.source_path(sid)
-            if not path.is_file():
-                raise FileNotFoundError(f"{path}: source of clip {r['clip_id']} is missing (re-run the render)")
-            f0 = _decoded(enc, path)
-            sources[sid] = (*half_change(f0, enc.frame_rate, float(r["source_onset_sec"]),
-                                         float(r["source_offset_sec"])),
-                            float(2.0 ** np.nanmedian(f0)) if not np.isnan(f0).all() else math.nan)
-        clip, voiced = half_change(_decoded(enc, rd.clip_path(r)), enc.frame_rate,
-                                   float(r["onset_sec"]), float(r["offset_sec"]))
-        out.append({"tracker": enc.name, "clip_id": r["clip_id"], "speaker": r["speaker_id"], "tier": r["tier"],
-                    "trajectory": r["trajectory"], "label": r["direction"], "clip": clip, "source": sources[sid][0],
-                    "planned": planned_half_change(float(r["value_start"]), float(r["value_end"]), r["trajectory"]),
-                    "voiced": voiced, "source_voiced": sources[sid][1], "source_hz": sources[sid][2]})
-    bar.close()
+    with progress_bar(len(rows), 0, f"{enc.name} {category}", progress) as bar:
+        for r in rows:
+            bar.update(1)
+            sid = r["source_id"]
+            if sid not in sources:
+                path = rd.source_path(sid)
+                if not path.is_file():
+                    raise FileNotFoundError(f"{path}: source of clip {r['clip_id']} is missing (re-run the render)")
+                f0 = _decoded(enc, path)
+                sources[sid] = (*half_change(f0, enc.frame_rate, float(r["source_onset_sec"]),
+                                             float(r["source_offset_sec"])),
+                                float(2.0 ** np.nanmedian(f0)) if not np.isnan(f0).all() else math.nan)
+            clip, voiced = half_change(_decoded(enc, rd.clip_path(r)), enc.frame_rate,
+                                       float(r["onset_sec"]), float(r["offset_sec"]))
+            out.append({"tracker": enc.name, "clip_id": r["clip_id"], "speaker": r["speaker_id"], "tier": r["tier"],
+                        "trajectory": r["trajectory"], "label": r["direction"], "clip": clip, "source": sources[sid][0],
+                        "planned": planned_half_change(float(r["value_start"]), float(r["value_end"]), r["trajectory"]),
+                        "voiced": voiced, "source_voiced": sources[sid][1], "source_hz": sources[sid][2]})
     return out
 
 
