@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import math
 import sys
 from pathlib import Path
@@ -80,14 +81,9 @@ def half_change(log2_f0: np.ndarray, frame_rate: float, onset: float, offset: fl
 
 
 def _decoded(enc, path: Path) -> np.ndarray:
-    from generation.audio import read_audio, resample
+    from generation.audio import read_audio
 
-    y, sr = read_audio(path)
-    y = np.asarray(y, dtype=np.float32)
-    if y.ndim == 2:
-        y = y.mean(axis=1)
-    y = resample(y, int(sr), enc.sample_rate)
-    return enc.sequences(y, [enc.f0_layer])[enc.f0_layer]
+    return enc.clip_sequences(*read_audio(path), [enc.f0_layer])[enc.f0_layer]
 
 
 def track_render(render, encoder, *, category: str = "pitch", limit: int | None = None,
@@ -116,7 +112,6 @@ def track_render(render, encoder, *, category: str = "pitch", limit: int | None 
     if not isinstance(enc, PitchTracker):
         raise ValueError(f"encoder {enc.name}: not a pitch tracker (no decoded-f0 layer); "
                          "use pesto, torchcrepe:tiny, torchcrepe:full or fcpe")
-    enc.load(enc.device)
     rows = rd.rows([category])[:limit]
     if not rows:
         raise ValueError(f"{rd.path}: no {category} clips in its manifest")
@@ -215,12 +210,13 @@ def main(argv=None) -> int:
         for by in ("all", "tier", "speaker"):
             _print_table(summarise(mine, by=by), by)
     if args.csv:
-        tmp = args.csv.with_name(args.csv.name + ".partial")
-        with open(tmp, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-        tmp.replace(args.csv)
+        from generation.audio import atomic_write_text
+
+        buf = io.StringIO(newline="")
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+        atomic_write_text(args.csv, buf.getvalue())
     return 0
 
 

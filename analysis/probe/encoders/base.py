@@ -220,11 +220,11 @@ class Encoder:
                              f"({', '.join(self.layer_names)})")
         return [int(x) for x in layers]
 
-    def features(self, y: np.ndarray, sr: int, layers: list[int], *,
-                 n_segments: int = N_SEGMENTS) -> dict[int, np.ndarray]:
-        """Pooled features of one clip: ``layer -> float32 (n_segments * dim,)``.
+    def clip_sequences(self, y: np.ndarray, sr: int, layers: list[int]) -> dict[int, np.ndarray]:
+        """Per-layer sequences of one clip at any rate: ``layer -> float32 (frames, dim)``.
 
-        ``y`` is mono; it is resampled to :attr:`sample_rate` (soxr HQ).
+        ``y`` is mono; it is resampled to :attr:`sample_rate` (soxr HQ) and the weights are loaded
+        on first use.
         """
         from generation.audio import resample
 
@@ -234,7 +234,14 @@ class Encoder:
             raise ValueError(f"encoder {self.name}: expected one mono clip (samples,), got shape {y.shape}")
         y = resample(y, int(sr), self.sample_rate)
         seqs = self.load(self.device).sequences(y, layers)
-        return {layer: self.pool(layer, np.asarray(seqs[layer], dtype=np.float32), n_segments) for layer in layers}
+        return {layer: np.asarray(seqs[layer], dtype=np.float32) for layer in layers}
+
+    def features(self, y: np.ndarray, sr: int, layers: list[int], *,
+                 n_segments: int = N_SEGMENTS) -> dict[int, np.ndarray]:
+        """Pooled features of one clip: ``layer -> float32 (n_segments * dim,)``
+        (:meth:`clip_sequences`, then :meth:`pool`)."""
+        seqs = self.clip_sequences(y, sr, layers)
+        return {layer: self.pool(layer, seq, n_segments) for layer, seq in seqs.items()}
 
     def pool(self, layer: int, seq: np.ndarray, n_segments: int = N_SEGMENTS) -> np.ndarray:
         """How one layer's ``(frames, dim)`` sequence becomes the probe's features (a hook: the
